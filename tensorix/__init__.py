@@ -1,0 +1,20 @@
+"""tensorix: a PyTorch-style tensor framework on NumPy (CPU) and CuPy (GPU).
+
+The public surface is listed in ``__all__``: tensor creation and ops from ``tensorix.ops``,
+dtypes, devices, grad modes and the ``autograd`` package.
+"""
+
+from . import autograd, backend, dtypes, ops
+from .autograd import enable_grad, inference_mode, no_grad, set_grad_enabled
+from .autograd.grad_mode import is_grad_enabled, is_inference_mode_enabled
+from .backend import Device, device
+from .dtypes import *
+from .ops import *
+from .tensor import Size, Tensor
+
+__version__ = "0.1.0"
+
+__all__ = (["Tensor", "Size", "Device", "device", "autograd", "no_grad", "enable_grad",
+            "set_grad_enabled", "inference_mode", "is_grad_enabled",
+            "is_inference_mode_enabled", "__version__"]
+           + dtypes.__all__ + ops.__all__)

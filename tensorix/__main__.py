@@ -1,0 +1,22 @@
+"""Command line: ``tensorix demo [--quick]`` (also ``python -m tensorix demo``)."""
+
+from __future__ import annotations
+
+import sys
+
+
+def main(argv=None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or argv[0] in ("-h", "--help"):
+        print("usage: tensorix demo [--quick]")
+        return 0
+    if argv[0] == "demo":
+        from .demo import main as demo_main
+
+        return demo_main(argv[1:])
+    print(f"tensorix: unknown command {argv[0]!r}; try 'tensorix demo'", file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

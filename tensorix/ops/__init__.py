@@ -1,0 +1,53 @@
+"""The op library, one module per family. Each family module exports its public functions in
+``__all__`` and the Tensor methods it provides in ``TENSOR_METHODS``; this package installs
+those methods on :class:`tensorix.Tensor`, so Tensor methods stay one-line delegations.
+"""
+
+from ..tensor import Tensor
+from . import (
+    creation,
+    einsum,
+    elementwise,
+    indexing,
+    inplace,
+    linalg,
+    movement,
+    pointwise,
+    random,
+    reduce,
+    shape,
+    sort,
+    unary,
+)
+from .creation import *
+from .einsum import *
+from .elementwise import *
+from .indexing import *
+from .inplace import *
+from .linalg import *
+from .movement import *
+from .pointwise import *
+from .random import *
+from .reduce import *
+from .shape import *
+from .sort import *
+from .unary import *
+
+FAMILIES = (creation, random, elementwise, unary, pointwise, reduce, sort, movement, shape,
+            indexing, linalg, einsum, inplace)
+
+__all__ = [name for fam in FAMILIES for name in fam.__all__]
+
+
+def _install():
+    for fam in FAMILIES:
+        for name, fn in fam.TENSOR_METHODS.items():
+            setattr(Tensor, name, fn)
+    Tensor.T = property(lambda self: self.permute(*reversed(range(self.ndim))))
+    Tensor.mT = property(lambda self: self.transpose(-2, -1))
+    Tensor.mH = property(lambda self: self.transpose(-2, -1).conj())
+    Tensor.H = property(lambda self: self.transpose(0, 1).conj() if self.ndim == 2 else
+                        self.conj())
+
+
+_install()

@@ -1,0 +1,109 @@
+"""Boundary helpers shared by the op families: argument lifting and checks.
+
+Python scalars are lifted to 0-d tensors here, once, so one ``Add`` serves tensor+tensor and
+tensor+scalar alike; dtype promotion happens here too, so op forwards see operands of the
+result dtype.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from .. import dtypes as dt
+from ..tensor import Tensor, _make
+
+__all__ = ["lift", "promote", "check_tensor", "norm_dim", "norm_dims", "float_input",
+           "same_device"]
+
+
+def check_tensor(x, op: str, arg: str = "input") -> Tensor:
+    """Raise a TypeError naming ``op`` and ``arg`` unless ``x`` is a Tensor."""
+    if type(x) is not Tensor and not isinstance(x, Tensor):
+        raise TypeError(f"{op}(): argument '{arg}' must be a Tensor, not {type(x).__name__}")
+    return x
+
+
+def lift(x, dtype: dt.dtype, like: Tensor | None = None, op: str = "op",
+         arg: str = "other") -> Tensor:
+    """A Tensor of ``dtype``: a Python number becomes a 0-d tensor on ``like``'s device; a
+    Tensor of another dtype is cast (differentiably)."""
+    if type(x) is Tensor:
+        return x if x._dtype is dtype else x.to(dtype)
+    if isinstance(x, (numbers.Number, np.generic)):
+        xp = np if like is None else _xp(like)
+        return _make(xp.asarray(x, dtype=dtype.np), dtype)
+    if isinstance(x, Tensor):
+        return x if x._dtype is dtype else x.to(dtype)
+    raise TypeError(f"{op}(): argument '{arg}' must be a Tensor or a number, "
+                    f"not {type(x).__name__}")
+
+
+def _xp(t):
+    if type(t._data) is np.ndarray:
+        return np
+    from ..backend import array_module
+
+    return array_module(t._data)
+
+
+def same_device(op, *tensors):
+    """Raise when tensors of one op live on different devices."""
+    devs = {t.device for t in tensors if isinstance(t, Tensor) and t._data.ndim >= 0}
+    if len(devs) > 1:
+        names = " and ".join(sorted(str(d) for d in devs))
+        raise RuntimeError(f"{op}(): expected all tensors to be on the same device, but found "
+                           f"at least two devices, {names}")
+
+
+def promote(a, b, op: str):
+    """Lift and promote two operands of a binary op; returns (a, b) as Tensors of one dtype."""
+    if type(a) is Tensor and type(b) is Tensor:
+        if a._dtype is b._dtype:
+            if type(a._data) is not type(b._data):
+                same_device(op, a, b)
+            return a, b
+        d = dt.result_type(a, b)
+        if type(a._data) is not type(b._data):
+            same_device(op, a, b)
+        return lift(a, d, op=op), lift(b, d, op=op)
+    if type(a) is not Tensor and not isinstance(a, Tensor):
+        if not isinstance(b, Tensor):
+            raise TypeError(f"{op}(): expected at least one Tensor operand, got "
+                            f"{type(a).__name__} and {type(b).__name__}")
+        d = dt.result_type(a, b)
+        return lift(a, d, b, op, "input"), lift(b, d, op=op)
+    d = dt.result_type(a, b)
+    return lift(a, d, op=op, arg="input"), lift(b, d, a, op)
+
+
+def float_input(x, op: str) -> Tensor:
+    """``x`` as a floating tensor: integers and bool go to the default dtype, like PyTorch."""
+    x = check_tensor(x, op)
+    if x._dtype.category < 2:
+        return x.to(dt.get_default_dtype())
+    return x
+
+
+def norm_dim(dim, ndim: int, op: str) -> int:
+    n = max(ndim, 1)
+    if not isinstance(dim, (int, np.integer)) or isinstance(dim, bool):
+        raise TypeError(f"{op}(): argument 'dim' must be an int, not {type(dim).__name__}")
+    if not -n <= dim < n:
+        raise IndexError(f"{op}(): dimension out of range (expected to be in range of "
+                         f"[{-n}, {n - 1}], but got {dim})")
+    return int(dim) % n
+
+
+def norm_dims(dim, ndim: int, op: str) -> tuple:
+    """Normalise ``dim`` (None, int or sequence) to a sorted tuple of axes; None means all."""
+    if dim is None:
+        return tuple(range(ndim))
+    if isinstance(dim, (int, np.integer)):
+        return (norm_dim(dim, ndim, op),) if ndim else ()
+    dims = tuple(norm_dim(d, ndim, op) for d in dim)
+    if len(set(dims)) != len(dims):
+        raise RuntimeError(f"{op}(): dim {tuple(dim)} appears multiple times in the list of "
+                           "dims")
+    return tuple(sorted(dims))

@@ -1,0 +1,365 @@
+"""The Tensor facade: storage, autograd metadata and thin methods.
+
+A Tensor wraps one backend array (``numpy.ndarray`` or ``cupy.ndarray``); views are backend
+views, so they share memory exactly as NumPy does, and they share a version counter with the
+tensor they view. Math methods are one-line delegations installed from the op families
+(``ops/*.py`` each exports ``TENSOR_METHODS``); this file holds only what is about the tensor
+itself: metadata, conversion, interop, autograd entry points and the repr.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import backend
+from . import dtypes as _dt
+
+__all__ = ["Tensor", "Size"]
+
+
+class Size(tuple):
+    """The shape of a tensor: a tuple with ``numel()`` (like ``torch.Size``)."""
+
+    def numel(self) -> int:
+        n = 1
+        for s in self:
+            n *= s
+        return n
+
+    def __repr__(self):
+        return f"tensorix.Size({list(self)})"
+
+
+class Tensor:
+    """An n-d array with autograd. Make one with :func:`tensorix.tensor` and friends.
+
+    Example::
+
+        >>> x = tensorix.tensor([1.0, 2.0], requires_grad=True)
+        >>> (x * x).sum().backward(); x.grad
+        tensor([2., 4.])
+    """
+
+    __slots__ = ("_data", "_dtype", "_rg", "grad", "grad_fn", "_output_nr", "_version", "_base",
+                 "_hooks", "_retains_grad", "_view_fn", "__weakref__")
+    __array_priority__ = 1000  # make numpy defer to our reflected operators
+
+    def __init__(self, data, dtype=None, requires_grad=False):
+        from .ops.creation import _to_array
+
+        arr = _to_array(data, dtype)
+        _init(self, arr, _dt.from_numpy_dtype(arr.dtype))
+        if requires_grad:
+            self.requires_grad_(True)
+
+    # -- metadata ------------------------------------------------------------------------------
+    @property
+    def shape(self) -> Size:
+        return Size(self._data.shape)
+
+    def size(self, dim=None):
+        """The shape, or the length of dimension ``dim``."""
+        if dim is None:
+            return Size(self._data.shape)
+        return self._data.shape[_dim(dim, self._data.ndim, "size")]
+
+    @property
+    def dtype(self) -> _dt.dtype:
+        return self._dtype
+
+    @property
+    def device(self) -> backend.Device:
+        return backend.get_device(self._data)
+
+    @property
+    def is_cuda(self) -> bool:
+        return self.device.type == "cuda"
+
+    @property
+    def ndim(self) -> int:
+        return self._data.ndim
+
+    def dim(self) -> int:
+        return self._data.ndim
+
+    ndimension = dim
+
+    def numel(self) -> int:
+        return int(self._data.size)
+
+    nelement = numel
+
+    def element_size(self) -> int:
+        return self._dtype.itemsize
+
+    @property
+    def itemsize(self) -> int:
+        return self._dtype.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        return int(self._data.nbytes)
+
+    def stride(self, dim=None):
+        """Strides in elements, like PyTorch (NumPy's are in bytes)."""
+        st = tuple(s // self._dtype.itemsize for s in self._data.strides)
+        return st if dim is None else st[_dim(dim, self._data.ndim, "stride")]
+
+    def storage_offset(self) -> int:
+        base = self._data
+        while base.base is not None and hasattr(base.base, "__array_interface__"):
+            base = base.base
+        if base is self._data:
+            return 0
+        ptr = self._data.__array_interface__["data"][0]
+        return (ptr - base.__array_interface__["data"][0]) // self._dtype.itemsize
+
+    def is_contiguous(self, memory_format=None) -> bool:
+        return bool(self._data.flags.c_contiguous)
+
+    def is_floating_point(self) -> bool:
+        return self._dtype.is_floating_point
+
+    def is_complex(self) -> bool:
+        return self._dtype.is_complex
+
+    @property
+    def _version_value(self) -> int:
+        return self._version[0]
+
+    # -- autograd ------------------------------------------------------------------------------
+    @property
+    def requires_grad(self) -> bool:
+        return self._rg
+
+    @requires_grad.setter
+    def requires_grad(self, value):
+        self.requires_grad_(value)
+
+    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        """Set ``requires_grad`` in place (leaves only; floating and complex dtypes only)."""
+        if requires_grad and self._dtype.category < 2:
+            raise RuntimeError(f"requires_grad_: only floating point and complex tensors can "
+                               f"require gradients, got dtype {self._dtype.name}")
+        if not requires_grad and self.grad_fn is not None:
+            raise RuntimeError("requires_grad_: you can only change requires_grad of leaf "
+                               "tensors; use detach() for a non-leaf")
+        self._rg = bool(requires_grad)
+        return self
+
+    @property
+    def is_leaf(self) -> bool:
+        return self.grad_fn is None
+
+    @property
+    def data(self) -> Tensor:
+        """A detached alias of this tensor (same memory, no history)."""
+        return _make(self._data, self._dtype)
+
+    @data.setter
+    def data(self, value):
+        if not isinstance(value, Tensor):
+            raise TypeError(f"Tensor.data: expected a Tensor, got {type(value).__name__}")
+        self._data, self._dtype = value._data, value._dtype
+
+    @property
+    def retains_grad(self) -> bool:
+        return bool(self._retains_grad)
+
+    def detach(self) -> Tensor:
+        """A new tensor sharing memory (and the version counter), outside the graph."""
+        t = _make(self._data, self._dtype)
+        t._version = self._version
+        return t
+
+    def detach_(self) -> Tensor:
+        self.grad_fn, self._rg, self._output_nr = None, False, 0
+        return self
+
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+        """Accumulate d(self)/d(leaf) into each leaf's ``.grad`` (see autograd.backward)."""
+        from .autograd.engine import backward
+
+        backward([self], None if gradient is None else [gradient], retain_graph, create_graph,
+                 inputs=inputs)
+
+    def register_hook(self, hook):
+        """Call ``hook(grad)`` on this tensor's gradient; a returned Tensor replaces it."""
+        if not self._rg:
+            raise RuntimeError("register_hook: cannot register a hook on a tensor that "
+                               "doesn't require gradient")
+        if self.grad_fn is not None:
+            self.grad_fn.register_hook(self._output_nr, hook)
+            return _Handle(self.grad_fn._hooks[self._output_nr], hook)
+        if self._hooks is None:
+            self._hooks = []
+        self._hooks.append(hook)
+        return _Handle(self._hooks, hook)
+
+    def retain_grad(self) -> None:
+        """Keep ``.grad`` on a non-leaf after backward (leaves always keep theirs)."""
+        if self.grad_fn is None:
+            if not self._rg:
+                raise RuntimeError("retain_grad: can't retain_grad on a tensor that has "
+                                   "requires_grad=False")
+            return
+        if self._retains_grad:
+            return
+        import weakref
+
+        ref = weakref.ref(self)
+
+        def _retain(g):
+            t = ref()
+            if t is not None:
+                t.grad = g.detach() if t.grad is None else t.grad + g.detach()
+
+        self.grad_fn.register_hook(self._output_nr, _retain)
+        self._retains_grad = True
+
+    # -- conversion and interop ----------------------------------------------------------------
+    def numpy(self, *, force: bool = False) -> np.ndarray:
+        """The data as a NumPy array, sharing memory on the CPU."""
+        if self._rg and not force:
+            raise RuntimeError("numpy: can't call numpy() on a tensor that requires grad; use "
+                               "tensor.detach().numpy()")
+        if self.device.type != "cpu":
+            if not force:
+                raise TypeError(f"numpy: can't convert {self.device} tensor to numpy; use "
+                                ".cpu() first")
+            return backend.to_device(self._data, backend.cpu)
+        return self._data
+
+    def __array__(self, dtype=None, copy=None):
+        arr = backend.to_device(self._data, backend.cpu)
+        return arr if dtype is None else arr.astype(dtype)
+
+    def item(self):
+        """The value of a one-element tensor as a Python number."""
+        if self._data.size != 1:
+            raise RuntimeError(f"item: a Tensor with {self._data.size} elements cannot be "
+                               "converted to a Python scalar")
+        v = self._data.reshape(()).item() if self._dtype.np.kind in "biufc" else \
+            float(self._data.reshape(()).astype(np.float32))
+        return v
+
+    def tolist(self):
+        arr = self.__array__()
+        if self._dtype.low_precision:
+            arr = arr.astype(np.float32)
+        return arr.tolist()
+
+    def __dlpack__(self, stream=None, **kwargs):
+        if self._dtype.low_precision:
+            raise BufferError(f"__dlpack__: dtype {self._dtype.name} has no DLPack code in "
+                              "NumPy; cast it first")
+        return self._data.__dlpack__(**({"stream": stream} if stream is not None else {}))
+
+    def __dlpack_device__(self):
+        return self._data.__dlpack_device__()
+
+    def __reduce__(self):
+        from .ops.creation import _rebuild
+
+        return (_rebuild, (self.__array__().copy(), self._dtype.name, self._rg,
+                           str(self.device)))
+
+    def __len__(self):
+        if self._data.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self._data.shape[0]
+
+    def __iter__(self):
+        if self._data.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return (self[i] for i in range(self._data.shape[0]))
+
+    def __bool__(self):
+        if self._data.size != 1:
+            raise RuntimeError(f"bool: boolean value of Tensor with {self._data.size} values "
+                               "is ambiguous")
+        return bool(self.item())
+
+    def __float__(self):
+        return float(self.item())
+
+    def __int__(self):
+        return int(self.item())
+
+    def __complex__(self):
+        return complex(self.item())
+
+    def __index__(self):
+        if self._dtype.category != 1 or self._data.size != 1:
+            raise TypeError("__index__: only integer tensors of a single element can be "
+                            "converted to an index")
+        return int(self.item())
+
+    def __hash__(self):
+        return id(self)
+
+    def __repr__(self):
+        from ._repr import tensor_repr
+
+        return tensor_repr(self)
+
+    def __format__(self, spec):
+        if self._data.ndim == 0:
+            return format(self.item(), spec)
+        return repr(self)
+
+
+class _Handle:
+    """Returned by register_hook; ``remove()`` takes the hook off."""
+
+    def __init__(self, hooks, hook):
+        self._hooks, self._hook = hooks, hook
+
+    def remove(self):
+        if self._hook in self._hooks:
+            self._hooks.remove(self._hook)
+
+
+def _init(t, data, dtype):
+    t._data = data
+    t._dtype = dtype
+    t._rg = False
+    t.grad = None
+    t.grad_fn = None
+    t._output_nr = 0
+    t._version = [0]
+    t._base = None
+    t._hooks = None
+    t._retains_grad = False
+    t._view_fn = None
+
+
+_ndarray = np.ndarray
+_by_np = _dt._BY_NP
+
+
+def _make(data, dtype=None) -> Tensor:
+    """Wrap a backend array without copying (the fast path every op output takes)."""
+    if type(data) is not _ndarray:
+        data = backend.array_module(data).asarray(data)
+    t = Tensor.__new__(Tensor)
+    _init(t, data, dtype if dtype is not None else _by_np[data.dtype])
+    return t
+
+
+def _wrap(raw) -> Tensor:
+    """An op's forward result as a fresh Tensor (a Tensor result is aliased, never reused)."""
+    if type(raw) is Tensor:
+        t = _make(raw._data, raw._dtype)
+        t._version = raw._version
+        return t
+    return _make(raw)
+
+
+def _dim(dim, ndim, op):
+    """Normalise a possibly negative ``dim`` for an op, with PyTorch's error message."""
+    n = max(ndim, 1)
+    if not -n <= dim < n:
+        raise IndexError(f"{op}: dimension out of range (expected to be in range of "
+                         f"[{-n}, {n - 1}], but got {dim})")
+    return dim % n

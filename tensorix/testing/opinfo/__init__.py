@@ -1,0 +1,1 @@
+"""Op registry entries, one module per op family (imported by ``all_opinfos``)."""

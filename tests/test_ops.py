@@ -1,0 +1,113 @@
+"""The op matrix: every registered op against NumPy, torch (values and gradients) and a
+float64 numerical gradient check. Driven entirely by ``tensorix.testing`` entries."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tensorix as tx
+from tensorix.testing import all_opinfos, assert_close, gradcheck, gradgradcheck, tolerance
+from tensorix.testing.registry import EXEMPT
+
+from ._harness import np_args, outputs, torch, torch_args, tx_args
+
+INFOS = all_opinfos()
+VALUE_CASES = [pytest.param(i, d, id=f"{i.name}-{d.name}") for i in INFOS for d in i.dtypes]
+GRAD_CASES = [pytest.param(i, d, id=f"{i.name}-{d.name}") for i in INFOS if i.grad
+              for d in i.dtypes if d.is_floating_point or d.is_complex]
+F64_CASES = [pytest.param(i, id=i.name) for i in INFOS if i.grad and tx.float64 in i.dtypes]
+GG_CASES = [pytest.param(i, id=i.name) for i in INFOS if i.gradgrad]
+
+
+def _rng(info, dtype=None):
+    return np.random.default_rng(abs(hash((info.name, getattr(dtype, "name", "")))) % 2**32)
+
+
+def test_every_public_op_has_an_entry():
+    covered = set()
+    for info in INFOS:
+        covered.add(info.name)
+        covered.update(info.aliases)
+    missing = [n for n in tx.ops.__all__ if n not in covered and n not in EXEMPT]
+    assert not missing, f"public ops without an OpInfo entry or exemption: {missing}"
+
+
+@pytest.mark.parametrize("info,dtype", VALUE_CASES)
+def test_values_against_numpy(info, dtype):
+    if info.ref is None:
+        pytest.skip("no NumPy reference (torch is the oracle)")
+    for sample in info.samples(_rng(info, dtype), dtype):
+        args, kwargs = tx_args(sample, dtype)
+        rargs, rkwargs = np_args(sample, dtype)
+        got = outputs(info.op(*args, **kwargs), info.output)
+        want = outputs(info.ref(*rargs, **rkwargs), info.output)
+        assert len(got) == len(want), f"{info.name} {sample}: output count"
+        rtol, atol = tolerance(dtype, info.tol)
+        for k, (g, w) in enumerate(zip(got, want)):
+            assert_close(g, w, rtol=rtol, atol=atol, what=f"{info.name} {sample} output {k}")
+
+
+@pytest.mark.parametrize("info,dtype", VALUE_CASES)
+def test_values_against_torch(info, dtype):
+    if torch is None:
+        pytest.skip("torch not installed")
+    fn = info.torch_fn()
+    if fn is None:
+        pytest.skip("no torch counterpart")
+    for sample in info.samples(_rng(info, dtype), dtype):
+        args, kwargs = tx_args(sample, dtype)
+        targs, tkwargs = torch_args(sample, dtype)
+        got = outputs(info.op(*args, **kwargs), info.output)
+        want = outputs(fn(*targs, **tkwargs), info.output)
+        rtol, atol = tolerance(dtype, info.tol)
+        for k, (g, w) in enumerate(zip(got, want)):
+            assert_close(g, w, rtol=rtol, atol=atol, what=f"{info.name} {sample} output {k}")
+
+
+@pytest.mark.parametrize("info,dtype", GRAD_CASES)
+def test_grads_against_torch(info, dtype):
+    if torch is None:
+        pytest.skip("torch not installed")
+    fn = info.torch_fn()
+    if fn is None or info.skip_torch_grad:
+        pytest.skip("no torch gradient to compare")
+    rng = _rng(info, dtype)
+    for sample in info.samples(rng, dtype):
+        args, kwargs = tx_args(sample, dtype, requires_grad=True)
+        targs, tkwargs = torch_args(sample, dtype, requires_grad=True)
+        got = [o for o in outputs(info.op(*args, **kwargs), info.output)
+               if isinstance(o, tx.Tensor) and o.requires_grad]
+        want = [o for o in outputs(fn(*targs, **tkwargs), info.output)
+                if isinstance(o, torch.Tensor) and o.requires_grad]
+        if not got:
+            continue
+        seeds = [rng.standard_normal(tuple(o.shape)) for o in got]
+        tx_leaves = [a for a in args if isinstance(a, tx.Tensor) and a.requires_grad]
+        t_leaves = [a for a in targs if isinstance(a, torch.Tensor) and a.requires_grad]
+        gx = tx.autograd.grad(got, tx_leaves, [tx.tensor(s, dtype=o.dtype) for s, o in
+                                               zip(seeds, got)], allow_unused=True)
+        gt = torch.autograd.grad(want, t_leaves, [torch.tensor(s).to(o.dtype) for s, o in
+                                                  zip(seeds, want)], allow_unused=True)
+        rtol, atol = tolerance(dtype, info.tol)
+        for k, (a, b) in enumerate(zip(gx, gt)):
+            if b is None:
+                assert a is None or not np.any(a.numpy()), f"{info.name}: grad {k} should be 0"
+                continue
+            assert a is not None, f"{info.name} {sample}: grad of input {k} missing"
+            assert_close(a, b, rtol=rtol * 4, atol=atol * 4,
+                         what=f"{info.name} {sample} grad of input {k}")
+
+
+@pytest.mark.parametrize("info", F64_CASES)
+def test_numerical_gradcheck(info):
+    for sample in info.samples(_rng(info), tx.float64):
+        args, kwargs = tx_args(sample, tx.float64, requires_grad=True)
+        gradcheck(lambda *a: info.op(*a, **kwargs), args, name=f"{info.name} {sample}")
+
+
+@pytest.mark.parametrize("info", GG_CASES)
+def test_second_order_gradcheck(info):
+    for sample in info.samples(_rng(info), tx.float64)[:2]:
+        args, kwargs = tx_args(sample, tx.float64, requires_grad=True)
+        gradgradcheck(lambda *a: info.op(*a, **kwargs), args, name=f"{info.name} {sample}")
