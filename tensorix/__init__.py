@@ -14,6 +14,20 @@ from .tensor import Size, Tensor
 
 __version__ = "0.1.0"
 
+# Subpackages above the core load on first use (``tensorix.nn``, ``tensorix.linalg``, ...), so
+# ``import tensorix`` stays fast and a subpackage's optional dependencies stay optional.
+_LAZY = ("nn", "optim", "data", "io", "linalg", "logic", "numerics", "quant", "decomp",
+         "compile", "distributed", "cuda", "testing", "utils")
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        import importlib
+
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module 'tensorix' has no attribute {name!r}")
+
+
 __all__ = (["Tensor", "Size", "Device", "device", "autograd", "no_grad", "enable_grad",
             "set_grad_enabled", "inference_mode", "is_grad_enabled",
             "is_inference_mode_enabled", "__version__"]
