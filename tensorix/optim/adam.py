@@ -1,0 +1,89 @@
+"""Adam and AdamW (with amsgrad, maximize), PyTorch's update rule."""
+
+from __future__ import annotations
+
+import math
+
+from ..backend import array_module
+from ..tensor import _make
+from .optimizer import Optimizer
+
+__all__ = ["Adam", "AdamW", "adam_update"]
+
+
+def adam_update(p, g, m, v, vmax, step, *, lr, beta1, beta2, eps, weight_decay, decoupled,
+                amsgrad, maximize):
+    """One Adam(W) step on raw arrays, in place (``step`` counts from 1)."""
+    xp = array_module(p)
+    if maximize:
+        g = -g
+    if weight_decay:
+        if decoupled:
+            p *= 1 - lr * weight_decay
+        else:
+            g = g + weight_decay * p
+    m *= beta1
+    m += (1 - beta1) * g
+    v *= beta2
+    v += (1 - beta2) * (g * g)
+    bc1 = 1 - beta1 ** step
+    bc2_sqrt = math.sqrt(1 - beta2 ** step)
+    if amsgrad:
+        xp.maximum(vmax, v, out=vmax)
+        denom = xp.sqrt(vmax) / bc2_sqrt + eps
+    else:
+        denom = xp.sqrt(v) / bc2_sqrt + eps
+    p -= (lr / bc1) * (m / denom)
+
+
+class Adam(Optimizer):
+    """Adam (Kingma & Ba). ``weight_decay`` adds L2 to the gradient; use AdamW for decoupled
+    decay. Example: ``Adam(model.parameters(), lr=1e-3)``."""
+
+    _decoupled = False
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0,
+                 amsgrad=False, *, maximize=False):
+        name = type(self).__name__
+        if lr < 0.0:
+            raise ValueError(f"{name}: invalid learning rate: {lr}")
+        if eps < 0.0:
+            raise ValueError(f"{name}: invalid epsilon value: {eps}")
+        for i, b in enumerate(betas):
+            if not 0.0 <= b < 1.0:
+                raise ValueError(f"{name}: invalid beta parameter at index {i}: {b}")
+        if weight_decay < 0.0:
+            raise ValueError(f"{name}: invalid weight_decay value: {weight_decay}")
+        super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps,
+                                      weight_decay=weight_decay, amsgrad=amsgrad,
+                                      maximize=maximize))
+
+    def _update(self, group, params):
+        beta1, beta2 = group["betas"]
+        for p in params:
+            st = self.state[p]
+            if not st:
+                xp = array_module(p._data)
+                st["step"] = 0
+                st["exp_avg"] = _make(xp.zeros_like(p._data))
+                st["exp_avg_sq"] = _make(xp.zeros_like(p._data))
+                if group["amsgrad"]:
+                    st["max_exp_avg_sq"] = _make(xp.zeros_like(p._data))
+            st["step"] += 1
+            vmax = st.get("max_exp_avg_sq")
+            adam_update(p._data, p.grad._data, st["exp_avg"]._data, st["exp_avg_sq"]._data,
+                        None if vmax is None else vmax._data, st["step"], lr=group["lr"],
+                        beta1=beta1, beta2=beta2, eps=group["eps"],
+                        weight_decay=group["weight_decay"], decoupled=self._decoupled,
+                        amsgrad=group["amsgrad"], maximize=group["maximize"])
+            p._version[0] += 1
+
+
+class AdamW(Adam):
+    """Adam with decoupled weight decay (Loshchilov & Hutter); default decay 0.01."""
+
+    _decoupled = True
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2,
+                 amsgrad=False, *, maximize=False):
+        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, maximize=maximize)

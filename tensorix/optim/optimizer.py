@@ -1,0 +1,156 @@
+"""The Optimizer base: param groups and per-parameter state; the math is elsewhere.
+
+Each optimizer class declares its ``defaults`` and implements ``_update(group, params)`` by
+calling ONE pure update function (``sgd_update``, ``adam_update``, ...) on raw backend arrays,
+updating parameters in place. No autograd is recorded (the step runs under ``no_grad``).
+"""
+
+from __future__ import annotations
+
+import copy
+from collections import defaultdict
+
+from ..autograd.grad_mode import no_grad
+from ..tensor import Tensor, _make
+
+__all__ = ["Optimizer", "required"]
+
+
+class _Required:
+    def __repr__(self):
+        return "<required parameter>"
+
+
+required = _Required()
+
+
+class Optimizer:
+    """Base class: ``Optimizer(params, defaults)`` where ``params`` is an iterable of tensors
+    or of dicts (param groups with their own options).
+
+    Example::
+
+        opt = tensorix.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+        loss.backward(); opt.step(); opt.zero_grad()
+    """
+
+    defaults: dict = {}
+
+    def __init__(self, params, defaults: dict):
+        self.defaults = dict(defaults)
+        self.state: dict = defaultdict(dict)  # keyed by parameter tensor (hash is id)
+        self.param_groups: list = []
+        if isinstance(params, Tensor):
+            raise TypeError(f"{type(self).__name__}: params argument given to the optimizer "
+                            "should be an iterable of Tensors or dicts, but got a Tensor")
+        groups = list(params)
+        if not groups:
+            raise ValueError(f"{type(self).__name__}: optimizer got an empty parameter list")
+        if not isinstance(groups[0], dict):
+            groups = [{"params": groups}]
+        for g in groups:
+            self.add_param_group(g)
+
+    def add_param_group(self, group: dict) -> None:
+        group = dict(group)
+        params = group["params"]
+        group["params"] = [params] if isinstance(params, Tensor) else list(params)
+        for p in group["params"]:
+            if not isinstance(p, Tensor):
+                raise TypeError(f"{type(self).__name__}: optimizer can only optimize Tensors, "
+                                f"got {type(p).__name__}")
+            if not p.is_leaf:
+                raise ValueError(f"{type(self).__name__}: can't optimize a non-leaf Tensor")
+        for k, v in self.defaults.items():
+            if v is required and k not in group:
+                raise ValueError(f"{type(self).__name__}: parameter group didn't specify a "
+                                 f"value of required optimization parameter {k}")
+            group.setdefault(k, v)
+        seen = {id(p) for g in self.param_groups for p in g["params"]}
+        if any(id(p) in seen for p in group["params"]):
+            raise ValueError(f"{type(self).__name__}: some parameters appear in more than one "
+                             "parameter group")
+        self.param_groups.append(group)
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        for g in self.param_groups:
+            for p in g["params"]:
+                if p.grad is not None:
+                    if set_to_none:
+                        p.grad = None
+                    else:
+                        p.grad._data[...] = 0
+
+    @no_grad()
+    def step(self, closure=None):
+        """Update every parameter that has a gradient; returns ``closure()``'s loss if
+        given."""
+        loss = None
+        if closure is not None:
+            from ..autograd.grad_mode import enable_grad
+
+            with enable_grad():
+                loss = closure()
+        for group in self.param_groups:
+            params = [p for p in group["params"] if p.grad is not None]
+            if params:
+                self._update(group, params)
+        return loss
+
+    def _update(self, group, params):
+        raise NotImplementedError
+
+    # -- state dict ----------------------------------------------------------------------------
+    def state_dict(self) -> dict:
+        """{'state': {index: {name: value}}, 'param_groups': [...]} with parameters replaced by
+        their position, like PyTorch (so it can be saved and loaded into a new optimizer)."""
+        index, groups, i = {}, [], 0
+        for g in self.param_groups:
+            ids = []
+            for p in g["params"]:
+                if id(p) not in index:
+                    index[id(p)] = i
+                    i += 1
+                ids.append(index[id(p)])
+            groups.append({**{k: v for k, v in g.items() if k != "params"}, "params": ids})
+        state = {}
+        for g in self.param_groups:
+            for p in g["params"]:
+                if p in self.state and self.state[p]:
+                    state[index[id(p)]] = {k: _copy_value(v) for k, v in self.state[p].items()}
+        return {"state": state, "param_groups": groups}
+
+    def load_state_dict(self, state_dict: dict) -> None:
+        groups = state_dict["param_groups"]
+        if len(groups) != len(self.param_groups):
+            raise ValueError(f"{type(self).__name__}: loaded state dict has a different number "
+                             "of parameter groups")
+        by_index = {}
+        for mine, theirs in zip(self.param_groups, groups):
+            if len(mine["params"]) != len(theirs["params"]):
+                raise ValueError(f"{type(self).__name__}: loaded state dict contains a "
+                                 "parameter group that doesn't match the size of optimizer's "
+                                 "group")
+            by_index.update(zip(theirs["params"], mine["params"]))
+            for k, v in theirs.items():
+                if k != "params":
+                    mine[k] = copy.deepcopy(v)
+        self.state = defaultdict(dict)
+        for i, st in state_dict["state"].items():
+            p = by_index[int(i)]
+            self.state[p] = {k: _copy_value(v, like=p) for k, v in st.items()}
+
+    def __repr__(self):
+        lines = [f"{type(self).__name__} ("]
+        for i, g in enumerate(self.param_groups):
+            lines.append(f"Parameter Group {i}")
+            for k in sorted(k for k in g if k != "params"):
+                lines.append(f"    {k}: {g[k]}")
+        return "\n".join(lines) + "\n)"
+
+
+def _copy_value(v, like=None):
+    if isinstance(v, Tensor):
+        t = _make(v._data.copy(), v._dtype)
+        return t if like is None else t.to(like.device)
+    return copy.deepcopy(v)
