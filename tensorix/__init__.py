@@ -20,7 +20,14 @@ _LAZY = ("nn", "optim", "data", "io", "linalg", "logic", "numerics", "quant", "d
          "compile", "distributed", "cuda", "testing", "utils")
 
 
+_LAZY_ATTRS = {"save": "io", "load": "io"}
+
+
 def __getattr__(name):
+    if name in _LAZY_ATTRS:
+        import importlib
+
+        return getattr(importlib.import_module(f"{__name__}.{_LAZY_ATTRS[name]}"), name)
     if name in _LAZY:
         import importlib
 
