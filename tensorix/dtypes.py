@@ -25,6 +25,7 @@ import numpy as np
 __all__ = [
     "dtype", "bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16",
     "float32", "float64", "complex64", "complex128", "float8_e4m3fn", "float8_e5m2",
+    "float6_e3m2fn", "float6_e2m3fn", "float4_e2m1fn", "float8_e8m0fnu",
     "half", "float", "double", "short", "int", "long", "cfloat", "cdouble",
     "promote_types", "result_type", "get_default_dtype", "set_default_dtype", "finfo", "iinfo",
     "can_cast",
@@ -87,6 +88,11 @@ int32 = dtype("int32", np.int32, _INT, 2)
 int64 = dtype("int64", np.int64, _INT, 3)
 float8_e4m3fn = dtype("float8_e4m3fn", ml_dtypes.float8_e4m3fn, _FLOAT, -1, True)
 float8_e5m2 = dtype("float8_e5m2", ml_dtypes.float8_e5m2, _FLOAT, -1, True)
+# OCP FP6/FP4 elements and the E8M0 MX scale (storage formats; see tensorix.numerics)
+float6_e3m2fn = dtype("float6_e3m2fn", ml_dtypes.float6_e3m2fn, _FLOAT, -1, True)
+float6_e2m3fn = dtype("float6_e2m3fn", ml_dtypes.float6_e2m3fn, _FLOAT, -1, True)
+float4_e2m1fn = dtype("float4_e2m1fn", ml_dtypes.float4_e2m1fn, _FLOAT, -1, True)
+float8_e8m0fnu = dtype("float8_e8m0fnu", ml_dtypes.float8_e8m0fnu, _FLOAT, -1, True)
 float16 = dtype("float16", np.float16, _FLOAT, 0)
 bfloat16 = dtype("bfloat16", ml_dtypes.bfloat16, _FLOAT, 0, True)
 float32 = dtype("float32", np.float32, _FLOAT, 1)
@@ -99,7 +105,8 @@ short, int, long = int16, int32, int64  # noqa: A001
 cfloat, cdouble = complex64, complex128
 
 ALL = (bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64, complex64,
-       complex128, float8_e4m3fn, float8_e5m2)
+       complex128, float8_e4m3fn, float8_e5m2, float6_e3m2fn, float6_e2m3fn, float4_e2m1fn,
+       float8_e8m0fnu)
 FLOATING = (float16, bfloat16, float32, float64)
 _BY_NP = {d.np: d for d in ALL}
 _BY_NAME = {d.name: d for d in ALL}
