@@ -40,8 +40,9 @@ class Tensor:
         tensor([2., 4.])
     """
 
+    # every Tensor sets all of these in _init (the per-op cost): keep the list short
     __slots__ = ("_data", "_dtype", "_rg", "grad", "grad_fn", "_output_nr", "_version", "_base",
-                 "_hooks", "_retains_grad", "_view_fn", "__weakref__")
+                 "_hooks", "_retains_grad", "__weakref__")
     __array_priority__ = 1000  # make numpy defer to our reflected operators
 
     def __init__(self, data, dtype=None, requires_grad=False):
@@ -173,6 +174,9 @@ class Tensor:
         return t
 
     def detach_(self) -> Tensor:
+        """Detach this tensor from the graph in place (it becomes a leaf)."""
+        if self._base is not None and self.grad_fn is not None:
+            raise RuntimeError("detach_: can't detach views in-place; use detach() instead")
         self.grad_fn, self._rg, self._output_nr = None, False, 0
         return self
 
@@ -189,8 +193,7 @@ class Tensor:
             raise RuntimeError("register_hook: cannot register a hook on a tensor that "
                                "doesn't require gradient")
         if self.grad_fn is not None:
-            self.grad_fn.register_hook(self._output_nr, hook)
-            return _Handle(self.grad_fn._hooks[self._output_nr], hook)
+            return self.grad_fn._register_tensor_hook(self._output_nr, hook)
         if self._hooks is None:
             self._hooks = []
         self._hooks.append(hook)
@@ -212,9 +215,12 @@ class Tensor:
         def _retain(g):
             t = ref()
             if t is not None:
-                t.grad = g.detach() if t.grad is None else t.grad + g.detach()
+                # a copy: g may be the very array another tensor's gradient holds
+                g = _make(g._data.copy(), g._dtype)
+                t.grad = g if t.grad is None else t.grad.detach() + g
 
-        self.grad_fn.register_hook(self._output_nr, _retain)
+        _retain._retains_grad = True  # the engine runs it after the user's hooks
+        self.grad_fn._register_tensor_hook(self._output_nr, _retain, last=True)
         self._retains_grad = True
 
     # -- conversion and interop ----------------------------------------------------------------
@@ -331,7 +337,6 @@ def _init(t, data, dtype):
     t._base = None
     t._hooks = None
     t._retains_grad = False
-    t._view_fn = None
 
 
 _ndarray = np.ndarray

@@ -1,12 +1,14 @@
 """The backward engine: the generic work, done once.
 
-* An iterative walk (explicit stack) counts each node's consumers, so a 100,000-op chain never
-  touches the recursion limit.
-* Nodes run in dependency order; the gradient table is local to one call.
-* Where a gradient reaches an input, it is unbroadcast to the input's shape and cast to its dtype
-  here - not in each op's backward.
-* ``.grad`` is written only on leaves (and on tensors that asked with ``retain_grad``).
-* Without ``retain_graph`` every node releases its saved tensors as it runs, so a second
+* An iterative walk (explicit stack) counts, for every node and leaf, how many edges point at
+  it, so a 100,000-op chain never touches the recursion limit.
+* Nodes run in reverse creation order (a heap keyed by the creation sequence number, which is a
+  topological order) once every consumer has run; the gradient table is local to one call.
+* Where a gradient reaches an input, it is unbroadcast to the input's shape and cast to its
+  dtype here - not in each op's backward.
+* A leaf's gradients are summed first and delivered once (hooks see the total), into ``.grad``
+  of leaves only; non-leaves keep ``.grad`` only when they asked with ``retain_grad``.
+* Without ``retain_graph`` every node that runs releases its saved tensors, so a second
   backward through it is a clear error.
 """
 
@@ -21,87 +23,57 @@ from .grad_mode import state
 __all__ = ["backward", "grad"]
 
 
-def _root_grads(outputs, grad_outputs):
+def _root_grads(outputs, grad_outputs, op):
+    if grad_outputs is not None and len(grad_outputs) != len(outputs):
+        raise RuntimeError(f"{op}: got {len(grad_outputs)} gradients for {len(outputs)} "
+                           "outputs; pass one per output (None for scalars)")
     grads = []
     for i, out in enumerate(outputs):
         g = None if grad_outputs is None else grad_outputs[i]
         if g is None:
             if out._data.size != 1:
-                raise RuntimeError(f"backward: grad can be implicitly created only for scalar "
-                                   f"outputs; output {i} has shape {tuple(out.shape)}")
+                raise RuntimeError(f"{op}: grad can be implicitly created only for scalar "
+                                   f"outputs; output {i} has shape {list(out._data.shape)}, "
+                                   "pass gradient= (grad_outputs=) for it")
             g = _make(array_module(out._data).ones_like(out._data), out._dtype)
         elif not isinstance(g, Tensor):
             from ..ops.creation import tensor
 
             g = tensor(g, dtype=out.dtype, device=out.device)
-        elif tuple(g.shape) != tuple(out.shape):
-            raise RuntimeError(f"backward: mismatch in shape: grad_output[{i}] has shape "
-                               f"{tuple(g.shape)} and output[{i}] has shape {tuple(out.shape)}")
+        elif g._data.shape != out._data.shape:
+            raise RuntimeError(f"{op}: mismatch in shape: grad_output[{i}] has a shape of "
+                               f"{list(g._data.shape)} and output[{i}] has a shape of "
+                               f"{list(out._data.shape)}")
+        elif g._dtype is not out._dtype:
+            if g._dtype.is_complex != out._dtype.is_complex:
+                raise RuntimeError(f"{op}: for complex outputs the gradient must be complex "
+                                   f"too (and real for real ones): grad_output[{i}] is "
+                                   f"{g._dtype.name}, output[{i}] is {out._dtype.name}")
+            g = g.to(out._dtype)
         grads.append(g)
     return grads
 
 
-def _collect(roots):
-    """Count, for every node reachable from ``roots``, how many edges point at it."""
-    deps = {}
-    stack = list(roots)
-    seen = set(id(n) for n in roots)
-    while stack:
-        node = stack.pop()
-        for edge in node.next_edges:
-            if edge is None:
-                continue
-            nxt = edge[0]
-            if type(nxt) is Tensor:
-                continue
-            deps[nxt] = deps.get(nxt, 0) + 1
-            if id(nxt) not in seen:
-                seen.add(id(nxt))
-                stack.append(nxt)
-    return deps
-
-
-def _needed(roots, deps, targets):
-    """The nodes from which a captured target can be reached (autograd.grad prunes the rest)."""
-    order, pending = [], dict(deps)
-    ready = [n for n in roots if pending.get(n, 0) == 0]
-    while ready:
-        node = ready.pop()
-        order.append(node)
-        for edge in node.next_edges:
-            if edge is not None and type(edge[0]) is not Tensor:
-                pending[edge[0]] -= 1
-                if pending[edge[0]] == 0:
-                    ready.append(edge[0])
-    need = set()
-    for node in reversed(order):
-        for edge in node.next_edges:
-            if edge is None:
-                continue
-            if (id(edge[0]), edge[1]) in targets or edge[0] in need:
-                need.add(node)
-                break
-    return need
-
-
-def _fit(g, meta):
+def _fit(g, edge):
     """Unbroadcast ``g`` to the input's shape and cast it to the input's dtype."""
-    shape, dtype = meta
-    if g._data.shape != shape:
+    if type(g) is not Tensor:
+        raise RuntimeError(f"backward: a gradient must be a Tensor or None, got "
+                           f"{type(g).__name__}")
+    if g._data.shape != edge[2]:
         from ..ops.reduce import sum_to
 
-        g = sum_to(g, shape)
-    if g._dtype is not dtype:
-        g = g.to(dtype)
+        g = sum_to(g, edge[2])
+    if g._dtype is not edge[3]:
+        g = g.to(edge[3])
     return g
 
 
 def _check_anomaly(node, grads):
     for i, g in enumerate(grads):
-        if isinstance(g, Tensor) and g._dtype.category >= 2:
+        if type(g) is Tensor and g._dtype.category >= 2:
             xp = array_module(g._data)
-            if not bool(xp.isfinite(g._data.astype(xp.complex128 if g._dtype.is_complex
-                                                   else xp.float64)).all()):
+            wide = xp.complex128 if g._dtype.is_complex else xp.float64
+            if not bool(xp.isfinite(g._data.astype(wide)).all()):
                 where = f"\nThe forward call that created it:\n{node._trace}" if node._trace \
                     else ""
                 raise RuntimeError(f"Function '{node.name()}' returned nan or inf values in its "
@@ -109,134 +81,241 @@ def _check_anomaly(node, grads):
 
 
 def _call_hooks(hooks, g):
-    for hook in hooks:
+    for hook in list(hooks):
         r = hook(g)
         if r is not None:
             g = r
     return g
 
 
-def _run(roots, root_grads, retain_graph, create_graph, capture=None, accumulate=True):
-    """Execute the graph. ``capture`` maps (id(target), slot) -> result index."""
-    results = [None] * (len(capture) if capture else 0)
-    buffers = {}  # node -> list of gradient Tensors, one per output
-    root_nodes = []
-    for out, g in zip(roots, root_grads):
-        if out.grad_fn is None:  # a leaf as output: its grad is the seed itself
-            _deliver_leaf(out, g, capture, results, accumulate, create_graph)
-            continue
-        node = out.grad_fn
-        if node not in buffers:
-            root_nodes.append(node)
-        _accumulate(buffers, node, out._output_nr, g)
-    deps = _collect(root_nodes)
-    need = _needed(root_nodes, deps, capture) if capture else None
-    heap = [(-n._seq, id(n), n) for n in root_nodes if deps.get(n, 0) == 0]
-    heapq.heapify(heap)
-    prev = state.enabled
-    state.enabled = bool(create_graph)
-    try:
-        while heap:
-            node = heapq.heappop(heap)[2]
-            grads = buffers.pop(node)
-            _run_node(node, grads, deps, buffers, heap, need, capture, results, accumulate,
-                      create_graph, retain_graph)
-    finally:
-        state.enabled = prev
-    return results
+def _accumulate_grad(t, g, create_graph):
+    """``t.grad += g`` as PyTorch's AccumulateGrad does it: .grad owns its memory (add's
+    backward hands one gradient to both inputs); in-place unless building a graph."""
+    old = t.grad
+    if old is None:
+        if create_graph:
+            from ..ops.movement import clone
+
+            t.grad = clone(g)
+        else:
+            t.grad = _make(g._data.copy(), g._dtype)
+    elif create_graph or old._rg or old._data.shape != g._data.shape or \
+            old._dtype is not g._dtype or not getattr(old._data.flags, "writeable", True):
+        t.grad = old + g
+    else:
+        old._data += g._data
+        old._version[0] += 1
 
 
-def _run_node(node, grads, deps, buffers, heap, need, capture, results, accumulate,
-              create_graph, retain_graph):
-    in_grads = _node_backward(node, grads, need, capture, results, retain_graph)
-    for i, edge in enumerate(node.next_edges):
-        if edge is None:
-            continue
-        g = in_grads[i] if i < len(in_grads) else None
-        target, slot = edge
-        if type(target) is Tensor:
+class _GraphTask:
+    """The state of one backward call: dependency counts, gradient buffers, captures."""
+
+    def __init__(self, retain_graph, create_graph, capture, accumulate):
+        self.retain_graph = retain_graph
+        self.create_graph = create_graph
+        self.capture = capture  # {id(leaf) or (id(node), slot): result index} for grad()
+        self.accumulate = accumulate  # write leaves' .grad (backward) or not (grad)
+        self.results = [None] * (len(capture) if capture else 0)
+        self.buffers = {}  # node -> [gradient per output]
+        self.leaf_grads = {}  # id(leaf) -> summed gradient
+        self.deps = {}  # node or id(leaf) -> number of edges that have not delivered yet
+        self.need = None
+
+    def collect(self, roots):
+        """Count, for every node and leaf reachable from ``roots``, the edges pointing at it;
+        return the reachable nodes."""
+        deps = self.deps
+        stack = list(roots)
+        seen = set(roots)
+        while stack:
+            node = stack.pop()
+            for edge in node.next_edges:
+                if edge is None:
+                    continue
+                target = edge[0]
+                key = id(target) if type(target) is Tensor else target
+                deps[key] = deps.get(key, 0) + 1
+                if key is target and target not in seen:
+                    seen.add(target)
+                    stack.append(target)
+        return seen
+
+    def prune(self, nodes):
+        """grad() runs only the nodes from which a captured input can be reached. Creation
+        order is a topological order, so one pass in that order settles each node."""
+        targets, need = self.capture, {}
+        for node in sorted(nodes, key=lambda n: n._seq):
+            need[node] = any(
+                edge is not None and (
+                    id(edge[0]) in targets if type(edge[0]) is Tensor else
+                    (id(edge[0]), edge[1]) in targets or need.get(edge[0], False))
+                for edge in node.next_edges)
+        self.need = need
+
+    def run(self, outputs, grads):
+        roots = []
+        for out, g in zip(outputs, grads):
+            if out.grad_fn is None:  # a leaf as an output: its seed is its gradient
+                self._leaf_grad(out, g)
+                continue
+            if out.grad_fn not in self.buffers:
+                roots.append(out.grad_fn)
+            self._buffer(out.grad_fn, out._output_nr, g)
+        nodes = self.collect(roots)
+        if self.capture:
+            self.prune(nodes)
+        for out in outputs:  # leaves given as outputs that nothing else reaches
+            if out.grad_fn is None and self.deps.get(id(out), 0) == 0 and \
+                    id(out) in self.leaf_grads:
+                self._deliver(out, self.leaf_grads.pop(id(out)))
+        heap = [(-n._seq, id(n), n) for n in roots if self.deps.get(n, 0) == 0]
+        heapq.heapify(heap)
+        prev = state.enabled
+        state.enabled = bool(self.create_graph)
+        try:
+            while heap:
+                node = heapq.heappop(heap)[2]
+                in_grads = self._call(node, self.buffers.pop(node, None))
+                self._propagate(node, in_grads, heap)
+        finally:
+            state.enabled = prev
+        return self.results
+
+    def _propagate(self, node, in_grads, heap):
+        deps = self.deps
+        for i, edge in enumerate(node.next_edges):
+            if edge is None:
+                continue
+            g = None if in_grads is None else in_grads[i]
             if g is not None:
-                _deliver_leaf(target, _fit(g, node._in_meta[i]), capture, results, accumulate,
-                              create_graph)
-            continue
-        if g is not None:
-            _accumulate(buffers, target, slot, _fit(g, node._in_meta[i]))
-        deps[target] -= 1
-        if deps[target] == 0:
-            if target in buffers:
+                g = _fit(g, edge)
+            target = edge[0]
+            if type(target) is Tensor:
+                if g is not None:
+                    self._leaf_grad(target, g)
+                key = id(target)
+                deps[key] -= 1
+                if deps[key] == 0 and key in self.leaf_grads:
+                    self._deliver(target, self.leaf_grads.pop(key))
+                continue
+            if g is not None:
+                self._buffer(target, edge[1], g)
+            deps[target] -= 1
+            if deps[target] == 0:
                 heapq.heappush(heap, (-target._seq, id(target), target))
-            elif not retain_graph:
-                target.release()  # nothing flows into it; free it all the same
 
+    def _buffer(self, node, slot, g):
+        buf = self.buffers.get(node)
+        if buf is None:
+            buf = self.buffers[node] = [None] * (len(node._out_meta) if node._out_meta else 1)
+        buf[slot] = g if buf[slot] is None else buf[slot] + g
 
-def _accumulate(buffers, node, slot, g):
-    buf = buffers.get(node)
-    if buf is None:
-        buf = buffers[node] = [None] * (len(node._out_meta) if node._out_meta else 1)
-    buf[slot] = g if buf[slot] is None else buf[slot] + g
+    def _leaf_grad(self, t, g):
+        old = self.leaf_grads.get(id(t))
+        self.leaf_grads[id(t)] = g if old is None else old + g
 
+    def _call(self, node, grads):
+        """Hooks, captures, then the node's own backward; one gradient (or None) per input,
+        or None when the node has nothing to do."""
+        if grads is None:  # no gradient reached this node: it passes none on
+            return None
+        if node._hooks:
+            for i, hooks in node._hooks.items():
+                if grads[i] is not None:
+                    grads[i] = _call_hooks(hooks, grads[i])
+        if node._pre_hooks:
+            for hook in list(node._pre_hooks):
+                r = hook(tuple(grads))
+                if r is not None:
+                    grads = list(r)
+        if self.capture:
+            for i, g in enumerate(grads):
+                k = self.capture.get((id(node), i))
+                if k is not None:
+                    self.results[k] = g
+            if not self.need.get(node, False):
+                return None
+        return self._backward(node, grads)
 
-def _node_backward(node, grads, need, capture, results, retain_graph):
-    """Hooks, captures, then the node's own backward; returns one gradient per input."""
-    if node._hooks:
-        for i, hooks in node._hooks.items():
-            if grads[i] is not None:
-                grads[i] = _call_hooks(hooks, grads[i])
-    if capture:
-        for i, g in enumerate(grads):
-            k = capture.get((id(node), i))
+    def _backward(self, node, grads):
+        if node.materialize_grads and node._out_meta:
+            grads = [_zeros(m) if g is None and m is not None else g
+                     for g, m in zip(grads, node._out_meta)]
+        try:
+            in_grads = node.backward(node, *grads)
+        except Exception as e:
+            if node._trace and hasattr(e, "add_note"):  # anomaly mode: say where it came from
+                e.add_note(f"The forward call of {node.name()} that failed in backward:\n"
+                           f"{node._trace}")
+            raise
+        in_grads = _check_count(node, in_grads)
+        if node._post_hooks:
+            for hook in list(node._post_hooks):
+                r = hook(in_grads, tuple(grads))
+                if r is not None:
+                    in_grads = _check_count(node, r)
+        if state.anomaly:
+            _check_anomaly(node, in_grads)
+        if not self.retain_graph:
+            node.release()
+        return in_grads
+
+    def _deliver(self, t, g):
+        if t._hooks:
+            g = _call_hooks(t._hooks, g)
+        if self.capture:
+            k = self.capture.get(id(t))
             if k is not None:
-                results[k] = g
-    if need is not None and node not in need:
-        return (None,) * len(node.next_edges)
-    if node._freed:
-        raise RuntimeError(f"{node.name()}: trying to backward through the graph a second "
-                           "time (or directly access saved tensors after they have already "
-                           "been freed). Specify retain_graph=True the first time.")
-    if node.materialize_grads and node._out_meta:
-        grads = [_zeros(m) if g is None else g for g, m in zip(grads, node._out_meta)]
-    in_grads = node.backward(node, *grads)
+                self.results[k] = g
+            return
+        if self.accumulate:
+            _accumulate_grad(t, g if self.create_graph else g.detach(), self.create_graph)
+
+
+def _check_count(node, in_grads):
+    """One gradient per forward argument; trailing ones for non-tensor arguments may be left
+    out, as the built-in ops do."""
     if type(in_grads) is not tuple:
-        in_grads = (in_grads,)
-    if state.anomaly:
-        _check_anomaly(node, in_grads)
-    if not retain_graph:
-        node.release()
+        in_grads = tuple(in_grads) if type(in_grads) is list else (in_grads,)
+    n = len(node.next_edges)
+    if len(in_grads) < n:
+        in_grads = in_grads + (None,) * (n - len(in_grads))
+    elif len(in_grads) > n and any(g is not None for g in in_grads[n:]):
+        raise RuntimeError(f"function {node.name()} returned an incorrect number of gradients "
+                           f"(expected {n}, got {len(in_grads)})")
+    for i, edge in enumerate(node.next_edges):
+        g = in_grads[i]
+        if edge is not None and g is not None and not isinstance(g, Tensor):
+            raise RuntimeError(f"function {node.name()} returned a gradient of type "
+                               f"{type(g).__name__} for input {i}; expected a Tensor or None")
     return in_grads
 
 
 def _zeros(meta):
     from ..ops.creation import zeros
 
-    return zeros(meta[0], dtype=meta[1])
+    return zeros(meta[0], dtype=meta[1], device=meta[2])
 
 
-def _deliver_leaf(t, g, capture, results, accumulate, create_graph):
-    if t._hooks:
-        g = _call_hooks(t._hooks, g)
-    if capture:
-        k = capture.get((id(t), 0))
-        if k is not None:
-            results[k] = g if results[k] is None else results[k] + g
-        return
-    if not accumulate:
-        return
-    if not create_graph:
-        g = g.detach()
-    if t.grad is None:
-        # a gradient array may be shared with another leaf (add's backward hands the same one
-        # to both inputs); .grad must own its memory since optimizers update it in place
-        t.grad = g if create_graph else _make(g._data.copy(), g._dtype)
-    else:
-        t.grad = t.grad + g
-
-
-def _as_list(x):
+def _as_list(x, what):
     if x is None:
         return None
     if isinstance(x, Tensor):
         return [x]
-    return list(x)
+    if isinstance(x, (list, tuple)):
+        return list(x)
+    raise TypeError(f"{what}: expected a Tensor or a sequence of Tensors, got "
+                    f"{type(x).__name__}")
+
+
+def _check_outputs(outputs, op):
+    for i, t in enumerate(outputs):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"{op}: element {i} of tensors is a {type(t).__name__}, not a "
+                            "Tensor")
+        if not t._rg:
+            raise RuntimeError(f"{op}: element {i} of tensors does not require grad and does "
+                               "not have a grad_fn")
 
 
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
@@ -244,31 +323,39 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
 
     ``grad_tensors`` seeds the backward pass (required for non-scalar outputs).
     ``retain_graph`` defaults to ``create_graph``. ``inputs`` restricts accumulation to those
-    tensors. Example: ``tensorix.autograd.backward([loss])``.
+    tensors (leaves or not). Example: ``tensorix.autograd.backward([loss])``.
     """
-    tensors = _as_list(tensors)
-    for i, t in enumerate(tensors):
-        if not t._rg:
-            raise RuntimeError(f"backward: element {i} of tensors does not require grad and "
-                               "does not have a grad_fn")
-    grads = _root_grads(tensors, _as_list(grad_tensors))
+    tensors = _as_list(tensors, "backward")
+    _check_outputs(tensors, "backward")
+    grads = _root_grads(tensors, _as_list(grad_tensors, "backward"), "backward")
     if retain_graph is None:
         retain_graph = create_graph
     if inputs is not None:
-        inputs = _as_list(inputs)
+        inputs = _as_list(inputs, "backward")
+        if not inputs:
+            raise RuntimeError("backward: 'inputs' argument to backward() cannot be empty")
         got = grad(tensors, inputs, grads, retain_graph=retain_graph,
                    create_graph=create_graph, allow_unused=True)
-        for t, g in zip(inputs, got):
-            if g is not None:
-                g = g if create_graph else g.detach()
-                t.grad = g if t.grad is None else t.grad + g
+        prev = state.enabled
+        state.enabled = bool(create_graph)
+        try:
+            for t, g in zip(inputs, got):
+                if g is not None:
+                    _accumulate_grad(t, g if create_graph else g.detach(), create_graph)
+        finally:
+            state.enabled = prev
         return
-    _run(tensors, grads, retain_graph, create_graph)
+    _GraphTask(retain_graph, create_graph, None, True).run(tensors, grads)
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
          allow_unused=None, materialize_grads=False):
-    """Return d(outputs)/d(inputs) without touching any ``.grad``.
+    """Return d(outputs)/d(inputs) (summed over outputs, weighted by ``grad_outputs``)
+    without touching any ``.grad``.
+
+    ``create_graph=True`` records the computation so the result can be differentiated again;
+    ``allow_unused`` returns None for inputs the outputs do not depend on (zeros with
+    ``materialize_grads``).
 
     Example::
 
@@ -276,26 +363,28 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         >>> (g,) = tensorix.autograd.grad(x ** 3, x, create_graph=True)   # 27
         >>> tensorix.autograd.grad(g, x)                                    # (18,)
     """
-    outputs = _as_list(outputs)
-    inputs = _as_list(inputs)
-    for i, t in enumerate(outputs):
-        if not t._rg:
-            raise RuntimeError(f"grad: element {i} of outputs does not require grad and does "
-                               "not have a grad_fn")
+    outputs = _as_list(outputs, "grad")
+    inputs = _as_list(inputs, "grad")
+    _check_outputs(outputs, "grad")
     for i, t in enumerate(inputs):
-        if not t._rg:
-            raise RuntimeError(f"grad: input {i} does not require grad")
-    grads = _root_grads(outputs, _as_list(grad_outputs))
+        if not isinstance(t, Tensor) or not t._rg:
+            raise RuntimeError(f"grad: input {i} does not require grad (one of the "
+                               "differentiated Tensors does not require grad)")
+    if allow_unused is None:
+        allow_unused = materialize_grads
+    elif materialize_grads and not allow_unused:
+        raise ValueError("grad: expected allow_unused to be True or not passed when "
+                         "materialize_grads=True")
+    grads = _root_grads(outputs, _as_list(grad_outputs, "grad"), "grad")
     if retain_graph is None:
         retain_graph = create_graph
     capture = {}
-    for k, t in enumerate(inputs):
-        key = (id(t.grad_fn), t._output_nr) if t.grad_fn is not None else (id(t), 0)
-        capture.setdefault(key, k)
-    res = _run(outputs, grads, retain_graph, create_graph, capture=capture, accumulate=False)
+    keys = [id(t) if t.grad_fn is None else (id(t.grad_fn), t._output_nr) for t in inputs]
+    for key in keys:
+        capture.setdefault(key, len(capture))
+    res = _GraphTask(retain_graph, create_graph, capture, False).run(outputs, grads)
     out = []
-    for k, t in enumerate(inputs):
-        key = (id(t.grad_fn), t._output_nr) if t.grad_fn is not None else (id(t), 0)
+    for k, (t, key) in enumerate(zip(inputs, keys)):
         g = res[capture[key]]
         if g is None:
             if materialize_grads:
@@ -303,7 +392,10 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
 
                 g = zeros_like(t)
             elif not allow_unused:
-                raise RuntimeError(f"grad: input {k} was not used in the graph; pass "
-                                   "allow_unused=True if this is intended")
+                raise RuntimeError(f"grad: input {k} was not used in the graph (one of the "
+                                   "differentiated Tensors appears to not have been used); "
+                                   "pass allow_unused=True if this is intended")
+        elif not create_graph:
+            g = g.detach()
         out.append(g)
     return tuple(out)

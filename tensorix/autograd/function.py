@@ -6,8 +6,10 @@ recording off) and returns raw backend arrays or Tensors; ``backward`` receives 
 gradients and returns one gradient per forward argument (``None`` for non-tensors), written
 with tensorix ops so that it is itself differentiable.
 
-The instance made by ``apply`` is both the ``ctx`` and the graph node (``grad_fn``).
-Gradients are unbroadcast and cast to their input's dtype by the engine, not by each op.
+The instance made by ``apply`` is both the ``ctx`` and the graph node (``grad_fn``). Its
+``next_edges`` hold, per forward argument, ``None`` or ``(target, slot, shape, dtype)``: the
+producer node (or the leaf Tensor) the gradient goes to, and the input's shape and dtype, which
+the engine uses to unbroadcast and cast the gradient - no op's backward does that itself.
 
 Example (a custom op)::
 
@@ -30,26 +32,38 @@ import functools
 import itertools
 import traceback
 
-from ..backend import array_module
-from ..tensor import Tensor, _wrap
+import numpy as np
+
+from .. import dtypes as _dt
+from ..backend import array_module, get_device
+from ..tensor import Tensor, _Handle, _init, _make, _wrap
 from .grad_mode import state
 
 __all__ = ["Function", "once_differentiable", "FunctionCtx"]
 
-_seq = itertools.count()
+_seq = itertools.count(1)
+_ndarray = np.ndarray
+_by_np = _dt._BY_NP
+_new_tensor = Tensor.__new__
+_PYTHON_VALUES = (int, float, bool, str)
+_FREED_MSG = ("{}: trying to backward through the graph a second time (or to directly access "
+              "saved tensors after they have already been freed). Saved intermediate values of "
+              "the graph are freed when you call .backward() or autograd.grad(). Specify "
+              "retain_graph=True if you need to backward through the graph a second time or "
+              "if you need to access saved tensors after calling backward.")
 
 
 class Function:
     """Base class of ops and graph nodes (see the module docstring)."""
 
-    # graph bookkeeping; user attributes set on ctx live in the instance __dict__
-    next_edges: tuple = ()
-    needs_input_grad: tuple = ()
-    _in_meta: tuple = ()
-    _out_meta: tuple | None = None
-    _saved: tuple = ()
-    _hooks: dict | None = None
-    _freed = False
+    # What apply sets on every call lives in slots (a slot store is several times cheaper than
+    # an instance-dict one); the rest are class defaults that a node overrides only when used.
+    # User attributes set on ctx go to the instance __dict__ every subclass has.
+    __slots__ = ("next_edges", "_saved", "_seq")
+    _out_meta: tuple | None = None  # per output (shape, dtype, device); multi-output nodes only
+    _hooks: dict | None = None  # tensor hooks on this node's outputs: {output_nr: [fn]}
+    _pre_hooks: list | None = None
+    _post_hooks: list | None = None
     _trace = None
     _non_diff: frozenset = frozenset()
     materialize_grads = True
@@ -67,118 +81,230 @@ class Function:
     # -- ctx API ---------------------------------------------------------------------------
     def save_for_backward(self, *tensors):
         """Keep Tensors for backward; modifying one in place afterwards makes backward fail."""
-        self._saved = tuple(None if t is None else (t, t._version[0]) for t in tensors)
+        for i, t in enumerate(tensors):
+            if t is not None and type(t) is not Tensor and not isinstance(t, Tensor):
+                raise TypeError(f"{self.name()}: save_for_backward can only save Tensors or "
+                                f"None, got {type(t).__name__} at position {i}")
+        self._saved = tuple(None if t is None else (t, t._version[0], -1) for t in tensors)
 
     @property
-    def saved_tensors(self):
-        if self._freed:
+    def saved_tensors(self) -> tuple:
+        """The tensors given to ``save_for_backward``, checked against in-place changes."""
+        if self._saved is None:
+            raise RuntimeError(_FREED_MSG.format(self.name()))
+        return tuple(None if item is None else self._unpack(i, *item)
+                     for i, item in enumerate(self._saved))
+
+    def _unpack(self, i, t, version, output_nr):
+        if t._version[0] != version:
+            what = f"output {output_nr} of {self.name()}" if output_nr >= 0 else \
+                f"saved tensor {i} of {self.name()}"
             raise RuntimeError(
-                f"{self.name()}: trying to backward through the graph a second time (or to "
-                "access saved tensors after they were freed). Pass retain_graph=True to "
-                "backward() or autograd.grad() the first time.")
-        out = []
-        for i, item in enumerate(self._saved):
-            if item is None:
-                out.append(None)
-                continue
-            t, v = item
-            if t._version[0] != v:
-                raise RuntimeError(
-                    f"{self.name()}: one of the variables needed for gradient computation has "
-                    f"been modified by an inplace operation: saved tensor {i} of shape "
-                    f"{tuple(t.shape)} is at version {t._version[0]}; expected version {v}. "
-                    "Hint: clone() it before modifying it in place.")
-            out.append(t)
-        return tuple(out)
+                f"{self.name()}: one of the variables needed for gradient computation has been "
+                f"modified by an inplace operation: [{t._dtype.name} tensor of shape "
+                f"{list(t._data.shape)}], which is {what}, is at version {t._version[0]}; "
+                f"expected version {version} instead. Hint: clone() it before modifying it in "
+                "place, or use the out-of-place op.")
+        if output_nr < 0:
+            return t
+        # a saved output is kept without its grad_fn (which is this node: a reference cycle)
+        # and re-attached here, so double backward flows through this node again
+        out = _make(t._data, t._dtype)
+        out._version = t._version
+        out._rg, out.grad_fn, out._output_nr = True, self, output_nr
+        return out
+
+    @property
+    def needs_input_grad(self) -> tuple:
+        """Per forward argument, whether its gradient is needed (also readable in forward)."""
+        return tuple([e is not None for e in self.next_edges])
 
     def mark_non_differentiable(self, *outputs):
+        """Outputs that never require grad (indices, masks); their gradient is zeros/None."""
         self._non_diff = frozenset(id(o) for o in outputs)
 
     def set_materialize_grads(self, value: bool):
+        """With False, backward may receive None for outputs that got no gradient."""
         self.materialize_grads = bool(value)
+
+    def __getattr__(self, name):
+        # only reached for missing attributes: a tensor stashed on ctx and freed by release()
+        if not name.startswith("_") and getattr(self, "_saved", ()) is None:
+            raise RuntimeError(_FREED_MSG.format(self.name()) + f" (ctx.{name})")
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
     # -- node API ------------------------------------------------------------------------------
     @classmethod
-    def name(cls):
+    def name(cls) -> str:
+        """The node's readable name, e.g. ``MulBackward``."""
         return cls.__name__ + "Backward"
 
     def __repr__(self):
         return f"<{self.name()} object at {hex(id(self))}>"
 
     @property
-    def next_functions(self):
-        """(node or AccumulateGrad-like leaf tensor, output index) per input, like PyTorch."""
-        return tuple((None, 0) if e is None else e for e in self.next_edges)
+    def next_functions(self) -> tuple:
+        """``(node, output_nr)`` per forward argument, like PyTorch: a leaf shows as an
+        ``AccumulateGrad`` whose ``variable`` is the leaf; ``(None, 0)`` where no grad flows."""
+        return tuple((None, 0) if e is None else
+                     (AccumulateGrad(e[0]) if type(e[0]) is Tensor else e[0], e[1])
+                     for e in self.next_edges)
 
-    def register_hook(self, output_nr, fn):
-        """Call ``fn(grad)`` on the gradient of output ``output_nr`` before it is used."""
+    @property
+    def metadata(self) -> dict:
+        """A dict for user annotations on this node."""
+        return self.__dict__.setdefault("_metadata", {})
+
+    def register_prehook(self, fn):
+        """``fn(grad_outputs) -> tuple | None`` runs before this node's backward; a returned
+        tuple replaces the gradients."""
+        if self._pre_hooks is None:
+            self._pre_hooks = []
+        self._pre_hooks.append(fn)
+        return _Handle(self._pre_hooks, fn)
+
+    def register_hook(self, fn):
+        """``fn(grad_inputs, grad_outputs) -> tuple | None`` runs after this node's backward; a
+        returned tuple replaces the gradients sent on to the inputs."""
+        if self._post_hooks is None:
+            self._post_hooks = []
+        self._post_hooks.append(fn)
+        return _Handle(self._post_hooks, fn)
+
+    def _register_tensor_hook(self, output_nr, fn, last=False):
+        """A hook on the gradient of output ``output_nr`` (Tensor.register_hook on a non-leaf).
+        retain_grad's hook goes ``last``, so .grad sees what the user hooks made of it."""
         if self._hooks is None:
             self._hooks = {}
-        self._hooks.setdefault(output_nr, []).append(fn)
+        hooks = self._hooks.setdefault(output_nr, [])
+        if last:
+            hooks.append(fn)
+        else:
+            n = sum(1 for h in hooks if getattr(h, "_retains_grad", False))
+            hooks.insert(len(hooks) - n, fn)
+        return _Handle(hooks, fn)
 
     def release(self):
-        self._saved = ()
-        self._freed = True
-        for k in [k for k in self.__dict__ if not k.startswith("_")]:
-            if isinstance(self.__dict__[k], Tensor):
-                del self.__dict__[k]
+        """Free what forward saved (the engine calls this unless retain_graph)."""
+        self._saved = None
+        d = self.__dict__
+        for k in [k for k, v in d.items() if isinstance(v, Tensor)]:
+            del d[k]
 
     @classmethod
     def apply(cls, *args, **kwargs):
-        """Run forward and, where grad mode is on and an input requires grad, record a node."""
+        """Run forward and, where grad mode is on and an input requires grad, record a node.
+
+        This is the per-op hot path, so it is written flat: one scan of the arguments that
+        builds the edges as it goes, the forward with recording off, and the rest of the node
+        bookkeeping only when something requires grad.
+        """
         ctx = cls()
+        ctx._saved = ()  # None once released
+        edges = []
         record = False
-        if state.enabled and cls._differentiable:
-            for a in args:
-                if type(a) is Tensor and a._rg:
-                    record = True
-                    break
-        if record:
-            ctx.needs_input_grad = tuple(type(a) is Tensor and a._rg for a in args)
-        prev = state.enabled
-        state.enabled = False
-        try:
-            raw = cls.forward(ctx, *args, **kwargs)
-        finally:
-            state.enabled = prev
-        if type(raw) is tuple:
-            outs = tuple(_output(r, args) for r in raw)
+        for a in args:
+            if type(a) is Tensor and a._rg:
+                record = True
+                edges.append((a.grad_fn or a, a._output_nr, a._data.shape, a._dtype))
+            else:
+                edges.append(None)
+        enabled = state.enabled
+        record = record and enabled and cls._differentiable
+        ctx.next_edges = edges if record else [None] * len(args)  # needs_input_grad reads it
+        if enabled:  # forward never records, whatever it calls
+            state.enabled = False
+            try:
+                raw = cls.forward(ctx, *args, **kwargs)
+            finally:
+                state.enabled = True
         else:
-            outs = None
-            out = _output(raw, args)
-            if cls._view:
-                _mark_view(out, args[0])
+            raw = cls.forward(ctx, *args, **kwargs)
+        if type(raw) is _ndarray and not cls._view:  # the common case, wrapped inline
+            out = _new_tensor(Tensor)
+            _init(out, raw, _by_np[raw.dtype])
+        else:
+            out = _outputs(cls, raw, args)
         if not record:
-            return out if outs is None else outs
-        ctx.next_edges = tuple(_edge(a) if type(a) is Tensor and a._rg else None for a in args)
-        ctx._in_meta = tuple((a._data.shape, a._dtype) if type(a) is Tensor else None
-                             for a in args)
+            return out
         ctx._seq = next(_seq)
         if state.anomaly:
             ctx._trace = "".join(traceback.format_stack()[:-1])
-        if outs is None:
-            if out._dtype.category >= 2 and id(out) not in ctx._non_diff:
-                out._rg, out.grad_fn, out._output_nr = True, ctx, 0
-            return out
-        ctx._out_meta = tuple((o._data.shape, o._dtype) for o in outs)
-        for i, o in enumerate(outs):
-            if o._dtype.category >= 2 and id(o) not in ctx._non_diff:
-                o._rg, o.grad_fn, o._output_nr = True, ctx, i
-        return outs
+        if type(out) is tuple:
+            return _attach_many(ctx, out)
+        if out._dtype.category >= 2 and id(out) not in ctx._non_diff:
+            out._rg, out.grad_fn = True, ctx
+        if ctx._saved:
+            _saved_outputs(ctx, (out,))
+        return out
 
 
 FunctionCtx = Function  # the ctx passed to forward/backward is the node itself
 
 
+class AccumulateGrad:
+    """What ``next_functions`` shows for a leaf: the node that accumulates into ``.grad``."""
+
+    __slots__ = ("variable",)
+    next_functions = ()
+
+    def __init__(self, variable):
+        self.variable = variable
+
+    @staticmethod
+    def name() -> str:
+        return "AccumulateGrad"
+
+    def __repr__(self):
+        return f"<AccumulateGrad object at {hex(id(self))}>"
+
+
+def _outputs(cls, raw, args):
+    if type(raw) is tuple:
+        return tuple(_output(r, args) for r in raw)
+    out = _output(raw, args)
+    if cls._view:
+        _mark_view(out, args[0])
+    return out
+
+
 def _output(raw, args):
     """Wrap a forward result; a Tensor made inside forward is kept (so ctx may save it as an
-    output), one of the inputs is aliased instead, never given a grad_fn."""
+    output), one of the inputs is aliased instead, never given a grad_fn; None and Python
+    values pass through."""
     if type(raw) is Tensor:
         for a in args:
             if a is raw:
                 return _wrap(raw)
         return raw
+    if raw is None or type(raw) in _PYTHON_VALUES:  # exact types: np.float64 is a float
+        return raw
     return _wrap(raw)
+
+
+def _attach_many(ctx, outs):
+    ctx._out_meta = tuple((o._data.shape, o._dtype, get_device(o._data))
+                          if type(o) is Tensor else None for o in outs)
+    for i, o in enumerate(outs):
+        if type(o) is Tensor and o._dtype.category >= 2 and id(o) not in ctx._non_diff:
+            o._rg, o.grad_fn, o._output_nr = True, ctx, i
+    if ctx._saved:
+        _saved_outputs(ctx, outs)
+    return outs
+
+
+def _saved_outputs(ctx, outs):
+    """Store saved outputs without their grad_fn (see Function._unpack)."""
+    saved = list(ctx._saved)
+    for i, item in enumerate(saved):
+        if item is None:
+            continue
+        for nr, o in enumerate(outs):
+            if item[0] is o and o.grad_fn is ctx:
+                alias = _make(o._data, o._dtype)
+                alias._version = o._version
+                saved[i] = (alias, item[1], nr)
+    ctx._saved = tuple(saved)
 
 
 def _mark_view(out, src):
@@ -187,51 +313,52 @@ def _mark_view(out, src):
         out._base = src._base if src._base is not None else src
 
 
-def _edge(t):
-    """Where a gradient for ``t`` goes: its producer node and output slot, or the leaf."""
-    if t.grad_fn is not None:
-        return (t.grad_fn, t._output_nr)
-    return (t, 0)
-
-
 def once_differentiable(backward):
-    """Mark a backward as not differentiable: it runs with recording off, and a double
-    backward through it raises instead of silently returning zeros."""
+    """Mark a backward as not differentiable: it runs with recording off, and when the graph
+    is being built (``create_graph=True``) its results are routed through a node whose own
+    backward raises, so a double backward fails clearly instead of returning wrong zeros."""
 
     @functools.wraps(backward)
     def wrapper(ctx, *grads):
         create = state.enabled
-        prev = state.enabled
         state.enabled = False
         try:
             out = backward(ctx, *grads)
         finally:
-            state.enabled = prev
-        if create:
-            outs = out if isinstance(out, tuple) else (out,)
-            outs = tuple(_poison(o, ctx) if isinstance(o, Tensor) else o for o in outs)
-            out = outs if isinstance(out, tuple) else outs[0]
-        return out
+            state.enabled = create
+        if not create:
+            return out
+        if type(out) is not tuple:
+            return _poison(out, ctx.name())
+        return tuple(_poison(o, ctx.name()) for o in out)
 
     return wrapper
 
 
-class _OnceDifferentiableError(Function):
+class _OnceDifferentiable(Function):
+    """Identity whose backward refuses: marks the output of a once_differentiable backward."""
+
     @staticmethod
     def forward(ctx, g, name):
         ctx.op_name = name
         return g._data
 
     @staticmethod
-    def backward(ctx, g):
-        raise RuntimeError(f"{ctx.op_name}: this backward is marked once_differentiable and "
-                           "cannot be differentiated again (no double backward)")
+    def backward(ctx, gg):
+        raise RuntimeError(f"{ctx.op_name}: trying to differentiate twice a function that was "
+                           "marked with @once_differentiable (its backward is not itself "
+                           "differentiable)")
+
+    @classmethod
+    def name(cls) -> str:
+        return "OnceDifferentiableBackward"
 
 
-def _poison(t, ctx):
-    prev = state.enabled
-    state.enabled = True
-    try:
-        return _OnceDifferentiableError.apply(t.requires_grad_() if t.is_leaf else t, ctx.name())
-    finally:
-        state.enabled = prev
+def _poison(g, name):
+    if type(g) is not Tensor or g._dtype.category < 2:
+        return g
+    # a fresh leaf alias that requires grad, so the node is recorded; the caller's tensor (it
+    # may be a saved input) is left untouched
+    alias = _make(g._data, g._dtype)
+    alias._rg = True
+    return _OnceDifferentiable.apply(alias, name)
