@@ -237,8 +237,17 @@ class Tensor:
         return self._data
 
     def __array__(self, dtype=None, copy=None):
-        arr = backend.to_device(self._data, backend.cpu)
-        return arr if dtype is None else arr.astype(dtype)
+        """NumPy's conversion hook: shares memory on the CPU unless ``dtype`` or ``copy=True``
+        needs a copy (``copy=False`` raises when one is needed, as NumPy 2 asks)."""
+        host = type(self._data) is np.ndarray
+        convert = dtype is not None and np.dtype(dtype) != self._data.dtype
+        if copy is False and (convert or not host):
+            raise ValueError(f"__array__: copy=False but converting this {self.device} "
+                             f"{self._dtype.name} tensor needs a copy")
+        arr = self._data if host else backend.to_device(self._data, backend.cpu)
+        if convert:
+            return arr.astype(dtype)
+        return arr.copy() if copy and host else arr
 
     def item(self):
         """The value of a one-element tensor as a Python number."""
@@ -256,13 +265,42 @@ class Tensor:
         return arr.tolist()
 
     def __dlpack__(self, stream=None, **kwargs):
+        """Export for ``from_dlpack`` consumers (NumPy, torch, CuPy, JAX), sharing memory;
+        ``max_version``/``dl_device``/``copy`` are passed on to the array module."""
+        if self._rg:
+            raise RuntimeError("__dlpack__: can't export a tensor that requires grad; use "
+                               "tensor.detach()")
         if self._dtype.low_precision:
             raise BufferError(f"__dlpack__: dtype {self._dtype.name} has no DLPack code in "
                               "NumPy; cast it first")
-        return self._data.__dlpack__(**({"stream": stream} if stream is not None else {}))
+        kwargs = {k: v for k, v in kwargs.items() if v is not None}
+        if stream is not None:
+            kwargs["stream"] = stream
+        try:
+            return self._data.__dlpack__(**kwargs)
+        except TypeError:  # an array module without the versioned (max_version) protocol
+            return self._data.__dlpack__(**({"stream": stream} if stream is not None else {}))
 
     def __dlpack_device__(self):
         return self._data.__dlpack_device__()
+
+    def data_ptr(self) -> int:
+        """The address of the first element (equal for tensors viewing the same memory)."""
+        return backend.data_ptr(self._data)
+
+    def __deepcopy__(self, memo):
+        """A leaf copy keeping dtype, device, ``requires_grad`` and a copy of ``.grad``."""
+        if self.grad_fn is not None:
+            raise RuntimeError("deepcopy: only tensors created explicitly by the user (graph "
+                               "leaves) support the deepcopy protocol; detach() it first")
+        if id(self) in memo:
+            return memo[id(self)]
+        new = _make(self._data.copy(), self._dtype)
+        new._rg = self._rg
+        memo[id(self)] = new
+        if self.grad is not None:
+            new.grad = self.grad.__deepcopy__(memo)
+        return new
 
     def __reduce__(self):
         from .ops.creation import _rebuild
