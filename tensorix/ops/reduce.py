@@ -1,18 +1,46 @@
-"""Reductions: sum, mean and sum_to (the engine's unbroadcast).
+"""Reductions and scans: sum, mean, prod, max/min, amax/amin, argmax/argmin, var/std,
+logsumexp, norm, cumulative ops, all/any, nan-aware sums; plus sum_to (the engine's
+unbroadcast).
 
 Backward of a reduction re-expands the gradient over the reduced axes with ``expand`` (a view),
-so the second derivative is again a reduction.
+so the second derivative is again a reduction. Ops that *select* an element (max with dim,
+cummax ...) take their values through ``_along.TakeAlong``, so the gradient goes to the
+selected index and double backward works. Low-precision inputs (bfloat16, float16) accumulate
+in float32 and are rounded once.
 """
 
 from __future__ import annotations
 
+import builtins
+import math
+import warnings
+
+import numpy as np
+
 from .. import backend
 from .. import dtypes as dt
 from ..autograd.function import Function
-from ..tensor import Tensor
-from ._common import check_tensor, norm_dims
+from ..tensor import Tensor, _make
+from ._along import Flip, Shift, TakeAlong, return_type, scan
+from ._common import check_tensor, float_input, norm_dim, norm_dims
 
-__all__ = ["sum", "mean", "sum_to"]
+__all__ = ["sum", "mean", "sum_to", "prod", "max", "min", "amax", "amin", "aminmax", "argmax",
+           "argmin", "var", "std", "var_mean", "std_mean", "logsumexp", "norm", "cumsum",
+           "cumprod", "cummax", "cummin", "logcumsumexp", "all", "any", "count_nonzero",
+           "nansum", "nanmean"]
+
+
+_MAX, _MIN = return_type("max"), return_type("min")
+_CUMMAX, _CUMMIN = return_type("cummax"), return_type("cummin")
+_AMINMAX = return_type("aminmax", ("min", "max"))
+
+
+def _xp(t):
+    return backend.array_module(t._data)
+
+
+def _lowp(d):
+    return d.low_precision or d is dt.float16
 
 
 def _restore(g, shape, dims, keepdim):
@@ -22,11 +50,25 @@ def _restore(g, shape, dims, keepdim):
     return g.expand(shape)
 
 
+def _kept(shape, dims):
+    return tuple(1 if i in dims else s for i, s in enumerate(shape))
+
+
+def _squeeze(t, dims):
+    return t.reshape(tuple(s for i, s in enumerate(t.shape) if i not in dims))
+
+
+def _upcast(x):
+    """``x`` in float32 when it is a low-precision float (composites then round once)."""
+    return x.to(dt.float32) if _lowp(x._dtype) else x
+
+
+# -- sum, mean, prod ---------------------------------------------------------------------------
 class Sum(Function):
     @staticmethod
     def forward(ctx, a, dims, keepdim, dtype):
         ctx.shape, ctx.dims, ctx.keepdim = a._data.shape, dims, keepdim
-        if dtype.low_precision or dtype is dt.float16:  # accumulate in fp32, round once
+        if _lowp(dtype):  # accumulate in fp32, round once
             return a._data.sum(axis=dims, keepdims=keepdim, dtype="float32").astype(dtype.np)
         return a._data.sum(axis=dims, keepdims=keepdim, dtype=dtype.np)
 
@@ -54,6 +96,37 @@ class SumTo(Function):
         return g.expand(ctx.shape)
 
 
+class Prod(Function):
+    """Product over one dim or all; the gradient is exact when inputs contain zeros."""
+
+    @staticmethod
+    def forward(ctx, a, dims, keepdim, dtype):
+        ctx.dims, ctx.keepdim = dims, keepdim
+        acc = "float32" if _lowp(dtype) else dtype.np
+        out = _make(a._data.prod(axis=dims, keepdims=keepdim, dtype=acc).astype(dtype.np))
+        ctx.save_for_backward(a, out)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        a, out = ctx.saved_tensors
+        shape = tuple(a.shape)
+        g = _restore(g, shape, ctx.dims, ctx.keepdim)
+        if not bool((a._data == 0).any()):
+            return g * _restore(out, shape, ctx.dims, ctx.keepdim) / a, None, None, None
+        if len(ctx.dims) == 1:
+            return g * _prod_others(a, ctx.dims[0]), None, None, None
+        return g * _prod_others(a.reshape(-1), 0).reshape(shape), None, None, None
+
+
+def _prod_others(a, dim):
+    """For every element, the product of the others along ``dim``, as exclusive cumulative
+    products from both ends (no division, so zeros are exact)."""
+    left = Shift.apply(cumprod(a, dim), dim, 1, 1)
+    right = Flip.apply(Shift.apply(cumprod(Flip.apply(a, dim), dim), dim, 1, 1), dim)
+    return left * right
+
+
 def _acc_dtype(x, dtype):
     if dtype is not None:
         return dt.as_dtype(dtype)
@@ -74,18 +147,39 @@ def sum(input, dim=None, keepdim=False, *, dtype=None) -> Tensor:  # noqa: A001
 
 
 def mean(input, dim=None, keepdim=False, *, dtype=None) -> Tensor:
-    """Arithmetic mean over ``dim``; integer inputs need an explicit floating ``dtype``."""
+    """Arithmetic mean over ``dim``; integer inputs need an explicit floating ``dtype``.
+
+    Example: ``tensorix.tensor([[1., 2.], [3., 4.]]).mean(1)`` is ``tensor([1.5, 3.5])``.
+    """
     check_tensor(input, "mean")
     d = input._dtype if dtype is None else dt.as_dtype(dtype)
     if d.category < 2:
         raise RuntimeError(f"mean(): could not infer output dtype. Input dtype must be either a "
                            f"floating point or complex dtype. Got: {d.name}")
     dims = norm_dims(dim, input.ndim, "mean")
-    n = 1
-    for i in dims:
-        n *= input._data.shape[i]
+    n = _count(input.shape, dims)
     s = Sum.apply(input, dims, keepdim, d)
     return s / n if n else s * float("nan")
+
+
+def _count(shape, dims):
+    n = 1
+    for i in dims:
+        n *= shape[i]
+    return n
+
+
+def prod(input, dim=None, keepdim=False, *, dtype=None) -> Tensor:
+    """Product of all elements, or over the single dim ``dim``. Integers and bools give int64.
+    The gradient is exact with zeros in the input (product of the other elements).
+
+    Shapes: ``(2, 3)`` with ``dim=1`` gives ``(2,)``. Example:
+    ``tensorix.tensor([[1., 2.], [3., 4.]]).prod(0)`` is ``tensor([3., 8.])``.
+    """
+    check_tensor(input, "prod")
+    dims = tuple(range(input.ndim)) if dim is None else (
+        (norm_dim(dim, input.ndim, "prod"),) if input.ndim else ())
+    return Prod.apply(input, dims, keepdim, _acc_dtype(input, dtype))
 
 
 def sum_to(input, shape) -> Tensor:
@@ -96,9 +190,563 @@ def sum_to(input, shape) -> Tensor:
     return SumTo.apply(input, shape)
 
 
-def _xp(t):
-    return backend.array_module(t._data)
+# -- max / min family --------------------------------------------------------------------------
+class EvenSelect(Function):
+    """A value chosen from ``a`` over ``dims`` (amax, amin, full median), given as the raw
+    ``out``; the gradient is shared evenly among the elements equal to it (NaN matches NaN),
+    as in PyTorch."""
+
+    @staticmethod
+    def forward(ctx, a, out, dims, keepdim):
+        ctx.dims, ctx.keepdim, ctx.out = dims, keepdim, out
+        ctx.save_for_backward(a)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        (a,) = ctx.saved_tensors
+        xp, data = _xp(a), a._data
+        o = ctx.out if ctx.keepdim else ctx.out.reshape(_kept(data.shape, ctx.dims))
+        mask = (data == o) | (xp.isnan(data) & xp.isnan(o)) if a._dtype.category >= 2 \
+            else data == o
+        count = mask.sum(axis=ctx.dims, keepdims=True)
+        weight = _make((mask / xp.maximum(count, 1)).astype(g._data.dtype))
+        return _restore(g, data.shape, ctx.dims, ctx.keepdim) * weight, None, None, None
 
 
-TENSOR_METHODS = {"sum": sum, "mean": mean, "sum_to_size": lambda self, *s: sum_to(
-    self, s[0] if len(s) == 1 and isinstance(s[0], (tuple, list)) else s)}
+def _check_nonempty(x, dims, op, specified):
+    if x.numel():
+        return
+    if not specified:
+        raise RuntimeError(f"{op}(): Expected reduction dim to be specified for input.numel() "
+                           "== 0. Specify the reduction dim with the 'dim' argument.")
+    for d in dims:
+        if x.shape[d] == 0:
+            raise IndexError(f"{op}(): Expected reduction dim {d} to have non-zero size.")
+
+
+def _extreme(x, dim, keepdim, op, fn):
+    check_tensor(x, op)
+    specified = dim is not None and dim != ()
+    dims = norm_dims(dim if specified else None, x.ndim, op)
+    _check_nonempty(x, dims, op, specified)
+    with np.errstate(invalid="ignore"):
+        out = getattr(_xp(x), fn)(x._data, axis=dims, keepdims=keepdim)
+    return EvenSelect.apply(x, out, dims, keepdim)
+
+
+def amax(input, dim=(), keepdim=False) -> Tensor:
+    """Maximum over ``dim`` (an int, a tuple; ``()`` or None: all dims). NaN propagates; ties
+    share the gradient evenly.
+
+    Shapes: ``(2, 3, 4)`` with ``dim=(0, 2)`` gives ``(3,)``. Example:
+    ``tensorix.tensor([[1., 5.], [4., 2.]]).amax(0)`` is ``tensor([4., 5.])``.
+    """
+    return _extreme(input, dim, keepdim, "amax", "max")
+
+
+def amin(input, dim=(), keepdim=False) -> Tensor:
+    """Minimum over ``dim``; see :func:`amax`."""
+    return _extreme(input, dim, keepdim, "amin", "min")
+
+
+def _arg(x, dim, keepdim, op, fn):
+    """Integer positions of the extreme (first occurrence; NaN counts as extreme)."""
+    check_tensor(x, op)
+    xp = _xp(x)
+    if dim is None:
+        if not x.numel():
+            raise IndexError(f"{op}(): Expected reduction dim to be specified for "
+                             "input.numel() == 0.")
+        idx = getattr(xp, fn)(x._data.reshape(-1))
+        shape = (1,) * x.ndim if keepdim else ()
+        return _make(xp.asarray(idx, dtype=xp.int64).reshape(shape))
+    d = norm_dim(dim, x.ndim, op)
+    data = x._data.reshape(1) if x.ndim == 0 else x._data
+    _check_nonempty(x, (d,), op, True)
+    idx = getattr(xp, fn)(data, axis=d, keepdims=keepdim and x.ndim > 0)
+    return _make(xp.asarray(idx, dtype=xp.int64).reshape(() if x.ndim == 0 else idx.shape))
+
+
+def argmax(input, dim=None, keepdim=False) -> Tensor:
+    """Index of the maximum over ``dim`` (of the flattened tensor when None), int64; the first
+    occurrence on ties, NaN counts as the maximum.
+
+    Example: ``tensorix.tensor([[1., 5.], [4., 2.]]).argmax(1)`` is ``tensor([1, 0])``.
+    """
+    return _arg(input, dim, keepdim, "argmax", "argmax")
+
+
+def argmin(input, dim=None, keepdim=False) -> Tensor:
+    """Index of the minimum over ``dim``; see :func:`argmax`."""
+    return _arg(input, dim, keepdim, "argmin", "argmin")
+
+
+def _select(x, dim, keepdim, op, fn, rtype):
+    """(values, indices) of the extreme along one dim; the gradient goes to that index."""
+    idx = _arg(x, dim, True, op, fn)
+    if x.ndim == 0:
+        return rtype(x.reshape(()), idx)
+    d = norm_dim(dim, x.ndim, op)
+    values = TakeAlong.apply(x, idx._data, d)
+    if not keepdim:
+        values, idx = _squeeze(values, (d,)), _squeeze(idx, (d,))
+    return rtype(values, idx)
+
+
+def _binary(op, name):
+    from . import elementwise
+
+    fn = getattr(elementwise, name, None)
+    if fn is None:
+        raise NotImplementedError(f"{op}(input, other): the elementwise {name}() is not "
+                                  "available")
+    return fn
+
+
+def max(input, dim=None, keepdim=False, *, other=None):  # noqa: A001
+    """``max(x)``: the maximum of all elements (ties share the gradient).
+    ``max(x, dim, keepdim=False)``: a ``(values, indices)`` named tuple along ``dim``, the
+    index of the first maximum, the gradient to that index. ``max(x, other_tensor)``: the
+    elementwise :func:`maximum`.
+
+    Shapes: ``(2, 3)`` with ``dim=1`` gives values and indices of shape ``(2,)``. Example:
+    ``tensorix.tensor([[1., 5.], [4., 2.]]).max(dim=1).indices`` is ``tensor([1, 0])``.
+    """
+    if isinstance(dim, Tensor) or other is not None:
+        return _binary("max", "maximum")(input, dim if other is None else other)
+    if dim is None:
+        return _extreme(input, None, False, "max", "max")
+    return _select(input, dim, keepdim, "max", "argmax", _MAX)
+
+
+def min(input, dim=None, keepdim=False, *, other=None):  # noqa: A001
+    """Minimum; see :func:`max` (``min(x, other_tensor)`` is :func:`minimum`)."""
+    if isinstance(dim, Tensor) or other is not None:
+        return _binary("min", "minimum")(input, dim if other is None else other)
+    if dim is None:
+        return _extreme(input, None, False, "min", "min")
+    return _select(input, dim, keepdim, "min", "argmin", _MIN)
+
+
+def aminmax(input, *, dim=None, keepdim=False):
+    """``(min, max)`` named tuple over ``dim`` (all dims when None), like :func:`amin` and
+    :func:`amax` together.
+
+    Example: ``tensorix.aminmax(tensorix.tensor([3., 1., 2.]))`` gives ``min=1., max=3.``.
+    """
+    check_tensor(input, "aminmax")
+    dims = norm_dims(dim, input.ndim, "aminmax")
+    if builtins.any(input.shape[d] == 0 for d in dims) or (dim is None and not input.numel()):
+        raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the "
+                           "operation has no identity.")
+    return _AMINMAX(amin(input, dims, keepdim), amax(input, dims, keepdim))
+
+
+# -- variance, logsumexp, norms ------------------------------------------------------------
+def _correction(op, dim, unbiased, correction):
+    if isinstance(dim, bool):  # legacy var(x, unbiased)
+        dim, unbiased = None, dim
+    if unbiased is not None and correction is not None:
+        raise TypeError(f"{op}(): pass either 'unbiased' or 'correction', not both")
+    if correction is None:
+        correction = 1 if unbiased is None or unbiased else 0
+    return dim, correction
+
+
+def _var(input, dim, unbiased, keepdim, correction, op):
+    check_tensor(input, op)
+    if input._dtype.category != 2:
+        raise RuntimeError(f"{op}(): std and var only support floating point dtypes, got "
+                           f"{input._dtype.name}")
+    dim, correction = _correction(op, dim, unbiased, correction)
+    x = _upcast(input)
+    dims = norm_dims(dim, x.ndim, op)
+    mu = mean(x, dims, keepdim=True)
+    dev = x - mu
+    dof = _count(x.shape, dims) - correction
+    if dof <= 0:
+        warnings.warn(f"{op}(): degrees of freedom is <= 0. Correction should be strictly less "
+                      "than the reduction factor (input numel divided by output numel).",
+                      UserWarning, stacklevel=3)
+    ss = Sum.apply(dev * dev, dims, keepdim, x._dtype)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        v = ss / dof if dof > 0 else ss * float("inf" if dof == 0 else "nan")
+    return v, (mu if keepdim else _squeeze(mu, dims)), input._dtype
+
+
+def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None) -> Tensor:
+    """Variance over ``dim``: ``sum((x - mean)^2) / (N - correction)``; ``correction`` defaults
+    to 1 (Bessel); the legacy ``unbiased=False`` means ``correction=0``.
+
+    Shapes: ``(2, 3)`` with ``dim=1`` gives ``(2,)``. Example:
+    ``tensorix.tensor([1., 2., 3., 4.]).var()`` is ``tensor(1.6667)``.
+    """
+    v, _, d = _var(input, dim, unbiased, keepdim, correction, "var")
+    return v.to(d)
+
+
+def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None) -> Tensor:
+    """Standard deviation, ``sqrt(var(...))``; arguments as :func:`var`."""
+    from .unary import sqrt
+
+    v, _, d = _var(input, dim, unbiased, keepdim, correction, "std")
+    return sqrt(v).to(d)
+
+
+def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """``(var, mean)`` over ``dim`` in one pass; arguments as :func:`var`."""
+    v, mu, d = _var(input, dim, unbiased, keepdim, correction, "var_mean")
+    return v.to(d), mu.to(d)
+
+
+def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """``(std, mean)`` over ``dim``; arguments as :func:`var`."""
+    from .unary import sqrt
+
+    v, mu, d = _var(input, dim, unbiased, keepdim, correction, "std_mean")
+    return sqrt(v).to(d), mu.to(d)
+
+
+def _shift_constant(x, dims):
+    """max over ``dims`` (kept), 0 where it is not finite: the stabiliser of log-sum-exp."""
+    xp = _xp(x)
+    if not x.numel():
+        return _make(xp.zeros(_kept(x.shape, dims), dtype=x._data.dtype))
+    with np.errstate(invalid="ignore"):
+        m = x._data.max(axis=dims, keepdims=True)
+    return _make(xp.where(xp.isfinite(m), m, 0).astype(x._data.dtype))
+
+
+def logsumexp(input, dim=None, keepdim=False) -> Tensor:
+    """``log(sum(exp(x)))`` over ``dim``, computed stably by shifting by the maximum; built from
+    primitives, so its gradient is the softmax and second derivatives work.
+
+    Shapes: as :func:`sum`. Example: ``tensorix.logsumexp(tensorix.tensor([0., 0.]), 0)`` is
+    ``log(2) = 0.6931``.
+    """
+    from .elementwise import exp, log
+
+    x = _upcast(float_input(input, "logsumexp"))
+    dims = norm_dims(dim, x.ndim, "logsumexp")
+    m = _shift_constant(x, dims)
+    out = log(Sum.apply(exp(x - m), dims, True, x._dtype)) + m
+    out = out if keepdim else _squeeze(out, dims)
+    return out.to(input._dtype) if input._dtype.category >= 2 else out
+
+
+class PNorm(Function):
+    """``(sum |x|^p)^(1/p)`` for finite p not in (0, 1): a primitive so that the gradient at
+    a zero norm is PyTorch's subgradient 0 rather than the composite's 0/0."""
+
+    @staticmethod
+    def forward(ctx, a, p, dims, keepdim):
+        ctx.p, ctx.dims, ctx.keepdim = p, dims, keepdim
+        xp = _xp(a)
+        data = xp.abs(a._data.astype("float32") if _lowp(a._dtype) else a._data)
+        s = (data * data if p == 2 else data ** p).sum(axis=dims, keepdims=keepdim)
+        out = _make((xp.sqrt(s) if p == 2 else s ** (1.0 / p)).astype(data.dtype))
+        out = _make(out._data.astype(a._dtype.to_real().np))
+        ctx.save_for_backward(a, out)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        from .pointwise import sgn, where
+        from .unary import abs as abs_
+
+        a, out = ctx.saved_tensors
+        p, shape = ctx.p, tuple(a.shape)
+        o = _restore(out, shape, ctx.dims, ctx.keepdim)
+        g = _restore(g, shape, ctx.dims, ctx.keepdim)
+        zero = o == 0
+        safe = where(zero, 1, o)
+        if p == 2:
+            return where(zero, 0, g / safe) * a, None, None, None
+        mag = abs_(a)
+        az = mag == 0
+        scaled = sgn(a) * where(az, 0, where(az, 1, mag) ** (p - 1))
+        return scaled * where(zero, 0, g / safe ** (p - 1)), None, None, None
+
+
+def norm(input, p="fro", dim=None, keepdim=False, dtype=None) -> Tensor:
+    """Vector p-norm over ``dim`` (all dims when None): ``p`` = 2 or 'fro' (Euclidean), 1,
+    ``inf`` (max |x|), ``-inf`` (min |x|), 0 (count of non-zeros), or any other number.
+    The gradient at a zero norm is 0, as in PyTorch.
+
+    Shapes: ``(3, 4)`` with ``dim=1`` gives ``(3,)``. Example:
+    ``tensorix.tensor([3., 4.]).norm()`` is ``tensor(5.)``.
+    """
+    from .unary import abs as abs_
+
+    check_tensor(input, "norm")
+    x = input if dtype is None else input.to(dtype)
+    if x._dtype.category < 2:
+        raise RuntimeError(f"norm(): expected a floating point or complex input, got "
+                           f"{x._dtype.name}")
+    if p == "fro":
+        p = 2
+    if isinstance(p, str) or not isinstance(p, (int, float)):
+        raise ValueError(f"norm(): p must be a number or 'fro', got {p!r} (nuclear norms are "
+                         "not supported; use linalg)")
+    dims = norm_dims(dim, x.ndim, "norm")
+    if p == math.inf:
+        return amax(abs_(x), dims, keepdim)
+    if p == -math.inf:
+        return amin(abs_(x), dims, keepdim)
+    if p == 0:
+        return Sum.apply((x != 0).to(x._dtype.to_real()), dims, keepdim, x._dtype.to_real())
+    if p == 1:
+        return Sum.apply(abs_(x), dims, keepdim, x._dtype.to_real())
+    return PNorm.apply(x, float(p), dims, keepdim)
+
+
+# -- cumulative ops ------------------------------------------------------------------------
+def _cum_dim(x, dim, op):
+    check_tensor(x, op)
+    return norm_dim(dim, x.ndim, op)
+
+
+def _reverse_cumsum(g, dim):
+    return Flip.apply(cumsum(Flip.apply(g, dim), dim), dim)
+
+
+class CumSum(Function):
+    @staticmethod
+    def forward(ctx, a, dim, dtype):
+        ctx.dim = dim
+        data = a._data.reshape(1) if a._data.ndim == 0 else a._data
+        acc = "float32" if _lowp(dtype) else dtype.np
+        return _xp(a).cumsum(data, axis=dim, dtype=acc).astype(dtype.np).reshape(a._data.shape)
+
+    @staticmethod
+    def backward(ctx, g):
+        if g.ndim == 0:
+            return g, None, None
+        return _reverse_cumsum(g, ctx.dim), None, None
+
+
+class CumProd(Function):
+    @staticmethod
+    def forward(ctx, a, dim, dtype):
+        ctx.dim = dim
+        data = a._data.reshape(1) if a._data.ndim == 0 else a._data
+        acc = "float32" if _lowp(dtype) else dtype.np
+        out = _make(_xp(a).cumprod(data, axis=dim, dtype=acc).astype(dtype.np)
+                    .reshape(a._data.shape))
+        ctx.save_for_backward(a, out)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        a, out = ctx.saved_tensors
+        if a.ndim == 0:
+            return g, None, None
+        if not bool((a._data == 0).any()):
+            return _reverse_cumsum(g * out, ctx.dim) / a, None, None
+        return _cumprod_grad_with_zeros(a, g, ctx.dim), None, None
+
+
+def _cumprod_grad_with_zeros(a, g, dim):
+    """Exact cumprod gradient with zeros, through the (n, n) Jacobian rows: row j is the
+    cumulative product of ``a`` with ``a_j`` replaced by 1, kept for i >= j."""
+    from .pointwise import where
+
+    nd = a.ndim
+    perm = tuple(k for k in range(nd) if k != dim) + (dim,)
+    inv = tuple(perm.index(k) for k in range(nd))
+    am, gm = a.permute(perm), g.permute(perm)
+    n = am.shape[-1]
+    xp = _xp(a)
+    eye = _make(xp.eye(n, dtype=bool))
+    rows = where(eye, 1, am.unsqueeze(-2).expand(tuple(am.shape[:-1]) + (n, n)))
+    jac = cumprod(rows, -1)  # jac[..., j, i] = prod_{k <= i, k != j} a_k
+    upper = _make(xp.triu(xp.ones((n, n), dtype=bool)))
+    grad = Sum.apply(jac * where(upper, gm.unsqueeze(-2), 0), (nd,), False, a._dtype)
+    return grad.permute(inv)
+
+
+def _cum_dtype(x, dtype):
+    return _acc_dtype(x, dtype)
+
+
+def cumsum(input, dim, *, dtype=None) -> Tensor:
+    """Cumulative sum along ``dim``; integers and bools give int64 (unless ``dtype``).
+
+    Shapes: same as the input. Example: ``tensorix.tensor([1, 2, 3]).cumsum(0)`` is
+    ``tensor([1, 3, 6])``.
+    """
+    d = _cum_dim(input, dim, "cumsum")
+    return CumSum.apply(input, d, _cum_dtype(input, dtype))
+
+
+def cumprod(input, dim, *, dtype=None) -> Tensor:
+    """Cumulative product along ``dim``; integers give int64. The gradient is exact with zeros
+    (an O(n^2) path taken only when the input has zeros).
+
+    Example: ``tensorix.tensor([1., 2., 3.]).cumprod(0)`` is ``tensor([1., 2., 6.])``.
+    """
+    d = _cum_dim(input, dim, "cumprod")
+    return CumProd.apply(input, d, _cum_dtype(input, dtype))
+
+
+def _cum_extreme(x, dim, op, ufunc, rtype):
+    d = _cum_dim(x, dim, op)
+    if x.ndim == 0:
+        return rtype(x.reshape(()), _make(_xp(x).zeros((), dtype=np.int64)))
+    xp, data = _xp(x), x._data
+    with np.errstate(invalid="ignore"):
+        running = scan(xp, data, d, getattr(xp, ufunc))
+    hit = data == running
+    if x._dtype.category >= 2:
+        hit = hit | xp.isnan(data)
+    pos = xp.arange(data.shape[d]).reshape((-1,) + (1,) * (data.ndim - d - 1))
+    # the latest position reaching the running extreme (PyTorch takes the last on ties)
+    idx = scan(xp, xp.where(hit, pos, 0), d, xp.maximum).astype(xp.int64)
+    return rtype(TakeAlong.apply(x, idx, d), _make(idx))
+
+
+def cummax(input, dim):
+    """Running maximum along ``dim``: ``(values, indices)``; on ties the index of the latest
+    maximum, NaN propagates. The gradient goes to the indexed elements.
+
+    Example: ``tensorix.tensor([1., 3., 2.]).cummax(0)`` gives values ``[1., 3., 3.]`` and
+    indices ``[0, 1, 1]``.
+    """
+    return _cum_extreme(input, dim, "cummax", "maximum", _CUMMAX)
+
+
+def cummin(input, dim):
+    """Running minimum along ``dim``; see :func:`cummax`."""
+    return _cum_extreme(input, dim, "cummin", "minimum", _CUMMIN)
+
+
+class LogCumSumExp(Function):
+    """``log(cumsum(exp(x)))`` as a primitive: a log-space scan, stable where the composite
+    would overflow or underflow."""
+
+    @staticmethod
+    def forward(ctx, a, dim):
+        ctx.dim = dim
+        xp = _xp(a)
+        data = a._data.reshape(1) if a._data.ndim == 0 else a._data
+        acc = data.astype("float32") if _lowp(a._dtype) else data
+        out = _make(scan(xp, acc, dim, xp.logaddexp).astype(a._data.dtype)
+                    .reshape(a._data.shape))
+        ctx.save_for_backward(a, out)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        # d/dx_j = sum_{i>=j} g_i exp(x_j - out_i), split by the sign of g so each part is a
+        # reverse log-cum-sum-exp (the TensorFlow/PyTorch formulation)
+        from .elementwise import exp, log
+        from .pointwise import where
+        from .unary import abs as abs_
+
+        a, out = ctx.saved_tensors
+        if a.ndim == 0:
+            return g, None
+        lowest = float(np.finfo(np.float32 if _lowp(a._dtype) else a._dtype.np).min)
+        d = ctx.dim
+
+        def rev(t):
+            return Flip.apply(LogCumSumExp.apply(Flip.apply(t, d), d), d)
+
+        with np.errstate(over="ignore"):  # lowest - out may round to -inf: exp gives 0
+            log_abs = log(where(g == 0, 1, abs_(g)))
+            pos = where(g > 0, log_abs, lowest) - out
+            neg = where(g < 0, log_abs, lowest) - out
+            return exp(rev(pos) + a) - exp(rev(neg) + a), None
+
+
+def logcumsumexp(input, dim) -> Tensor:
+    """``log(cumsum(exp(x), dim))`` computed stably.
+
+    Example: ``tensorix.logcumsumexp(tensorix.tensor([0., 0.]), 0)`` is ``[0., 0.6931]``.
+    """
+    d = _cum_dim(input, dim, "logcumsumexp")
+    if input._dtype.category < 2:
+        raise RuntimeError(f"logcumsumexp(): expected a floating point input, got "
+                           f"{input._dtype.name}")
+    return LogCumSumExp.apply(input, d)
+
+
+# -- logical and nan-aware reductions -------------------------------------------------------
+class _Logical(Function):
+    _differentiable = False
+
+    @staticmethod
+    def forward(ctx, a, fn, dims, keepdim):
+        out = getattr(_xp(a), fn)(a._data, axis=dims, keepdims=keepdim)
+        return out.astype(np.uint8) if a._dtype is dt.uint8 else out
+
+
+def all(input, dim=None, keepdim=False) -> Tensor:  # noqa: A001
+    """True where every element over ``dim`` is non-zero (bool; uint8 stays uint8).
+
+    Example: ``tensorix.tensor([[1, 0], [2, 3]]).all(1)`` is ``tensor([False, True])``.
+    """
+    check_tensor(input, "all")
+    return _Logical.apply(input, "all", norm_dims(dim, input.ndim, "all"), keepdim)
+
+
+def any(input, dim=None, keepdim=False) -> Tensor:  # noqa: A001
+    """True where some element over ``dim`` is non-zero; see :func:`all`."""
+    check_tensor(input, "any")
+    return _Logical.apply(input, "any", norm_dims(dim, input.ndim, "any"), keepdim)
+
+
+def count_nonzero(input, dim=None) -> Tensor:
+    """Number of non-zero elements over ``dim`` (int64).
+
+    Example: ``tensorix.count_nonzero(tensorix.tensor([[0., 1.], [2., 0.]]), 0)`` is
+    ``tensor([1, 1])``.
+    """
+    check_tensor(input, "count_nonzero")
+    return sum(input != 0, norm_dims(dim, input.ndim, "count_nonzero"))
+
+
+def _not_nan(x):
+    return x == x
+
+
+def nansum(input, dim=None, keepdim=False, *, dtype=None) -> Tensor:
+    """:func:`sum` treating NaN as zero (NaN positions get zero gradient).
+
+    Example: ``tensorix.tensor([1., float('nan'), 2.]).nansum()`` is ``tensor(3.)``.
+    """
+    from .pointwise import where
+
+    check_tensor(input, "nansum")
+    x = where(_not_nan(input), input, 0) if input._dtype.category >= 2 else input
+    return sum(x, dim, keepdim, dtype=dtype)
+
+
+def nanmean(input, dim=None, keepdim=False, *, dtype=None) -> Tensor:
+    """:func:`mean` over the non-NaN elements (NaN when all are NaN).
+
+    Example: ``tensorix.tensor([1., float('nan'), 3.]).nanmean()`` is ``tensor(2.)``.
+    """
+    check_tensor(input, "nanmean")
+    if input._dtype.category < 2:
+        raise RuntimeError(f"nanmean(): expected input to have floating point or complex dtype "
+                           f"but got {input._dtype.name}")
+    total = nansum(input, dim, keepdim, dtype=dtype)
+    count = sum(_not_nan(input), dim, keepdim)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return total / count.to(total.dtype)
+
+
+def _methods():
+    from .inplace import make
+
+    names = [n for n in __all__ if n != "sum_to"]
+    m = {n: globals()[n] for n in names}
+    m["sum_to_size"] = lambda self, *s: sum_to(
+        self, s[0] if len(s) == 1 and isinstance(s[0], (tuple, list)) else s)
+    m["cumsum_"], m["cumprod_"] = make(cumsum), make(cumprod)
+    return m
+
+
+TENSOR_METHODS = _methods()
