@@ -332,7 +332,8 @@ def full(size, fill_value, dtype=None, device=None, requires_grad=False) -> Tens
     shape = _shape((size,), "full")
     xp = _xp(device)
     if isinstance(fill_value, complex) and not d.is_complex:
-        fill_value = fill_value.real
+        raise RuntimeError(f"full(): value cannot be converted to type {d.name} without "
+                           "overflow")
     data = xp.empty(shape, dtype=d.np)
     data[...] = fill_value
     return _finish(_make(data, d), requires_grad)
