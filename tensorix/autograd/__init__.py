@@ -7,6 +7,7 @@ from .grad_mode import (
                         detect_anomaly,
                         enable_grad,
                         inference_mode,
+                        is_anomaly_check_nan_enabled,
                         is_anomaly_enabled,
                         is_grad_enabled,
                         no_grad,
@@ -16,4 +17,5 @@ from .grad_mode import (
 
 __all__ = ["Function", "FunctionCtx", "once_differentiable", "backward", "grad", "functional",
            "no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled",
-           "detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled"]
+           "detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled",
+           "is_anomaly_check_nan_enabled"]

@@ -18,6 +18,7 @@ import heapq
 
 from ..backend import array_module
 from ..tensor import Tensor, _make
+from .function import refresh_view
 from .grad_mode import state
 
 __all__ = ["backward", "grad"]
@@ -155,6 +156,8 @@ class _GraphTask:
     def run(self, outputs, grads):
         roots = []
         for out, g in zip(outputs, grads):
+            if out._base is not None:
+                refresh_view(out)
             if out.grad_fn is None:  # a leaf as an output: its seed is its gradient
                 self._leaf_grad(out, g)
                 continue
@@ -254,7 +257,7 @@ class _GraphTask:
                 r = hook(in_grads, tuple(grads))
                 if r is not None:
                     in_grads = _check_count(node, r)
-        if state.anomaly:
+        if state.anomaly and state.check_nan:
             _check_anomaly(node, in_grads)
         if not self.retain_graph:
             node.release()
@@ -378,6 +381,9 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     grads = _root_grads(outputs, _as_list(grad_outputs, "grad"), "grad")
     if retain_graph is None:
         retain_graph = create_graph
+    for t in inputs:
+        if t._base is not None:
+            refresh_view(t)
     capture = {}
     keys = [id(t) if t.grad_fn is None else (id(t.grad_fn), t._output_nr) for t in inputs]
     for key in keys:

@@ -206,6 +206,8 @@ class Function:
         for a in args:
             if type(a) is Tensor and a._rg:
                 record = True
+                if a._base is not None and a._base.grad_fn is not a._base_fn:
+                    refresh_view(a)
                 edges.append((a.grad_fn or a, a._output_nr, a._data.shape, a._dtype))
             else:
                 edges.append(None)
@@ -309,8 +311,22 @@ def _saved_outputs(ctx, outs):
 
 def _mark_view(out, src):
     if array_module(out._data).may_share_memory(out._data, src._data):
-        out._version = src._version
-        out._base = src._base if src._base is not None else src
+        base = src._base if src._base is not None else src
+        out._version, out._base, out._base_fn = src._version, base, base.grad_fn
+
+
+def refresh_view(t):
+    """Re-derive a view's grad_fn from its base when the base's graph changed since it was
+    made (an in-place write to the base or to another view of it), as PyTorch does; without
+    this the view's gradient would silently skip the write."""
+    base = t._base
+    if base.grad_fn is t._base_fn or not state.enabled:
+        return
+    from ..ops.movement import _strided_view
+
+    fresh = _strided_view(t, base)(base)
+    t.grad_fn, t._output_nr, t._rg = fresh.grad_fn, fresh._output_nr, fresh._rg
+    t._base_fn = base.grad_fn
 
 
 def once_differentiable(backward):

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from .. import backend
 from .. import dtypes as dt
-from ..autograd.function import Function
+from ..autograd.function import Function, refresh_view
 from ..autograd.grad_mode import state
 from ..tensor import Tensor, _make
 
@@ -34,10 +34,17 @@ def _check(self, op):
 
 def _alias_old(t):
     """A new handle on t's current value and graph position (its data copied, since t's
-    memory is about to be overwritten)."""
+    memory is about to be overwritten and the op's backward may need the old value)."""
     old = _make(t._data.copy(), t._dtype)
     old._rg, old.grad_fn, old._output_nr = t._rg, t.grad_fn, t._output_nr
     return old
+
+
+def _graph_alias(t):
+    """A handle on t's graph position sharing its memory (nothing reads its old value)."""
+    alias = _make(t._data, t._dtype)
+    alias._rg, alias.grad_fn, alias._output_nr = t._rg, t.grad_fn, t._output_nr
+    return alias
 
 
 def _write(self, result, op):
@@ -61,9 +68,11 @@ def _write(self, result, op):
     return result
 
 
-class _ViewScatter(Function):
-    """base with its view region replaced by ``value`` (the graph side of a write to a
-    view)."""
+class CopySlices(Function):
+    """``base`` with the window ``view_fn`` selects replaced by ``value``: the graph side of
+    an in-place write to a view (PyTorch's CopySlices). The gradient is ``g`` with the window
+    zeroed for ``base`` and ``g``'s window for ``value``; both are written with ops (a
+    CopySlices of zeros and a strided view), so double backward works."""
 
     @staticmethod
     def forward(ctx, base, value, view_fn):
@@ -74,10 +83,11 @@ class _ViewScatter(Function):
 
     @staticmethod
     def backward(ctx, g):
-        gb = g.clone()
-        region = ctx.view_fn(gb)
-        region._data[...] = 0
-        return gb, ctx.view_fn(g), None
+        from .creation import zeros
+
+        window = ctx.view_fn(g)
+        empty = zeros(tuple(window.shape), dtype=g.dtype, device=g.device)
+        return CopySlices.apply(g, empty, ctx.view_fn), window, None
 
 
 def _view_chain(view, base):
@@ -85,6 +95,16 @@ def _view_chain(view, base):
     from .movement import _strided_view
 
     return _strided_view(view, base)
+
+
+def _fresh_output(result, args):
+    """A result that is an input (``copy_`` of a same-dtype tensor returns ``src`` itself) or a
+    leaf gets its own node, so the written tensor's gradient flows to it."""
+    if result._rg and (result.grad_fn is None or any(result is a for a in args)):
+        from .movement import clone
+
+        return clone(result)
+    return result
 
 
 def apply_inplace(self, fn, *args, op=None, **kwargs):
@@ -103,15 +123,18 @@ def apply_inplace(self, fn, *args, op=None, **kwargs):
         finally:
             state.enabled = prev
         return self
-    result = fn(_alias_old(self), *args, **kwargs)
+    if self._base is not None:
+        refresh_view(self)
+    result = _fresh_output(fn(_alias_old(self), *args, **kwargs), args)
     result = _write(self, result, op)
     if self._base is not None:
         base = self._base
         view_fn = _view_chain(self, base)
-        new_base = _ViewScatter.apply(_alias_old(base), result, view_fn)
+        new_base = CopySlices.apply(_graph_alias(base), result, view_fn)
         base.grad_fn, base._output_nr, base._rg = new_base.grad_fn, 0, True
         fresh = view_fn(base)
         self.grad_fn, self._output_nr, self._rg = fresh.grad_fn, fresh._output_nr, True
+        self._base_fn = base.grad_fn
         return self
     self.grad_fn, self._output_nr, self._rg = result.grad_fn, result._output_nr, result._rg
     return self
