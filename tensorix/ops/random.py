@@ -184,7 +184,10 @@ def _float_dtype(dtype, op, complex_ok=True):
 
 def _out(arr, d, device, requires_grad):
     dev = backend.Device(device) if device is not None else backend.cpu
-    t = _make(backend.to_device(np.ascontiguousarray(arr, dtype=d.np), dev), d)
+    arr = np.asarray(arr, dtype=d.np)
+    if not arr.flags.c_contiguous:
+        arr = arr.copy()
+    t = _make(backend.to_device(arr, dev), d)
     return t.requires_grad_() if requires_grad else t
 
 
@@ -257,8 +260,10 @@ def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False)
 def _like(fn, input, dtype, device, requires_grad, op, *args, generator=None):
     if not isinstance(input, Tensor):
         raise TypeError(f"{op}(): argument 'input' must be a Tensor, not {type(input).__name__}")
-    return fn(*args, tuple(input.shape), generator=generator,
-              dtype=input.dtype if dtype is None else dtype,
+    dtype = input.dtype if dtype is None else dtype
+    if fn is not randint:
+        _float_dtype(dtype, op)
+    return fn(*args, tuple(input.shape), generator=generator, dtype=dtype,
               device=input.device if device is None else device, requires_grad=requires_grad)
 
 
