@@ -3,6 +3,8 @@
 those methods on :class:`tensorix.Tensor`, so Tensor methods stay one-line delegations.
 """
 
+import sys
+
 from ..tensor import Tensor
 from . import (
     creation,
@@ -33,8 +35,10 @@ from .shape import *
 from .sort import *
 from .unary import *
 
-FAMILIES = (creation, random, elementwise, unary, pointwise, reduce, sort, movement, shape,
-            indexing, linalg, einsum, inplace)
+# looked up as modules: the star imports rebind names such as ``sort`` to functions
+FAMILIES = tuple(sys.modules[f"{__name__}.{n}"] for n in (
+    "creation", "random", "elementwise", "unary", "pointwise", "reduce", "sort", "movement",
+    "shape", "indexing", "linalg", "einsum", "inplace"))
 
 __all__ = [name for fam in FAMILIES for name in fam.__all__]
 
