@@ -262,7 +262,7 @@ def from_dlpack(ext) -> Tensor:
     xp = backend.Device("cuda").xp if dev_type == 2 else np
     try:
         arr = xp.from_dlpack(ext)
-    except (BufferError, TypeError) as e:
+    except (BufferError, TypeError, RuntimeError) as e:
         raise BufferError(f"from_dlpack(): the array module can't import this tensor ({e}); "
                           "bfloat16 and float8 have no DLPack support in NumPy, cast first"
                           ) from None
