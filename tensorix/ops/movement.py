@@ -11,10 +11,13 @@ import numpy as np
 from .. import backend
 from ..autograd.function import Function, _mark_view
 from ..tensor import Tensor, _make
+from . import _index
 from ._common import check_tensor, norm_dim
 
 __all__ = ["reshape", "view", "expand", "broadcast_to", "permute", "transpose", "clone",
-           "contiguous", "squeeze", "unsqueeze", "getitem", "as_strided"]
+           "contiguous", "squeeze", "unsqueeze", "getitem", "as_strided", "diagonal", "flatten",
+           "unflatten", "narrow", "select", "unbind", "t", "movedim", "moveaxis", "swapaxes",
+           "swapdims", "view_as_real", "view_as_complex"]
 
 
 def _sizes(shape, op):
@@ -186,6 +189,297 @@ def as_strided(input, size, stride, storage_offset=0) -> Tensor:
     return AsStrided.apply(input, size, stride, int(storage_offset))
 
 
+class StridedView(Function):
+    """A view whose dims step through the input's dims by integer combinations (diagonal,
+    unfold): output dim ``k`` has stride ``sum_j coefs[k][j] * input.stride(j)`` and starts at
+    input element ``start``. Working on the input's own strides keeps it a view of
+    non-contiguous tensors too; the backward scatter-adds through the same window of indices."""
+
+    _view = True
+
+    @staticmethod
+    def forward(ctx, a, geometry):
+        ctx.shape, ctx.geometry = a._data.shape, geometry
+        return _window(a._data, geometry)
+
+    @staticmethod
+    def backward(ctx, g):
+        return StridedViewBackward.apply(g, ctx.shape, ctx.geometry)
+
+
+class StridedViewBackward(Function):
+    @staticmethod
+    def forward(ctx, g, shape, geometry):
+        ctx.geometry = geometry
+        xp = backend.array_module(g._data)
+        n = int(np.prod(shape, dtype=np.int64))
+        ids = _window(xp.arange(n, dtype=xp.int64).reshape(shape), geometry)
+        out = xp.zeros(n, dtype=g._data.dtype)
+        xp.add.at(out, ids, g._data)  # windows may overlap (unfold with step < size)
+        return out.reshape(shape)
+
+    @staticmethod
+    def backward(ctx, gg):
+        return StridedView.apply(gg, ctx.geometry)
+
+
+def _window(data, geometry):
+    size, coefs, start = geometry
+    xp = backend.array_module(data)
+    if 0 in size:
+        return xp.empty(size, dtype=data.dtype)
+    origin = data[tuple(slice(i, None) for i in start)]
+    strides = tuple(sum(c * s for c, s in zip(coef, data.strides)) for coef in coefs)
+    return xp.lib.stride_tricks.as_strided(origin, size, strides)
+
+
+def _unit(nd, *dims_coefs):
+    v = [0] * nd
+    for d, c in dims_coefs:
+        v[d] += c
+    return tuple(v)
+
+
+def diagonal(input, offset=0, dim1=0, dim2=1) -> Tensor:
+    """The diagonal of the ``(dim1, dim2)`` planes as a view, appended as the last dim;
+    ``offset > 0`` is above the main diagonal, ``< 0`` below.
+
+    Shapes: ``(2, 3, 4)`` with ``dim1=1, dim2=2`` gives ``(2, 3)``.
+    Example: ``tensorix.eye(3).diagonal()`` is ``tensor([1., 1., 1.])``.
+    """
+    check_tensor(input, "diagonal")
+    shape = input._data.shape
+    nd = len(shape)
+    d1, d2 = norm_dim(dim1, nd, "diagonal"), norm_dim(dim2, nd, "diagonal")
+    if d1 == d2:
+        raise RuntimeError(f"diagonal(): diagonal dimensions cannot be identical {dim1}, {dim2}")
+    offset = int(offset)
+    n = min(shape[d1], shape[d2] - offset) if offset >= 0 else min(shape[d1] + offset,
+                                                                   shape[d2])
+    start = [0] * nd
+    start[d2 if offset >= 0 else d1] = abs(offset)
+    rest = [d for d in range(nd) if d not in (d1, d2)]
+    size = tuple(shape[d] for d in rest) + (max(n, 0),)
+    coefs = tuple(_unit(nd, (d, 1)) for d in rest) + (_unit(nd, (d1, 1), (d2, 1)),)
+    return StridedView.apply(input, (size, coefs, tuple(start)))
+
+
+def unfold(input, dimension, size, step) -> Tensor:
+    """Sliding windows of ``size`` elements every ``step`` along ``dimension``, as a view:
+    that dim becomes the window count ``(n - size) // step + 1`` and a new last dim of length
+    ``size`` is appended (``Tensor.unfold``).
+
+    Example: ``tensorix.arange(5.).unfold(0, 2, 2)`` is ``[[0., 1.], [2., 3.]]``.
+    """
+    check_tensor(input, "unfold")
+    shape = input._data.shape
+    nd = max(len(shape), 1)
+    d = norm_dim(dimension, len(shape), "unfold")
+    n = shape[d] if shape else 1
+    if size > n:
+        raise RuntimeError(f"unfold(): maximum size for tensor at dimension {d} is {n} but "
+                           f"size is {size}")
+    if size < 0:
+        raise RuntimeError(f"unfold(): size is {size} but must be >= 0")
+    if step <= 0:
+        raise RuntimeError(f"unfold(): step is {step} but must be > 0")
+    if not shape:  # a 0-d tensor unfolds as one element of length 1
+        return getitem(input.reshape(1), slice(0, size))
+    out = list(shape)
+    out[d] = (n - size) // step + 1
+    coefs = tuple(_unit(nd, (k, step if k == d else 1)) for k in range(nd)) + (_unit(nd, (d, 1)),)
+    return StridedView.apply(input, (tuple(out) + (int(size),), coefs, (0,) * nd))
+
+
+def flatten(input, start_dim=0, end_dim=-1) -> Tensor:
+    """Merge dims ``start_dim..end_dim`` into one (a view when strides allow, like reshape);
+    a 0-d tensor becomes 1-d.
+
+    Example: ``tensorix.zeros(2, 3, 4).flatten(1)`` has shape ``(2, 12)``.
+    """
+    check_tensor(input, "flatten")
+    shape = input._data.shape
+    s, e = norm_dim(start_dim, len(shape), "flatten"), norm_dim(end_dim, len(shape), "flatten")
+    if s > e:
+        raise RuntimeError("flatten(): flatten() has invalid args: start_dim cannot come after "
+                           "end_dim")
+    if not shape:
+        return Reshape.apply(input, (1,))
+    if s == e:
+        return input
+    merged = int(np.prod(shape[s:e + 1], dtype=np.int64))
+    return Reshape.apply(input, shape[:s] + (merged,) + shape[e + 1:])
+
+
+def unflatten(input, dim, sizes) -> Tensor:
+    """Split dim ``dim`` into ``sizes`` (one entry may be -1); always a view.
+
+    Example: ``tensorix.zeros(2, 12).unflatten(1, (3, -1))`` has shape ``(2, 3, 4)``.
+    """
+    check_tensor(input, "unflatten")
+    shape = input._data.shape
+    d = norm_dim(dim, len(shape), "unflatten")
+    sizes = _sizes(tuple(sizes), "unflatten")
+    if not sizes:
+        raise RuntimeError("unflatten(): sizes must be non-empty")
+    try:
+        sizes = _infer(sizes, shape[d], "unflatten", shape)
+    except RuntimeError:
+        raise RuntimeError(f"unflatten(): Provided sizes {list(sizes)} don't multiply up to "
+                           f"the size of dim {dim} ({shape[d]}) in the input tensor") from None
+    return Reshape.apply(input, shape[:d] + sizes + shape[d + 1:])
+
+
+def narrow(input, dim, start, length) -> Tensor:
+    """The view ``input[..., start:start + length, ...]`` along ``dim`` (``start`` may be
+    negative or a 0-d integer tensor).
+
+    Example: ``tensorix.arange(6).narrow(0, 2, 3)`` is ``tensor([2, 3, 4])``.
+    """
+    check_tensor(input, "narrow")
+    shape = input._data.shape
+    d = norm_dim(dim, len(shape), "narrow")
+    if not shape:
+        raise RuntimeError("narrow(): narrow() cannot be applied to a 0-dim tensor.")
+    start, length = _index._int(start, "narrow"), _index._int(length, "narrow")
+    n = shape[d]
+    if not -n <= start <= n:
+        raise IndexError(f"narrow(): start out of range (expected to be in range of [{-n}, "
+                         f"{n}], but got {start})")
+    if length < 0:
+        raise RuntimeError("narrow(): length must be non-negative.")
+    start = start + n if start < 0 else start
+    if start + length > n:
+        raise RuntimeError(f"narrow(): start ({start}) + length ({length}) exceeds dimension "
+                           f"size ({n}).")
+    return getitem(input, (slice(None),) * d + (slice(start, start + length),))
+
+
+def select(input, dim, index) -> Tensor:
+    """The view at ``index`` of ``dim``, with that dim removed (``x.select(1, 2)`` is
+    ``x[:, 2]``).
+
+    Example: ``tensorix.zeros(2, 3).select(1, -1)`` has shape ``(2,)``.
+    """
+    check_tensor(input, "select")
+    shape = input._data.shape
+    if not shape:
+        raise IndexError("select(): select() cannot be applied to a 0-dim tensor.")
+    d = norm_dim(dim, len(shape), "select")
+    i = _index._int(index, "select")
+    if not -shape[d] <= i < shape[d]:
+        raise IndexError(f"select(): index {i} out of range for tensor of size {list(shape)} "
+                         f"at dimension {d}")
+    return getitem(input, (slice(None),) * d + (i,))
+
+
+def unbind(input, dim=0) -> tuple:
+    """All slices along ``dim`` as a tuple of views (``dim`` removed).
+
+    Example: ``a, b = tensorix.zeros(2, 3).unbind()`` gives two ``(3,)`` views.
+    """
+    check_tensor(input, "unbind")
+    d = norm_dim(dim, input.ndim, "unbind")
+    if not input.ndim:
+        raise IndexError("unbind(): dimension specified as 0 but tensor has no dimensions")
+    return tuple(select(input, d, i) for i in range(input._data.shape[d]))
+
+
+def t(input) -> Tensor:
+    """Transpose a tensor of at most 2 dims (0-d and 1-d come back as they are)."""
+    check_tensor(input, "t")
+    if input.ndim > 2:
+        raise RuntimeError(f"t(): t() expects a tensor with <= 2 dimensions, but self is "
+                           f"{input.ndim}D")
+    return transpose(input, 0, 1) if input.ndim == 2 else input
+
+
+def movedim(input, source, destination) -> Tensor:
+    """Move dims ``source`` to positions ``destination`` (ints or sequences), the others
+    keeping their order (a view). Example: ``x.movedim(0, -1)``; alias ``moveaxis``."""
+    check_tensor(input, "movedim")
+    nd = input.ndim
+    src = tuple(source) if isinstance(source, (tuple, list)) else (source,)
+    dst = tuple(destination) if isinstance(destination, (tuple, list)) else (destination,)
+    if len(src) != len(dst):
+        raise RuntimeError(f"movedim(): Invalid source or destination dims: source "
+                           f"({list(src)} dims) should contain the same number of dims as "
+                           f"destination ({list(dst)} dims)")
+    src = tuple(norm_dim(s, nd, "movedim") for s in src)
+    dst = tuple(norm_dim(s, nd, "movedim") for s in dst)
+    for name, dims in (("source", src), ("destination", dst)):
+        if len(set(dims)) != len(dims):
+            raise RuntimeError(f"movedim(): repeated dim in `{name}` ({list(dims)})")
+    order = [None] * nd
+    for s, d in zip(src, dst):
+        order[d] = s
+    rest = iter(d for d in range(nd) if d not in src)
+    order = tuple(next(rest) if o is None else o for o in order)
+    return Permute.apply(input, order) if nd else input
+
+
+def swapaxes(input, axis0, axis1) -> Tensor:
+    """NumPy's name for :func:`transpose` (a view); alias ``swapdims``."""
+    return transpose(input, axis0, axis1)
+
+
+class ViewAsReal(Function):
+    _view = True
+
+    @staticmethod
+    def forward(ctx, a):
+        real = a._data.real  # a float view with the complex array's strides
+        xp = backend.array_module(real)
+        return xp.lib.stride_tricks.as_strided(real, real.shape + (2,),
+                                               real.strides + (real.itemsize,))
+
+    @staticmethod
+    def backward(ctx, g):
+        return view_as_complex(g.contiguous())
+
+
+class ViewAsComplex(Function):
+    _view = True
+
+    @staticmethod
+    def forward(ctx, a):
+        from .. import dtypes as dt
+
+        cdt = dt.complex128 if a._dtype is dt.float64 else dt.complex64
+        return a._data.view(cdt.np)[..., 0]
+
+    @staticmethod
+    def backward(ctx, g):
+        return view_as_real(g)
+
+
+def view_as_real(input) -> Tensor:
+    """A complex tensor's memory seen as reals: shape ``(*s, 2)`` holding (real, imag)."""
+    check_tensor(input, "view_as_real")
+    if not input._dtype.is_complex:
+        raise RuntimeError("view_as_real(): view_as_real is only supported for complex "
+                           f"tensors, got {input._dtype.name}")
+    return ViewAsReal.apply(input)
+
+
+def view_as_complex(input) -> Tensor:
+    """A float32/float64 tensor of shape ``(*s, 2)`` seen as complex of shape ``s``."""
+    check_tensor(input, "view_as_complex")
+    if input._dtype.name not in ("float32", "float64"):
+        raise RuntimeError("view_as_complex(): view_as_complex is only supported for float "
+                           f"and double tensors, but got a tensor of scalar type: "
+                           f"{input._dtype.name}")
+    st = input.stride()
+    if not input.ndim or input._data.shape[-1] != 2:
+        raise RuntimeError("view_as_complex(): Tensor must have a last dimension of size 2")
+    if st[-1] != 1:
+        raise RuntimeError("view_as_complex(): Tensor must have a last dimension with stride 1")
+    if any(s % 2 for s in st[:-1]):
+        raise RuntimeError("view_as_complex(): Tensor must have a stride divisible by 2 for all "
+                           "but last dimension")
+    return ViewAsComplex.apply(input)
+
+
 def _strided_view(view, base):
     """A function that rebuilds ``view``'s window from a contiguous tensor shaped like
     ``base`` (the in-place-on-a-view machinery replays it on the new base)."""
@@ -206,37 +500,16 @@ def _strided_view(view, base):
     return view_fn
 
 
-def _raw_index(index):
-    """Convert Tensors inside an index to backend arrays; validate the index types."""
-    if isinstance(index, tuple):
-        return tuple(_raw_index(i) for i in index)
-    if isinstance(index, Tensor):
-        if index._dtype.category >= 2:
-            raise IndexError("getitem(): tensors used as indices must be long, int, byte or "
-                             f"bool tensors, got {index._dtype.name}")
-        return index._data
-    if isinstance(index, list):
-        return np.asarray([_raw_index(i) for i in index]) if index and \
-            isinstance(index[0], Tensor) else np.asarray(index)
-    if isinstance(index, slice) and index.step is not None and index.step <= 0:
-        raise ValueError("getitem(): step must be greater than zero (PyTorch has no negative "
-                         "slice steps; use flip())")
-    return index
-
-
-def _is_basic(index):
-    items = index if isinstance(index, tuple) else (index,)
-    return all(i is None or i is Ellipsis or isinstance(i, (int, slice, np.integer))
-               for i in items)
-
-
 class GetItem(Function):
+    """``input[index]`` for a parsed :class:`~._index.Index`: a view for basic indexing, a
+    gathered copy when integer or boolean arrays take part."""
+
     @staticmethod
     def forward(ctx, a, index):
-        ctx.shape, ctx.index, ctx.dtype = a._data.shape, index, a._dtype
+        ctx.shape, ctx.index = a._data.shape, index
         try:
-            return a._data[index]
-        except IndexError as e:
+            return index.get(a._data)
+        except (IndexError, ValueError) as e:
             raise IndexError(f"getitem(): {e} (tensor shape {list(a._data.shape)})") from None
 
     @staticmethod
@@ -250,12 +523,8 @@ class IndexBackward(Function):
     @staticmethod
     def forward(ctx, g, shape, index):
         ctx.index = index
-        xp = backend.array_module(g._data)
-        out = xp.zeros(shape, dtype=g._data.dtype)
-        if _is_basic(index):
-            out[index] = g._data
-        else:
-            xp.add.at(out, index, g._data)
+        out = backend.array_module(g._data).zeros(shape, dtype=g._data.dtype)
+        index.scatter(out, g._data, accumulate=True)
         return out
 
     @staticmethod
@@ -263,15 +532,23 @@ class IndexBackward(Function):
         return GetItem.apply(gg, ctx.index)
 
 
+def parse_index(input, index, op="getitem"):
+    """``index`` parsed for ``input`` (PyTorch placement rules and error messages)."""
+    return _index.parse(index, input._data.shape, input.device, op)
+
+
 def getitem(input, index) -> Tensor:
-    """``input[index]``: basic indexing returns a view; integer/boolean tensors gather a copy.
+    """``input[index]`` with PyTorch's semantics: ints, slices (positive steps), None and
+    Ellipsis give a view sharing memory; integer tensors, lists and boolean masks gather a
+    copy. Integers are applied before advanced indices, as in PyTorch, so ``x[0, :, [1, 2]]``
+    on a ``(4, 5, 3)`` tensor has shape ``(5, 2)``.
 
     Example: ``x[0, 1:3]``, ``x[..., None]``, ``x[x > 0]``, ``x[tensorix.tensor([2, 0])]``.
     """
-    index = _raw_index(index)
-    basic = _is_basic(index)
+    check_tensor(input, "getitem")
+    index = parse_index(input, index)
     out = GetItem.apply(input, index)
-    if basic:
+    if not index.copies:
         _mark_view(out, input)
     return out
 
@@ -395,6 +672,9 @@ def clone(input) -> Tensor:
     return Clone.apply(check_tensor(input, "clone"))
 
 
+moveaxis, swapdims = movedim, swapaxes
+
+
 def contiguous(input) -> Tensor:
     """``input`` itself when C-contiguous, else a contiguous copy."""
     if input._data.flags.c_contiguous:
@@ -406,7 +686,9 @@ TENSOR_METHODS = {
     "reshape": reshape, "view": view, "expand": expand, "broadcast_to": broadcast_to,
     "permute": permute, "transpose": transpose, "clone": clone, "contiguous": contiguous,
     "squeeze": squeeze, "unsqueeze": unsqueeze, "__getitem__": getitem,
-    "as_strided": as_strided,
+    "as_strided": as_strided, "diagonal": diagonal, "unfold": unfold, "flatten": flatten,
+    "unflatten": unflatten, "narrow": narrow, "select": select, "unbind": unbind, "t": t,
+    "movedim": movedim, "moveaxis": movedim, "swapaxes": swapaxes, "swapdims": swapaxes,
     "expand_as": lambda self, other: expand(self, tuple(other.shape)),
     "view_as": lambda self, other: view(self, tuple(other.shape)),
     "reshape_as": lambda self, other: reshape(self, tuple(other.shape)),

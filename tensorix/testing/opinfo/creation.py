@@ -13,4 +13,3 @@ exempt("random op or generator API, tested in tests/test_random.py", "Generator"
        "default_generator", "manual_seed", "seed", "initial_seed", "get_rng_state",
        "set_rng_state", "rand", "randn", "randint", "randperm", "normal", "bernoulli",
        "multinomial", "poisson", "rand_like", "randn_like", "randint_like")
-exempt("returns indices; tested with the indexing ops", "nonzero")

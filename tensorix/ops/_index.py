@@ -1,0 +1,202 @@
+"""Index parsing for getitem, setitem and index_put, with PyTorch's placement rules.
+
+PyTorch applies integers, slices, None and Ellipsis first (that part is a view), then the
+advanced indices (integer and boolean tensors) to the view. NumPy instead counts integers as
+advanced indices, which places dims differently for ``x[0, :, [1, 2]]`` (torch: ``(5, 2)``,
+NumPy: ``(2, 5)``). Splitting an index into those two steps gives torch's shapes from NumPy's
+indexing; the checks here give torch's error messages (naming the dim and its size).
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from .. import backend
+from ..tensor import Tensor
+
+__all__: list = []
+
+_FULL = slice(None)
+
+
+class Index:
+    """A parsed index: ``basic`` (ints, slices, None; ends with Ellipsis so the result is
+    always an array view) then ``adv`` (arrays and slices, or None when nothing is left)."""
+
+    __slots__ = ("basic", "adv", "copies")
+
+    def __init__(self, basic, adv, copies):
+        self.basic, self.adv, self.copies = basic, adv, copies
+
+    def get(self, data):
+        """``data`` indexed: a view unless ``copies`` (integer or boolean arrays)."""
+        region = data[self.basic]
+        return region if self.adv is None else region[self.adv]
+
+    def scatter(self, out, value, accumulate=False):
+        """Write (or add, with ``accumulate``: duplicates add up) ``value`` into ``out``."""
+        region = out[self.basic]
+        if not self.copies:
+            view = region if self.adv is None else region[self.adv]
+            if accumulate:
+                view += value
+            else:
+                view[...] = value
+        elif accumulate:
+            backend.array_module(out).add.at(region, self.int_adv(), value)
+        else:
+            region[self.adv] = value
+
+    def int_adv(self):
+        """``adv`` with boolean masks expanded into integer arrays (for ``ufunc.at``)."""
+        out = []
+        for a in self.adv:
+            if isinstance(a, slice) or a.dtype.kind != "b":
+                out.append(a)
+            else:
+                out.extend(backend.array_module(a).nonzero(a))
+        return tuple(out)
+
+    def __repr__(self):
+        return f"Index(basic={self.basic!r}, adv={self.adv!r})"
+
+
+def _int(v, op):
+    if isinstance(v, Tensor):
+        return v.__index__()
+    if v is None or isinstance(v, (int, np.integer)):
+        return None if v is None else int(v)
+    raise TypeError(f"{op}(): slice indices must be integers or None, got {type(v).__name__}")
+
+
+def _slice(s, op):
+    step = _int(s.step, op)
+    if step is not None and step <= 0:
+        raise ValueError(f"{op}(): step must be greater than zero (PyTorch has no negative "
+                         "slice steps; use flip())")
+    return slice(_int(s.start, op), _int(s.stop, op), step)
+
+
+def _from_list(items):
+    vals = [i.tolist() if isinstance(i, Tensor) else i for i in items]
+    arr = np.asarray(vals)
+    return arr.astype(np.int64) if arr.size == 0 else arr
+
+
+def _array_item(arr, kind_of, op, dev):
+    """Classify an index array: ``int`` (0-d integer: a select), ``bool`` (0-d mask),
+    ``mask`` or ``array``."""
+    kind = np.dtype(arr.dtype).kind
+    if kind == "b" or np.dtype(arr.dtype) == np.uint8:
+        arr = backend.to_device(arr, dev).astype(bool, copy=False)
+        return ("bool", bool(arr)) if arr.ndim == 0 else ("mask", arr)
+    if kind not in "iu":
+        raise IndexError(f"{op}(): tensors used as indices must be long, int, byte or bool "
+                         f"tensors, got {kind_of}")
+    if arr.ndim == 0:
+        return "int", int(arr)
+    return "array", backend.to_device(arr, dev)
+
+
+def _item(item, op, dev):
+    if item is None:
+        return "none", None
+    if item is Ellipsis:
+        return "ellipsis", None
+    if isinstance(item, (bool, np.bool_)):
+        return "bool", bool(item)
+    if isinstance(item, (int, np.integer)):
+        return "int", int(item)
+    if isinstance(item, slice):
+        return "slice", _slice(item, op)
+    if isinstance(item, Tensor):
+        return _array_item(item._data, item._dtype.name, op, dev)
+    if isinstance(item, list):
+        arr = _from_list(item)
+        return _array_item(arr, str(arr.dtype), op, dev)
+    if hasattr(item, "__array_interface__") or hasattr(item, "__cuda_array_interface__"):
+        return _array_item(item, str(item.dtype), op, dev)
+    if isinstance(item, numbers.Number):
+        raise IndexError(f"{op}(): only integers, slices (`:`), ellipsis (`...`), None and "
+                         f"integer or boolean tensors are valid indices (got "
+                         f"{type(item).__name__})")
+    raise TypeError(f"{op}(): invalid index of type {type(item).__name__}")
+
+
+def _consumed(kind, value):
+    if kind in ("int", "slice", "array"):
+        return 1
+    return value.ndim if kind == "mask" else 0
+
+
+def _check_int(i, size, d, op):
+    if not -size <= i < size:
+        raise IndexError(f"{op}(): index {i} is out of bounds for dimension {d} with size "
+                         f"{size}")
+
+
+def _check_array(arr, size, d, op):
+    if arr.size == 0:
+        return
+    hi, lo = int(arr.max()), int(arr.min())
+    if hi >= size:
+        _check_int(hi, size, d, op)
+    if lo < -size:
+        _check_int(lo, size, d, op)
+
+
+def _check_mask(mask, shape, d, op):
+    for k, m in enumerate(mask.shape):
+        if d + k >= len(shape) or shape[d + k] != m:
+            raise IndexError(f"{op}(): the shape of the mask {list(mask.shape)} at index {k} "
+                             f"does not match the shape of the indexed tensor {list(shape)} "
+                             f"at index {d + k}")
+
+
+def _place(kind, value, shape, d, op):
+    """(basic entries, adv entries, dims consumed) for one item at input dim ``d``."""
+    if kind == "none":
+        return [None], [_FULL], 0
+    if kind == "bool":  # True adds a dim of size 1, False one of size 0 (like None + slice)
+        return [None], [_FULL if value else slice(0, 0)], 0
+    if kind == "int":
+        _check_int(value, shape[d], d, op)
+        return [value], [], 1
+    if kind == "slice":
+        return [value], [_FULL], 1
+    if kind == "array":
+        _check_array(value, shape[d], d, op)
+        return [_FULL], [value], 1
+    _check_mask(value, shape, d, op)
+    return [_FULL] * value.ndim, [value], value.ndim
+
+
+def parse(index, shape, dev, op="getitem") -> Index:
+    """Split ``index`` for a tensor of ``shape`` on ``dev`` into an :class:`Index`."""
+    if isinstance(index, Index):
+        return index
+    items = [_item(i, op, dev) for i in (index if isinstance(index, tuple) else (index,))]
+    used = sum(_consumed(k, v) for k, v in items)
+    if used > len(shape):
+        raise IndexError(f"{op}(): too many indices for tensor of dimension {len(shape)}")
+    if sum(k == "ellipsis" for k, _ in items) > 1:
+        raise IndexError(f"{op}(): an index can only have a single ellipsis ('...')")
+    basic, adv, d = [], [], 0
+    for kind, value in items:
+        if kind == "ellipsis":
+            n = len(shape) - used
+            basic += [_FULL] * n
+            adv += [_FULL] * n
+            d += n
+            continue
+        b, a, n = _place(kind, value, shape, d, op)
+        basic += b
+        adv += a
+        d += n
+    copies = any(not isinstance(a, slice) for a in adv)
+    while adv and isinstance(adv[-1], slice) and adv[-1] == _FULL:
+        adv.pop()
+    basic.append(Ellipsis)
+    return Index(tuple(basic), tuple(adv) if adv else None, copies)
