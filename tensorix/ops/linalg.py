@@ -28,14 +28,20 @@ __all__ = ["matmul", "mm", "bmm", "dot", "vdot", "inner", "outer", "ger", "tenso
 
 def _int_matmul(a, b, dtype):
     xp = backend.array_module(a)
-    # a float64 bound on |a| @ |b| finds overflow that int64 arithmetic would hide by wrapping
+    # a float64 bound on |a| @ |b| tells whether int64 accumulation itself is exact
     bound = xp.abs(a.astype(np.float64)) @ xp.abs(b.astype(np.float64))
+    if bound.size and float(bound.max()) > 2.0 ** 62:
+        raise OverflowError(f"matmul(): integer product may overflow int64 accumulation "
+                            f"(largest possible magnitude {float(bound.max()):.3g}); cast the "
+                            "operands to a floating dtype first")
+    out = a.astype(np.int64) @ b.astype(np.int64)
     info = np.iinfo(dtype.np)
-    if bound.size and float(bound.max()) > min(info.max, 2.0 ** 62):
-        raise OverflowError(f"matmul(): integer product overflows {dtype.name} (largest "
-                            f"possible magnitude {float(bound.max()):.3g}); cast the operands "
-                            "to a wider integer or floating dtype first")
-    return (a.astype(np.int64) @ b.astype(np.int64)).astype(dtype.np)
+    if out.size and (int(out.max()) > info.max or int(out.min()) < info.min):
+        raise OverflowError(f"matmul(): integer product overflows {dtype.name} (result range "
+                            f"[{int(out.min())}, {int(out.max())}], {dtype.name} holds "
+                            f"[{info.min}, {info.max}]); cast the operands to a wider integer "
+                            "or floating dtype first")
+    return out.astype(dtype.np)
 
 
 class MatMul(Function):
