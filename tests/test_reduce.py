@@ -218,6 +218,13 @@ def test_zero_dim_inputs():
     assert tx.prod(s, 0).item() == 3.5
 
 
+def test_empty_dim_list_reduces_everything_like_torch():
+    x = tx.ones(2, 3)
+    for name in ("sum", "mean", "var", "nansum", "amax", "norm", "count_nonzero"):
+        assert getattr(tx, name)(x, dim=[]).ndim == 0, name
+    assert tx.sum(x, dim=()).item() == 6
+
+
 def test_argmax_keepdim_without_dim():
     x = tx.tensor([[1.0, 9.0], [3.0, 4.0]])
     out = tx.argmax(x, keepdim=True)

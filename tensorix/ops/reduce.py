@@ -58,6 +58,13 @@ def _squeeze(t, dims):
     return t.reshape(tuple(s for i, s in enumerate(t.shape) if i not in dims))
 
 
+def _dims(dim, ndim, op):
+    """``norm_dims`` where an empty dim list means all dims, as in PyTorch's sum and friends."""
+    if isinstance(dim, (tuple, list)) and not dim:
+        dim = None
+    return norm_dims(dim, ndim, op)
+
+
 def _upcast(x):
     """``x`` in float32 when it is a low-precision float (composites then round once)."""
     return x.to(dt.float32) if _lowp(x._dtype) else x
@@ -142,7 +149,7 @@ def sum(input, dim=None, keepdim=False, *, dtype=None) -> Tensor:  # noqa: A001
     Example: ``tensorix.ones(2, 3).sum(dim=0)`` is ``tensor([2., 2., 2.])``.
     """
     check_tensor(input, "sum")
-    dims = norm_dims(dim, input.ndim, "sum")
+    dims = _dims(dim, input.ndim, "sum")
     return Sum.apply(input, dims, keepdim, _acc_dtype(input, dtype))
 
 
@@ -156,7 +163,7 @@ def mean(input, dim=None, keepdim=False, *, dtype=None) -> Tensor:
     if d.category < 2:
         raise RuntimeError(f"mean(): could not infer output dtype. Input dtype must be either a "
                            f"floating point or complex dtype. Got: {d.name}")
-    dims = norm_dims(dim, input.ndim, "mean")
+    dims = _dims(dim, input.ndim, "mean")
     n = _count(input.shape, dims)
     s = Sum.apply(input, dims, keepdim, d)
     return s / n if n else s * float("nan")
@@ -227,8 +234,8 @@ def _check_nonempty(x, dims, op, specified):
 
 def _extreme(x, dim, keepdim, op, fn):
     check_tensor(x, op)
-    specified = dim is not None and dim != ()
-    dims = norm_dims(dim if specified else None, x.ndim, op)
+    specified = dim is not None and not (isinstance(dim, (tuple, list)) and not dim)
+    dims = _dims(dim, x.ndim, op)
     _check_nonempty(x, dims, op, specified)
     with np.errstate(invalid="ignore"):
         out = getattr(_xp(x), fn)(x._data, axis=dims, keepdims=keepdim)
@@ -246,7 +253,8 @@ def amax(input, dim=(), keepdim=False) -> Tensor:
 
 
 def amin(input, dim=(), keepdim=False) -> Tensor:
-    """Minimum over ``dim``; see :func:`amax`."""
+    """Minimum over ``dim``; see :func:`amax`. Example: ``x.amin((0, 1))`` of a ``(2, 3, 4)``
+    tensor has shape ``(4,)``."""
     return _extreme(input, dim, keepdim, "amin", "min")
 
 
@@ -278,7 +286,8 @@ def argmax(input, dim=None, keepdim=False) -> Tensor:
 
 
 def argmin(input, dim=None, keepdim=False) -> Tensor:
-    """Index of the minimum over ``dim``; see :func:`argmax`."""
+    """Index of the minimum over ``dim``; see :func:`argmax`. Example:
+    ``tensorix.tensor([[1., 5.], [4., 2.]]).argmin(1)`` is ``tensor([0, 1])``."""
     return _arg(input, dim, keepdim, "argmin", "argmin")
 
 
@@ -321,7 +330,8 @@ def max(input, dim=None, keepdim=False, *, other=None):  # noqa: A001
 
 
 def min(input, dim=None, keepdim=False, *, other=None):  # noqa: A001
-    """Minimum; see :func:`max` (``min(x, other_tensor)`` is :func:`minimum`)."""
+    """Minimum; see :func:`max` (``min(x, other_tensor)`` is :func:`minimum`). Example:
+    ``values, indices = x.min(dim=0)`` for ``x`` of shape ``(2, 3)`` gives shapes ``(3,)``."""
     if isinstance(dim, Tensor) or other is not None:
         return _binary("min", "minimum")(input, dim if other is None else other)
     if dim is None:
@@ -361,7 +371,7 @@ def _var(input, dim, unbiased, keepdim, correction, op):
                            f"{input._dtype.name}")
     dim, correction = _correction(op, dim, unbiased, correction)
     x = _upcast(input)
-    dims = norm_dims(dim, x.ndim, op)
+    dims = _dims(dim, x.ndim, op)
     mu = mean(x, dims, keepdim=True)
     dev = x - mu
     dof = _count(x.shape, dims) - correction
@@ -387,7 +397,8 @@ def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None) -> Te
 
 
 def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None) -> Tensor:
-    """Standard deviation, ``sqrt(var(...))``; arguments as :func:`var`."""
+    """Standard deviation, ``sqrt(var(...))``; arguments and shapes as :func:`var`. Example:
+    ``tensorix.tensor([1., 3.]).std()`` is ``tensor(1.4142)``."""
     from .unary import sqrt
 
     v, _, d = _var(input, dim, unbiased, keepdim, correction, "std")
@@ -395,13 +406,16 @@ def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None) -> Te
 
 
 def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    """``(var, mean)`` over ``dim`` in one pass; arguments as :func:`var`."""
+    """``(var, mean)`` over ``dim``, sharing the mean; arguments and shapes as :func:`var`.
+    Example: ``v, m = tensorix.var_mean(x, 1)`` for ``x`` of shape ``(2, 3)`` gives ``(2,)``
+    each."""
     v, mu, d = _var(input, dim, unbiased, keepdim, correction, "var_mean")
     return v.to(d), mu.to(d)
 
 
 def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    """``(std, mean)`` over ``dim``; arguments as :func:`var`."""
+    """``(std, mean)`` over ``dim``; arguments and shapes as :func:`var`. Example:
+    ``s, m = tensorix.std_mean(tensorix.tensor([1., 3.]))`` gives ``1.4142`` and ``2.``."""
     from .unary import sqrt
 
     v, mu, d = _var(input, dim, unbiased, keepdim, correction, "std_mean")
@@ -428,7 +442,7 @@ def logsumexp(input, dim=None, keepdim=False) -> Tensor:
     from .elementwise import exp, log
 
     x = _upcast(float_input(input, "logsumexp"))
-    dims = norm_dims(dim, x.ndim, "logsumexp")
+    dims = _dims(dim, x.ndim, "logsumexp")
     m = _shift_constant(x, dims)
     out = log(Sum.apply(exp(x - m), dims, True, x._dtype)) + m
     out = out if keepdim else _squeeze(out, dims)
@@ -489,7 +503,7 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None) -> Tensor:
     if isinstance(p, str) or not isinstance(p, (int, float)):
         raise ValueError(f"norm(): p must be a number or 'fro', got {p!r} (nuclear norms are "
                          "not supported; use linalg)")
-    dims = norm_dims(dim, x.ndim, "norm")
+    dims = _dims(dim, x.ndim, "norm")
     if p == math.inf:
         return amax(abs_(x), dims, keepdim)
     if p == -math.inf:
@@ -617,7 +631,8 @@ def cummax(input, dim):
 
 
 def cummin(input, dim):
-    """Running minimum along ``dim``; see :func:`cummax`."""
+    """Running minimum along ``dim``; see :func:`cummax`. Example:
+    ``tensorix.tensor([3., 1., 2.]).cummin(0).indices`` is ``tensor([0, 1, 1])``."""
     return _cum_extreme(input, dim, "cummin", "minimum", _CUMMIN)
 
 
@@ -692,7 +707,8 @@ def all(input, dim=None, keepdim=False) -> Tensor:  # noqa: A001
 
 
 def any(input, dim=None, keepdim=False) -> Tensor:  # noqa: A001
-    """True where some element over ``dim`` is non-zero; see :func:`all`."""
+    """True where some element over ``dim`` is non-zero; see :func:`all`. Example:
+    ``tensorix.tensor([[1, 0], [0, 0]]).any(1)`` is ``tensor([True, False])``."""
     check_tensor(input, "any")
     return _Logical.apply(input, "any", norm_dims(dim, input.ndim, "any"), keepdim)
 

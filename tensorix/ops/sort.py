@@ -196,7 +196,8 @@ def median(input, dim=None, keepdim=False):
 
 
 def nanmedian(input, dim=None, keepdim=False):
-    """:func:`median` ignoring NaN (NaN only where all elements are NaN)."""
+    """:func:`median` ignoring NaN (NaN only where all elements are NaN). Example:
+    ``tensorix.tensor([1., float('nan'), 3., 2.]).nanmedian()`` is ``tensor(2.)``."""
     check_tensor(input, "nanmedian")
     if dim is None:
         return _median_all(input, "nanmedian", _nanmedian_rank)
@@ -283,7 +284,8 @@ def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear") -> Te
 
 
 def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear") -> Tensor:
-    """:func:`quantile` ignoring NaN (NaN only where all of a row is NaN)."""
+    """:func:`quantile` ignoring NaN (NaN only where all of a row is NaN). Example:
+    ``tensorix.nanquantile(tensorix.tensor([1., float('nan'), 3.]), 0.5)`` is ``2.``."""
     return _quantile(input, q, dim, keepdim, interpolation, "nanquantile", True)
 
 
