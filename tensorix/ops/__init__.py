@@ -7,6 +7,8 @@ import sys
 
 from ..tensor import Tensor
 from . import (
+    activation,
+    bitwise,
     creation,
     einsum,
     elementwise,
@@ -21,6 +23,8 @@ from . import (
     sort,
     unary,
 )
+from .activation import *
+from .bitwise import *
 from .creation import *
 from .einsum import *
 from .elementwise import *
@@ -37,8 +41,8 @@ from .unary import *
 
 # looked up as modules: the star imports rebind names such as ``sort`` to functions
 FAMILIES = tuple(sys.modules[f"{__name__}.{n}"] for n in (
-    "creation", "random", "elementwise", "unary", "pointwise", "reduce", "sort", "movement",
-    "shape", "indexing", "linalg", "einsum", "inplace"))
+    "creation", "random", "elementwise", "unary", "pointwise", "activation", "bitwise",
+    "reduce", "sort", "movement", "shape", "indexing", "linalg", "einsum", "inplace"))
 
 __all__ = [name for fam in FAMILIES for name in fam.__all__]
 

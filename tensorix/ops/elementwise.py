@@ -1,5 +1,6 @@
-"""Elementwise arithmetic primitives: add, sub, mul, div, neg, pow, exp, log, cast and the
-Python operators.
+"""Elementwise arithmetic: add, sub, mul, div, neg, pow, exp, log, the binary math ops (fmod,
+remainder, maximum/minimum, fmax/fmin, lerp, hypot, atan2, copysign, xlogy, float_power,
+logaddexp/logaddexp2), cast and the Python arithmetic operators.
 
 Each op is one Function class (forward on raw ``xp`` arrays, backward with tensorix ops, side
 by side) and a lowercase wrapper that lifts scalars and promotes dtypes at the boundary.
@@ -17,13 +18,21 @@ from ..tensor import Tensor, _make
 from ._common import check_tensor, float_input, promote
 
 __all__ = ["add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide", "neg",
-           "negative", "pow", "exp", "log", "rsub", "to"]
+           "negative", "pow", "exp", "log", "rsub", "to", "fmod", "remainder", "maximum",
+           "minimum", "fmax", "fmin", "lerp", "hypot", "atan2", "arctan2", "copysign", "xlogy",
+           "float_power", "logaddexp", "logaddexp2"]
+
+
+def _quiet():
+    # PyTorch computes inf/nan silently (1/0, inf - inf); NumPy would warn
+    return np.errstate(all="ignore")
 
 
 class Add(Function):
     @staticmethod
     def forward(ctx, a, b):
-        return a._data + b._data
+        with _quiet():
+            return a._data + b._data
 
     @staticmethod
     def backward(ctx, g):
@@ -33,7 +42,8 @@ class Add(Function):
 class Sub(Function):
     @staticmethod
     def forward(ctx, a, b):
-        return a._data - b._data
+        with _quiet():
+            return a._data - b._data
 
     @staticmethod
     def backward(ctx, g):
@@ -44,7 +54,8 @@ class Mul(Function):
     @staticmethod
     def forward(ctx, a, b):
         ctx.save_for_backward(a, b)
-        return a._data * b._data
+        with _quiet():
+            return a._data * b._data
 
     @staticmethod
     def backward(ctx, g):
@@ -57,7 +68,8 @@ class Div(Function):
     @staticmethod
     def forward(ctx, a, b):
         ctx.save_for_backward(a, b)
-        return a._data / b._data
+        with _quiet():
+            return a._data / b._data
 
     @staticmethod
     def backward(ctx, g):
@@ -81,7 +93,8 @@ class Neg(Function):
 class Pow(Function):
     @staticmethod
     def forward(ctx, a, b):
-        out = a._data ** b._data
+        with _quiet():
+            out = a._data ** b._data
         ctx.save_for_backward(a, b)
         return out
 
@@ -103,7 +116,8 @@ class Exp(Function):
     @staticmethod
     def forward(ctx, a):
         xp = backend.array_module(a._data)
-        out = _make(xp.exp(a._data))
+        with _quiet():
+            out = _make(xp.exp(a._data))
         ctx.save_for_backward(out)
         return out
 
@@ -118,13 +132,227 @@ class Log(Function):
     def forward(ctx, a):
         ctx.save_for_backward(a)
         xp = backend.array_module(a._data)
-        with np.errstate(divide="ignore", invalid="ignore"):
+        with _quiet():
             return xp.log(a._data)
 
     @staticmethod
     def backward(ctx, g):
         (a,) = ctx.saved_tensors
         return g / a.conj()
+
+
+# -- binary math -----------------------------------------------------------------------------
+def _zeros(g):
+    return g.new_zeros(tuple(g.shape))
+
+
+class _Modulo(Function):
+    """fmod (sign of the dividend, C's fmod) and remainder (sign of the divisor, Python's %);
+    d/db is -(a / b rounded the same way), as in PyTorch."""
+
+    fn, rounding = "fmod", "trunc"
+
+    @classmethod
+    def forward(cls, ctx, a, b):
+        if a._dtype.category < 2 and bool((b._data == 0).any()):
+            raise ZeroDivisionError(f"{cls.fn}(): integer division by zero")
+        ctx.save_for_backward(a, b)
+        with _quiet():
+            return getattr(backend.array_module(a._data), cls.fn)(a._data, b._data)
+
+    @classmethod
+    def backward(cls, ctx, g):
+        a, b = ctx.saved_tensors
+        na, nb = ctx.needs_input_grad
+        gb = -g * div(a, b, rounding_mode=cls.rounding) if nb else None
+        return (g if na else None), gb
+
+
+class Fmod(_Modulo):
+    fn, rounding = "fmod", "trunc"
+
+
+class Remainder(_Modulo):
+    fn, rounding = "remainder", "floor"
+
+
+class _Extremum(Function):
+    """maximum/minimum (nan propagates; a tie splits the gradient in half) and fmax/fmin (nan
+    ignored; a tie sends the gradient to ``input``), with PyTorch's gradient rules."""
+
+    fn = "maximum"
+
+    @classmethod
+    def forward(cls, ctx, a, b):
+        ctx.save_for_backward(a, b)
+        with _quiet():
+            return getattr(backend.array_module(a._data), cls.fn)(a._data, b._data)
+
+    @staticmethod
+    def split(a, b):
+        raise NotImplementedError
+
+    @classmethod
+    def backward(cls, ctx, g):
+        a, b = ctx.saved_tensors
+        to_a, to_b = cls.split(a, b)
+        na, nb = ctx.needs_input_grad
+        return (g * to_a if na else None), (g * to_b if nb else None)
+
+
+class Maximum(_Extremum):
+    fn = "maximum"
+
+    @staticmethod
+    def split(a, b):
+        half = (a == b) * 0.5
+        return (a > b) + half, (a < b) + half
+
+
+class Minimum(_Extremum):
+    fn = "minimum"
+
+    @staticmethod
+    def split(a, b):
+        half = (a == b) * 0.5
+        return (a < b) + half, (a > b) + half
+
+
+class Fmax(_Extremum):
+    fn = "fmax"
+
+    @staticmethod
+    def split(a, b):
+        take_a = (a >= b).logical_or(b.isnan())
+        return take_a, take_a.logical_not()
+
+
+class Fmin(_Extremum):
+    fn = "fmin"
+
+    @staticmethod
+    def split(a, b):
+        take_a = (a <= b).logical_or(b.isnan())
+        return take_a, take_a.logical_not()
+
+
+class Lerp(Function):
+    @staticmethod
+    def forward(ctx, start, end, weight):
+        ctx.save_for_backward(start, end, weight)
+        s, e, w = start._data, end._data, weight._data
+        xp = backend.array_module(s)
+        with _quiet():  # PyTorch's two-sided form: exact at both ends
+            diff = e - s
+            return xp.where(xp.abs(w) < 0.5, s + w * diff, e - diff * (1 - w))
+
+    @staticmethod
+    def backward(ctx, g):
+        start, end, weight = ctx.saved_tensors
+        ns, ne, nw = ctx.needs_input_grad
+        return (g * (1 - weight).conj() if ns else None, g * weight.conj() if ne else None,
+                g * (end - start).conj() if nw else None)
+
+
+class Hypot(Function):
+    @staticmethod
+    def forward(ctx, a, b):
+        with _quiet():
+            out = _make(backend.array_module(a._data).hypot(a._data, b._data))
+        ctx.save_for_backward(a, b, out)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        a, b, out = ctx.saved_tensors
+        na, nb = ctx.needs_input_grad
+        return (g * a / out if na else None), (g * b / out if nb else None)
+
+
+class Atan2(Function):
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        with _quiet():
+            return backend.array_module(a._data).arctan2(a._data, b._data)
+
+    @staticmethod
+    def backward(ctx, g):
+        a, b = ctx.saved_tensors
+        na, nb = ctx.needs_input_grad
+        r2 = a * a + b * b
+        return (g * b / r2 if na else None), (-g * a / r2 if nb else None)
+
+
+class Copysign(Function):
+    @staticmethod
+    def forward(ctx, a, b):
+        out = _make(backend.array_module(a._data).copysign(a._data, b._data))
+        ctx.save_for_backward(a, out)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        a, out = ctx.saved_tensors
+        na, nb = ctx.needs_input_grad
+        ga = g * (out / a).where(a != 0, 0) if na else None
+        return ga, (_zeros(g) if nb else None)
+
+
+class Xlogy(Function):
+    """``x * log(y)``, 0 where x == 0 (unless y is nan): the entropy term."""
+
+    @staticmethod
+    def forward(ctx, x, y):
+        ctx.save_for_backward(x, y)
+        xp = backend.array_module(x._data)
+        with _quiet():
+            out = x._data * xp.log(y._data)
+            return xp.where((x._data == 0) & ~xp.isnan(y._data), 0, out).astype(out.dtype)
+
+    @staticmethod
+    def backward(ctx, g):
+        x, y = ctx.saved_tensors
+        nx, ny = ctx.needs_input_grad
+        gx = xlogy(g, y).where(~((x == 0) & (y <= 0)), 0) if nx else None
+        return gx, (g * x / y if ny else None)
+
+
+class _LogAddExp(Function):
+    """log(b^a + b^c) for base e / 2, computed without overflow; gradients are the softmax
+    weights ``b^(a - out)``."""
+
+    fn = "logaddexp"
+
+    @classmethod
+    def forward(cls, ctx, a, b):
+        with _quiet():
+            out = _make(getattr(backend.array_module(a._data), cls.fn)(a._data, b._data))
+        ctx.save_for_backward(a, b, out)
+        return out
+
+    @staticmethod
+    def weight(d):
+        return d.exp()
+
+    @classmethod
+    def backward(cls, ctx, g):
+        a, b, out = ctx.saved_tensors
+        na, nb = ctx.needs_input_grad
+        return (g * cls.weight(a - out) if na else None), (g * cls.weight(b - out) if nb
+                                                           else None)
+
+
+class LogAddExp(_LogAddExp):
+    fn = "logaddexp"
+
+
+class LogAddExp2(_LogAddExp):
+    fn = "logaddexp2"
+
+    @staticmethod
+    def weight(d):
+        return d.exp2()
 
 
 class Cast(Function):
@@ -206,7 +434,7 @@ def div(input, other, *, rounding_mode=None) -> Tensor:
     if rounding_mode not in ("trunc", "floor"):
         raise ValueError(f"div(): expected rounding_mode to be one of None, 'trunc' or 'floor' "
                          f"but found {rounding_mode!r}")
-    from .unary import floor_divide, trunc
+    from .pointwise import floor_divide, trunc
 
     if rounding_mode == "floor":
         return floor_divide(a, b)
@@ -259,6 +487,147 @@ def log(input) -> Tensor:
     return Log.apply(float_input(input, "log"))
 
 
+def _float_pair(input, other, op):
+    """Promote two operands and take integer/bool results to the default float dtype."""
+    a, b = promote(input, other, op)
+    if a._dtype.category < 2:
+        d = dt.get_default_dtype()
+        a, b = a.to(d), b.to(d)
+    return a, b
+
+
+def _real_pair(input, other, op):
+    a, b = promote(input, other, op)
+    if a._dtype.is_complex:
+        raise RuntimeError(f"{op}(): not implemented for complex tensors")
+    return a, b
+
+
+def fmod(input, other) -> Tensor:
+    """C-style remainder ``input - trunc(input / other) * other`` (sign of ``input``), with
+    broadcasting; integer dtypes are kept and an integer zero divisor raises.
+
+    Example: ``tensorix.fmod(tensorix.tensor([-7., 7.]), 3)`` is ``tensor([-1., 1.])``.
+    """
+    a, b = _real_pair(input, other, "fmod")
+    if a._dtype is dt.bool:
+        raise RuntimeError("fmod(): not implemented for bool tensors")
+    return Fmod.apply(a, b)
+
+
+def remainder(input, other) -> Tensor:
+    """Python-style modulo ``input - floor(input / other) * other`` (sign of ``other``), the
+    ``%`` operator; integer dtypes are kept and an integer zero divisor raises.
+
+    Example: ``tensorix.remainder(tensorix.tensor([-7, 7]), 3)`` is ``tensor([2, 1])``.
+    """
+    a, b = _real_pair(input, other, "remainder")
+    if a._dtype is dt.bool:
+        raise RuntimeError("remainder(): not implemented for bool tensors")
+    return Remainder.apply(a, b)
+
+
+def maximum(input, other) -> Tensor:
+    """Elementwise maximum with broadcasting; ``nan`` propagates (see ``fmax``).
+
+    Example: ``tensorix.maximum(x, tensorix.zeros(()))`` is ``relu(x)``.
+    """
+    return Maximum.apply(*_real_pair(input, other, "maximum"))
+
+
+def minimum(input, other) -> Tensor:
+    """Elementwise minimum with broadcasting; ``nan`` propagates (see ``fmin``)."""
+    return Minimum.apply(*_real_pair(input, other, "minimum"))
+
+
+def fmax(input, other) -> Tensor:
+    """Elementwise maximum that ignores ``nan`` (``nan`` only where both are)."""
+    return Fmax.apply(*_real_pair(input, other, "fmax"))
+
+
+def fmin(input, other) -> Tensor:
+    """Elementwise minimum that ignores ``nan`` (``nan`` only where both are)."""
+    return Fmin.apply(*_real_pair(input, other, "fmin"))
+
+
+def lerp(input, end, weight) -> Tensor:
+    """Linear interpolation ``input + weight * (end - input)``, broadcast together.
+
+    ``input`` and ``end`` must share one floating dtype; ``weight`` is a number or a tensor of
+    that dtype. Example: ``tensorix.lerp(tensorix.zeros(3), tensorix.ones(3), 0.25)``.
+    """
+    check_tensor(input, "lerp")
+    check_tensor(end, "lerp", "end")
+    d = input._dtype
+    if not (d.is_floating_point or d.is_complex):
+        raise RuntimeError(f"lerp(): expected a floating point input, got {d.name}")
+    for name, v in (("end", end), ("weight", weight)):
+        if isinstance(v, Tensor) and v._dtype is not d:
+            raise RuntimeError(f"lerp(): expected dtype {d.name} for `{name}` but got dtype "
+                               f"{v._dtype.name}")
+    from ._common import lift, same_device
+
+    w = lift(weight, d, input, "lerp", "weight")
+    same_device("lerp", input, end, w)
+    return Lerp.apply(input, end, w)
+
+
+def hypot(input, other) -> Tensor:
+    """``sqrt(input**2 + other**2)`` without intermediate overflow, with broadcasting."""
+    return Hypot.apply(*_float_pair(*_real_pair(input, other, "hypot"), "hypot"))
+
+
+def atan2(input, other) -> Tensor:
+    """The angle of the point (``other``, ``input``): ``atan(input / other)`` in the right
+    quadrant, in [-pi, pi]; alias ``arctan2``.
+
+    Example: ``tensorix.atan2(tensorix.tensor([1.]), tensorix.tensor([-1.]))`` is 3*pi/4.
+    """
+    return Atan2.apply(*_float_pair(*_real_pair(input, other, "atan2"), "atan2"))
+
+
+arctan2 = atan2
+
+
+def copysign(input, other) -> Tensor:
+    """``|input|`` with the sign of ``other`` (-0.0 counts as negative); floating result."""
+    return Copysign.apply(*_float_pair(*_real_pair(input, other, "copysign"), "copysign"))
+
+
+def xlogy(input, other) -> Tensor:
+    """``input * log(other)``, defined as 0 where ``input`` is 0 (unless ``other`` is nan).
+
+    Example: ``tensorix.xlogy(tensorix.tensor([0., 2.]), tensorix.tensor([0., 1.]))`` is
+    ``tensor([0., 0.])``.
+    """
+    return Xlogy.apply(*_float_pair(*_real_pair(input, other, "xlogy"), "xlogy"))
+
+
+def float_power(input, exponent) -> Tensor:
+    """``input ** exponent`` computed in float64 (complex128 for complex operands), whatever
+    the input dtypes, like PyTorch. Example: ``tensorix.float_power(tensorix.tensor([2]), 3)``
+    is ``tensor([8.], dtype=tensorix.float64)``."""
+    if not isinstance(input, Tensor) and not isinstance(exponent, Tensor):
+        raise TypeError("float_power(): expected at least one Tensor operand")
+    cplx = any(v._dtype.is_complex if isinstance(v, Tensor) else isinstance(v, complex)
+               for v in (input, exponent))
+    d = dt.complex128 if cplx else dt.float64
+    a = input.to(d) if isinstance(input, Tensor) else input
+    b = exponent.to(d) if isinstance(exponent, Tensor) else exponent
+    return pow(a, b)
+
+
+def logaddexp(input, other) -> Tensor:
+    """``log(exp(input) + exp(other))`` without overflow, with broadcasting."""
+    return LogAddExp.apply(*_float_pair(*_real_pair(input, other, "logaddexp"), "logaddexp"))
+
+
+def logaddexp2(input, other) -> Tensor:
+    """``log2(2**input + 2**other)`` without overflow, with broadcasting."""
+    return LogAddExp2.apply(*_float_pair(*_real_pair(input, other, "logaddexp2"),
+                                         "logaddexp2"))
+
+
 def to(input, *args, dtype=None, device=None, copy=False, non_blocking=False) -> Tensor:
     """Convert dtype and/or device: ``x.to(tensorix.float64)``, ``x.to('cuda')``,
     ``x.to(other)``. Returns ``input`` itself when nothing changes (unless ``copy``)."""
@@ -309,20 +678,41 @@ def _type(self, dtype=None):
     return to(self, dtype)
 
 
-TENSOR_METHODS = {
-    "add": add, "sub": sub, "subtract": sub, "mul": mul, "multiply": mul, "div": div,
-    "divide": div, "true_divide": div, "neg": neg, "negative": neg, "pow": pow, "exp": exp,
-    "log": log, "to": to, "type": _type,
-    "__add__": add, "__radd__": add, "__sub__": sub, "__rsub__": _reflect(sub),
-    "__mul__": mul, "__rmul__": mul, "__truediv__": div, "__rtruediv__": _reflect(div),
-    "__neg__": neg, "__pow__": pow, "__rpow__": _reflect(pow), "__pos__": lambda self: self,
-    "float": _cast_method(dt.float32), "double": _cast_method(dt.float64),
-    "half": _cast_method(dt.float16), "bfloat16": _cast_method(dt.bfloat16),
-    "int": _cast_method(dt.int32), "long": _cast_method(dt.int64),
-    "short": _cast_method(dt.int16), "char": _cast_method(dt.int8),
-    "byte": _cast_method(dt.uint8), "bool": _cast_method(dt.bool),
-    "cfloat": _cast_method(dt.complex64), "cdouble": _cast_method(dt.complex128),
-    "cpu": lambda self: to(self, "cpu"),
-    "cuda": lambda self, device=None: to(self, "cuda" if device is None else
-                                         f"cuda:{device}" if isinstance(device, int) else device),
-}
+def _methods():
+    from .inplace import make
+
+    plain = {
+        "add": add, "sub": sub, "subtract": sub, "mul": mul, "multiply": mul, "div": div,
+        "divide": div, "true_divide": div, "neg": neg, "negative": neg, "pow": pow, "exp": exp,
+        "log": log, "fmod": fmod, "remainder": remainder, "maximum": maximum,
+        "minimum": minimum, "fmax": fmax, "fmin": fmin, "lerp": lerp, "hypot": hypot,
+        "atan2": atan2, "arctan2": atan2, "copysign": copysign, "xlogy": xlogy,
+        "float_power": float_power, "logaddexp": logaddexp, "logaddexp2": logaddexp2,
+    }
+    m = dict(plain)
+    for name in ("exp", "log", "neg", "negative", "fmod", "remainder", "lerp", "hypot",
+                 "atan2", "arctan2", "copysign", "xlogy", "true_divide", "subtract",
+                 "multiply", "divide"):
+        m[name + "_"] = make(plain[name], name + "_")
+    m.update({
+        "to": to, "type": _type,
+        "__add__": add, "__radd__": add, "__sub__": sub, "__rsub__": _reflect(sub),
+        "__mul__": mul, "__rmul__": mul, "__truediv__": div, "__rtruediv__": _reflect(div),
+        "__neg__": neg, "__pow__": pow, "__rpow__": _reflect(pow),
+        "__pos__": lambda self: self, "__mod__": remainder,
+        "__rmod__": _reflect(remainder), "__imod__": m["remainder_"],
+        "float": _cast_method(dt.float32), "double": _cast_method(dt.float64),
+        "half": _cast_method(dt.float16), "bfloat16": _cast_method(dt.bfloat16),
+        "int": _cast_method(dt.int32), "long": _cast_method(dt.int64),
+        "short": _cast_method(dt.int16), "char": _cast_method(dt.int8),
+        "byte": _cast_method(dt.uint8), "bool": _cast_method(dt.bool),
+        "cfloat": _cast_method(dt.complex64), "cdouble": _cast_method(dt.complex128),
+        "cpu": lambda self: to(self, "cpu"),
+        "cuda": lambda self, device=None: to(self, "cuda" if device is None else
+                                             f"cuda:{device}" if isinstance(device, int)
+                                             else device),
+    })
+    return m
+
+
+TENSOR_METHODS = _methods()

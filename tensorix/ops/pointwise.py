@@ -1,19 +1,27 @@
-"""Comparisons, where and sign: the selection primitives.
+"""Comparisons, where, sign, clamp, rounding and the elementwise predicates: the selection and
+piecewise-constant primitives.
 
-Comparisons return bool tensors and are not differentiable; ``where`` routes the gradient to
-the branch each element came from.
+Comparisons and predicates (isnan, isfinite, signbit, isclose, ...) return bool tensors and are
+not differentiable; ``where`` and ``clamp`` route the gradient to where each element came from.
 """
 
 from __future__ import annotations
 
+import numbers
+
+import numpy as np
+
 from .. import backend
 from .. import dtypes as dt
 from ..autograd.function import Function
-from ..tensor import Tensor
-from ._common import check_tensor, promote
+from ..tensor import Tensor, _make
+from ._common import check_tensor, lift, promote, same_device
 
 __all__ = ["eq", "ne", "lt", "le", "gt", "ge", "greater", "greater_equal", "less",
-           "less_equal", "not_equal", "where", "sign", "sgn"]
+           "less_equal", "not_equal", "where", "sign", "sgn", "clamp", "clip", "clamp_min",
+           "clamp_max", "isnan", "isinf", "isposinf", "isneginf", "isfinite", "isreal",
+           "signbit", "nan_to_num", "heaviside", "isclose", "allclose", "equal", "trunc", "fix",
+           "floor", "ceil", "round", "frac", "floor_divide"]
 
 
 def _xp(t):
@@ -96,7 +104,8 @@ class Sign(Function):
                 a._data.dtype)
         if a._dtype is dt.bool:
             return a._data.copy()
-        return xp.sign(a._data)
+        # PyTorch's (0 < a) - (a < 0): nan gives 0, -0.0 gives 0
+        return ((a._data > 0).astype(a._data.dtype) - (a._data < 0).astype(a._data.dtype))
 
     @staticmethod
     def backward(ctx, g):
@@ -104,7 +113,8 @@ class Sign(Function):
 
 
 def sign(input) -> Tensor:
-    """-1, 0 or 1 by the sign of each element (zero gradient)."""
+    """-1, 0 or 1 by the sign of each element (``nan`` gives 0, as in PyTorch; zero
+    gradient). Example: ``tensorix.sign(tensorix.tensor([-2., 0., 3.]))``."""
     check_tensor(input, "sign")
     if input._dtype.is_complex:
         raise RuntimeError("sign(): unsupported for complex tensors; use sgn()")
@@ -112,50 +122,431 @@ def sign(input) -> Tensor:
 
 
 def sgn(input) -> Tensor:
-    """``sign`` for reals; ``z / |z|`` for complex."""
+    """``sign`` for reals; ``z / |z|`` (0 at 0) for complex."""
     return Sign.apply(check_tensor(input, "sgn"))
 
 
-def _new_zeros(self, *size, dtype=None, device=None, requires_grad=False):
-    from .creation import zeros
+# -- clamp -----------------------------------------------------------------------------------
+class Clamp(Function):
+    """``min(max(x, lo), hi)`` (so ``hi`` wins when ``lo > hi``), with PyTorch's gradient
+    rules: ``x`` gets the gradient where lo <= x <= hi, ``lo`` where x < lo < hi, ``hi`` where
+    x > hi or hi < lo. Missing bounds are None."""
 
-    return zeros(*size, dtype=dtype or self.dtype, device=device or self.device,
-                 requires_grad=requires_grad)
+    @staticmethod
+    def forward(ctx, x, lo, hi):
+        ctx.save_for_backward(x, lo, hi)
+        xp = _xp(x)
+        out = x._data
+        with np.errstate(invalid="ignore"):
+            if lo is not None:
+                out = xp.maximum(out, lo._data)
+            if hi is not None:
+                out = xp.minimum(out, hi._data)
+        return out if out is not x._data else out.copy()
+
+    @staticmethod
+    def backward(ctx, g):
+        x, lo, hi = ctx.saved_tensors
+        nx, nlo, nhi = ctx.needs_input_grad
+        inside = True
+        if lo is not None:
+            inside = x >= lo
+        if hi is not None:
+            inside = (x <= hi) if lo is None else inside.logical_and(x <= hi)
+        gx = g * inside if nx else None
+        glo = ghi = None
+        if nlo:
+            to_lo = x < lo if hi is None else (x < lo).logical_and(lo < hi)
+            glo = g * to_lo
+        if nhi:
+            to_hi = x > hi if lo is None else (x > hi).logical_or(hi < lo)
+            ghi = g * to_hi
+        return gx, glo, ghi
 
 
-def _new_ones(self, *size, dtype=None, device=None, requires_grad=False):
-    from .creation import ones
-
-    return ones(*size, dtype=dtype or self.dtype, device=device or self.device,
-                requires_grad=requires_grad)
+def _bound_dtype(input, bounds):
+    """PyTorch's clamp promotion: the result type of input and the given bounds."""
+    return dt.result_type(input, *[b for b in bounds if b is not None])
 
 
-def _new_full(self, size, fill_value, dtype=None, device=None, requires_grad=False):
-    from .creation import full
+def clamp(input, min=None, max=None) -> Tensor:  # noqa: A002 - torch's names
+    """Limit each element to [``min``, ``max``]; either bound may be a number, a tensor
+    (broadcast) or None, and the result type promotes with them (an int tensor clamped by 0.5
+    is float). Where ``min > max`` the result is ``max``; ``nan`` propagates.
 
-    return full(size, fill_value, dtype=dtype or self.dtype, device=device or self.device,
-                requires_grad=requires_grad)
+    Example: ``tensorix.clamp(tensorix.tensor([-2., 0.5, 3.]), min=0, max=1)`` is
+    ``tensor([0.0000, 0.5000, 1.0000])``. Alias ``clip``.
+    """
+    check_tensor(input, "clamp")
+    if min is None and max is None:
+        raise RuntimeError("clamp(): at least one of 'min' or 'max' must not be None")
+    for name, v in (("min", min), ("max", max)):
+        if v is not None and not isinstance(v, (Tensor, numbers.Number, np.generic)):
+            raise TypeError(f"clamp(): argument '{name}' must be a Tensor, a number or None, "
+                            f"not {type(v).__name__}")
+        if isinstance(v, complex) or isinstance(v, Tensor) and v._dtype.is_complex:
+            raise RuntimeError("clamp(): not supported for complex bounds")
+    if input._dtype.is_complex:
+        raise RuntimeError("clamp(): not supported for complex tensors")
+    d = _bound_dtype(input, (min, max))
+    x = lift(input, d, op="clamp", arg="input")
+    lo = None if min is None else lift(min, d, x, "clamp", "min")
+    hi = None if max is None else lift(max, d, x, "clamp", "max")
+    same_device("clamp", x, lo, hi)
+    return Clamp.apply(x, lo, hi)
 
 
-def _new_tensor(self, data, dtype=None, device=None, requires_grad=False):
-    from .creation import tensor
-
-    return tensor(data, dtype=dtype or self.dtype, device=device or self.device,
-                  requires_grad=requires_grad)
+clip = clamp
 
 
-def _new_empty(self, *size, dtype=None, device=None, requires_grad=False):
-    from .creation import empty
+def clamp_min(input, min) -> Tensor:  # noqa: A002
+    """``clamp(input, min=min)``: elements below ``min`` become ``min``."""
+    if min is None:
+        raise RuntimeError("clamp_min(): argument 'min' must not be None")
+    return clamp(input, min=min)
 
-    return empty(*size, dtype=dtype or self.dtype, device=device or self.device,
-                 requires_grad=requires_grad)
+
+def clamp_max(input, max) -> Tensor:  # noqa: A002
+    """``clamp(input, max=max)``: elements above ``max`` become ``max``."""
+    if max is None:
+        raise RuntimeError("clamp_max(): argument 'max' must not be None")
+    return clamp(input, max=max)
 
 
-TENSOR_METHODS = {
-    "eq": eq, "ne": ne, "lt": lt, "le": le, "gt": gt, "ge": ge, "greater": gt,
-    "greater_equal": ge, "less": lt, "less_equal": le, "not_equal": ne,
-    "__eq__": eq, "__ne__": ne, "__lt__": lt, "__le__": le, "__gt__": gt, "__ge__": ge,
-    "where": lambda self, condition, other: where(condition, self, other),
-    "sign": sign, "sgn": sgn, "new_zeros": _new_zeros, "new_ones": _new_ones,
-    "new_full": _new_full, "new_tensor": _new_tensor, "new_empty": _new_empty,
-}
+# -- predicates ------------------------------------------------------------------------------
+class _Predicate(Function):
+    """A bool-valued elementwise test; integer and bool inputs get the answer for finite
+    numbers without a float conversion."""
+
+    _differentiable = False
+    fn = "isnan"
+    for_ints = False  # the answer for every integer element
+
+    @classmethod
+    def forward(cls, ctx, a):
+        xp = _xp(a)
+        if a._dtype.category < 2:
+            return xp.full(a._data.shape, cls.for_ints, dtype=bool)
+        return getattr(xp, cls.fn)(a._data)
+
+
+def _predicate(fn, for_ints, doc):
+    cls = type(fn.title(), (_Predicate,), {"fn": fn, "for_ints": for_ints})
+
+    def op(input) -> Tensor:
+        return cls.apply(check_tensor(input, fn))
+
+    op.__name__ = fn
+    op.__doc__ = doc + " Returns a bool tensor of the input's shape."
+    return cls, op
+
+
+IsNan, isnan = _predicate("isnan", False, "True where an element is nan.")
+IsInf, isinf = _predicate("isinf", False, "True where an element is +inf or -inf.")
+IsPosInf, isposinf = _predicate("isposinf", False, "True where an element is +inf.")
+IsNegInf, isneginf = _predicate("isneginf", False, "True where an element is -inf.")
+IsFinite, isfinite = _predicate("isfinite", True, "True where an element is neither inf nor "
+                                "nan.")
+
+
+class SignBit(Function):
+    _differentiable = False
+
+    @staticmethod
+    def forward(ctx, a):
+        if a._dtype.category < 2:
+            return a._data < 0
+        return _xp(a).signbit(a._data)
+
+
+def signbit(input) -> Tensor:
+    """True where the sign bit is set: negative numbers, ``-0.0`` and negative nans.
+
+    Example: ``tensorix.signbit(tensorix.tensor([-0.0, 0.0, -1.0]))`` is
+    ``tensor([True, False, True])``.
+    """
+    check_tensor(input, "signbit")
+    if input._dtype.is_complex:
+        raise RuntimeError("signbit(): not implemented for complex tensors")
+    return SignBit.apply(input)
+
+
+def isreal(input) -> Tensor:
+    """True where an element has no imaginary part (everywhere for real dtypes)."""
+    check_tensor(input, "isreal")
+    xp = _xp(input)
+    if not input._dtype.is_complex:
+        return _make(xp.ones(input._data.shape, dtype=bool))
+    return _make(input._data.imag == 0)
+
+
+class NanToNum(Function):
+    @staticmethod
+    def forward(ctx, a, nan, posinf, neginf):
+        ctx.save_for_backward(a)
+        xp, x = _xp(a), a._data
+        typ = x.dtype.type
+        out = xp.where(xp.isnan(x), typ(nan), x)
+        out = xp.where(x == np.inf, typ(posinf), out)
+        return xp.where(x == -np.inf, typ(neginf), out).astype(x.dtype, copy=False)
+
+    @staticmethod
+    def backward(ctx, g):
+        (a,) = ctx.saved_tensors
+        return g * isfinite(a), None, None, None
+
+
+def nan_to_num(input, nan=0.0, posinf=None, neginf=None) -> Tensor:
+    """Replace ``nan`` by ``nan``, ``+inf`` by ``posinf`` and ``-inf`` by ``neginf`` (default:
+    the dtype's largest and lowest finite values); integer tensors are copied unchanged. The
+    gradient is zero at replaced elements.
+
+    Example: ``tensorix.nan_to_num(tensorix.tensor([float('nan'), float('inf')]), posinf=1.)``
+    is ``tensor([0., 1.])``.
+    """
+    check_tensor(input, "nan_to_num")
+    for name, v in (("nan", nan), ("posinf", posinf), ("neginf", neginf)):
+        if v is not None and not isinstance(v, (numbers.Real, np.generic)):
+            raise TypeError(f"nan_to_num(): argument '{name}' must be a number or None, not "
+                            f"{type(v).__name__}")
+    if input._dtype.category < 2:
+        return input.clone()
+    if input._dtype.is_complex:
+        raise RuntimeError("nan_to_num(): not implemented for complex tensors")
+    info = dt.finfo(input._dtype)
+    posinf = info.max if posinf is None else posinf
+    neginf = info.min if neginf is None else neginf
+    return NanToNum.apply(input, float(nan), float(posinf), float(neginf))
+
+
+class Heaviside(Function):
+    _differentiable = False  # PyTorch defines no derivative either
+
+    @staticmethod
+    def forward(ctx, a, values):
+        xp, x = _xp(a), a._data
+        # PyTorch: a == 0 ? values : a > 0 (so nan gives 0)
+        return xp.where(x == 0, values._data, (x > 0).astype(x.dtype))
+
+
+def heaviside(input, values) -> Tensor:
+    """The step function: 0 where ``input < 0``, ``values`` where ``input == 0``, 1 where
+    ``input > 0`` (``nan`` gives 0, as in PyTorch). ``values`` must have ``input``'s dtype.
+
+    Example: ``tensorix.heaviside(tensorix.tensor([-1., 0., 2.]), tensorix.tensor(0.5))`` is
+    ``tensor([0.0000, 0.5000, 1.0000])``.
+    """
+    check_tensor(input, "heaviside")
+    check_tensor(values, "heaviside", "values")
+    if input._dtype is not values._dtype:
+        raise RuntimeError(f"heaviside(): expected input and values to have the same dtype, "
+                           f"got {input._dtype.name} and {values._dtype.name}")
+    if input._dtype.is_complex:
+        raise RuntimeError("heaviside(): not implemented for complex tensors")
+    same_device("heaviside", input, values)
+    return Heaviside.apply(input, values)
+
+
+class IsClose(Function):
+    _differentiable = False
+
+    @staticmethod
+    def forward(ctx, a, b, rtol, atol, equal_nan):
+        xp, x, y = _xp(a), a._data, b._data
+        close = x == y
+        if equal_nan and a._dtype.category >= 2:
+            close |= xp.isnan(x) & xp.isnan(y)
+        if rtol == 0 and atol == 0:
+            return close
+        if a._dtype.category < 2 or a._dtype.low_precision:
+            x = x.astype(dt.get_default_dtype().np if a._dtype.category < 2 else np.float32)
+            y = y.astype(x.dtype)
+        with np.errstate(all="ignore"):
+            err = xp.abs(x - y)
+            return close | (xp.isfinite(err) & (err <= atol + rtol * xp.abs(y)))
+
+
+def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> Tensor:
+    """True where ``|input - other| <= atol + rtol * |other|`` (or the two are equal, so
+    equal infinities are close); ``nan`` is close to ``nan`` only with ``equal_nan``. Both
+    tensors must have one dtype. Example: ``tensorix.isclose(x, x + 1e-9)`` is all True.
+    """
+    check_tensor(input, "isclose")
+    check_tensor(other, "isclose", "other")
+    if input._dtype is not other._dtype:
+        raise RuntimeError(f"isclose(): expected both tensors to have the same dtype, got "
+                           f"{input._dtype.name} and {other._dtype.name}")
+    for name, v in (("rtol", rtol), ("atol", atol)):
+        if not isinstance(v, numbers.Real) or v < 0:
+            raise ValueError(f"isclose(): {name} must be a number >= 0, but got {v!r}")
+    same_device("isclose", input, other)
+    return IsClose.apply(input, other, float(rtol), float(atol), bool(equal_nan))
+
+
+def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
+    """Whether ``isclose`` holds everywhere (a Python bool)."""
+    return bool(isclose(input, other, rtol, atol, equal_nan)._data.all())
+
+
+def equal(input, other) -> bool:
+    """True if both tensors have the same shape and equal elements (a Python bool; ``nan`` is
+    never equal). Example: ``tensorix.equal(x, x.clone())`` is True."""
+    check_tensor(input, "equal")
+    check_tensor(other, "equal", "other")
+    if tuple(input.shape) != tuple(other.shape):
+        return False
+    return bool(eq(input, other)._data.all())
+
+
+# -- rounding --------------------------------------------------------------------------------
+class _Rounding(Function):
+    """floor/ceil/trunc/round: piecewise constant, so the gradient is zero."""
+
+    fn = "trunc"
+
+    @classmethod
+    def forward(cls, ctx, a):
+        return getattr(_xp(a), cls.fn)(a._data)
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * 0
+
+
+class Trunc(_Rounding):
+    fn = "trunc"
+
+
+class Floor(_Rounding):
+    fn = "floor"
+
+
+class Ceil(_Rounding):
+    fn = "ceil"
+
+
+class Round(_Rounding):
+    """Half to even, like PyTorch; ``decimals`` scales by 10**|decimals| as PyTorch does."""
+
+    @staticmethod
+    def forward(ctx, a, decimals):
+        xp = _xp(a)
+        if decimals == 0:
+            return xp.rint(a._data)
+        scale = a._data.dtype.type(10.0 ** (decimals if decimals > 0 else -decimals))
+        with np.errstate(all="ignore"):
+            if decimals > 0:
+                return xp.rint(a._data * scale) / scale
+            return xp.rint(a._data / scale) * scale
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * 0, None
+
+
+class Frac(Function):
+    @staticmethod
+    def forward(ctx, a):
+        return a._data - _xp(a).trunc(a._data)
+
+    @staticmethod
+    def backward(ctx, g):
+        return g
+
+
+class FloorDivide(Function):
+    _differentiable = False
+
+    @staticmethod
+    def forward(ctx, a, b):
+        xp = _xp(a)
+        if a._dtype.category < 2 and bool((b._data == 0).any()):
+            raise ZeroDivisionError("floor_divide(): integer division by zero")
+        with np.errstate(all="ignore"):
+            return xp.floor_divide(a._data, b._data)
+
+
+
+def trunc(input) -> Tensor:
+    """Round toward zero (integers pass through)."""
+    check_tensor(input, "trunc")
+    return input if input._dtype.category < 2 else Trunc.apply(input)
+
+
+fix = trunc
+
+
+def floor(input) -> Tensor:
+    """Round down (integers pass through)."""
+    check_tensor(input, "floor")
+    return input if input._dtype.category < 2 else Floor.apply(input)
+
+
+def ceil(input) -> Tensor:
+    """Round up (integers pass through)."""
+    check_tensor(input, "ceil")
+    return input if input._dtype.category < 2 else Ceil.apply(input)
+
+
+def round(input, *, decimals=0) -> Tensor:  # noqa: A001 - torch's name
+    """Round half to even, to ``decimals`` decimal places (negative: to tens, hundreds...).
+
+    Integers pass through when ``decimals`` is 0. Example: ``tensorix.round(tensorix.tensor(
+    [0.5, 1.5, 1.2345]), decimals=0)`` is ``tensor([0., 2., 1.])``.
+    """
+    check_tensor(input, "round")
+    if not isinstance(decimals, (int, np.integer)) or isinstance(decimals, bool):
+        raise TypeError(f"round(): argument 'decimals' must be an int, not "
+                        f"{type(decimals).__name__}")
+    if input._dtype.is_complex:
+        raise RuntimeError("round(): not implemented for complex tensors")
+    if input._dtype.category < 2:
+        if decimals != 0:
+            raise RuntimeError(f"round(): decimals is not implemented for {input._dtype.name} "
+                               "tensors")
+        return input
+    return Round.apply(input, int(decimals))
+
+
+def frac(input) -> Tensor:
+    """``input - trunc(input)`` (keeps the sign: ``frac(-1.5)`` is -0.5); floating only."""
+    check_tensor(input, "frac")
+    if not input._dtype.is_floating_point:
+        raise RuntimeError(f"frac(): expected a floating point tensor, got {input._dtype.name}")
+    return Frac.apply(input)
+
+
+def floor_divide(input, other) -> Tensor:
+    """``floor(input / other)``, keeping integer dtypes (like Python's ``//``)."""
+    a, b = promote(input, other, "floor_divide")
+    return FloorDivide.apply(a, b)
+
+
+def _methods():
+    from .inplace import make
+
+    m = {
+        "eq": eq, "ne": ne, "lt": lt, "le": le, "gt": gt, "ge": ge, "greater": gt,
+        "greater_equal": ge, "less": lt, "less_equal": le, "not_equal": ne,
+        "__eq__": eq, "__ne__": ne, "__lt__": lt, "__le__": le, "__gt__": gt, "__ge__": ge,
+        "where": lambda self, condition, other: where(condition, self, other),
+        "sign": sign, "sgn": sgn, "clamp": clamp, "clip": clamp, "clamp_min": clamp_min,
+        "clamp_max": clamp_max, "isnan": isnan, "isinf": isinf, "isposinf": isposinf,
+        "isneginf": isneginf, "isfinite": isfinite, "isreal": isreal, "signbit": signbit,
+        "nan_to_num": nan_to_num, "heaviside": heaviside, "isclose": isclose,
+        "allclose": allclose, "equal": equal, "trunc": trunc, "fix": fix, "floor": floor,
+        "ceil": ceil, "round": round, "frac": frac, "floor_divide": floor_divide,
+        "__floordiv__": floor_divide,
+        "__rfloordiv__": lambda self, other: floor_divide(other, self),
+        "__round__": lambda self, ndigits=None: round(self, decimals=ndigits or 0),
+    }
+    for name in ("eq", "ne", "lt", "le", "gt", "ge", "greater", "greater_equal", "less",
+                 "less_equal", "not_equal", "sign", "sgn", "clamp", "clip", "clamp_min",
+                 "clamp_max", "nan_to_num", "heaviside", "trunc", "fix", "floor", "ceil", "round",
+                 "frac", "floor_divide"):
+        m[name + "_"] = make(m[name], name + "_")
+    m["__ifloordiv__"] = m["floor_divide_"]
+    return m
+
+
+TENSOR_METHODS = _methods()

@@ -1,0 +1,307 @@
+"""Activation functions (``tensorix.nn.functional`` re-exports them).
+
+Most are composites of primitives, so their gradients (and second derivatives) come from the
+primitives' rules. Four are primitives of their own, each for a stated reason:
+
+* ``sigmoid``: one stable kernel (``exp(-|x|)``, no overflow) instead of four ops, and the
+  backward ``out * (1 - out)`` needs no recomputation;
+* ``softplus``: the composite ``log1p(exp(x))`` overflows, and the stable composite
+  ``relu(x) + log1p(exp(-|x|))`` gets the derivative at 0 wrong (kinks of relu and abs);
+* ``gelu``: one kernel in the forward (speed; it sits in every transformer MLP);
+* ``hardtanh``: its gradient is zero at the boundaries (unlike ``clamp``'s), as in PyTorch.
+
+Low-precision inputs (float16, bfloat16) are computed in float32 and rounded once.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+
+from .. import backend
+from .. import dtypes as dt
+from ..autograd.function import Function
+from ..tensor import Tensor, _make
+from ._common import check_tensor, float_input
+from .pointwise import clamp, clamp_max, where
+from .unary import erf, erf_kernel, expm1, tanh
+
+__all__ = ["sigmoid", "logit", "softplus", "relu6", "leaky_relu", "elu", "selu", "celu",
+           "gelu", "silu", "mish", "hardtanh", "hardsigmoid", "hardswish", "softsign",
+           "tanhshrink", "logsigmoid"]
+
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+
+
+def _xp(t):
+    return backend.array_module(t._data)
+
+
+def _wide(t):
+    """The data in a dtype the math is done in: float32 for 16-bit floats."""
+    d = t._data
+    return d.astype(np.float32) if d.dtype.itemsize < 4 else d
+
+
+def _number(v, op, arg):
+    if not isinstance(v, (numbers.Real, np.generic)) or isinstance(v, bool):
+        raise TypeError(f"{op}(): argument '{arg}' must be a number, not {type(v).__name__}")
+    return float(v)
+
+
+def _real_float(x, op):
+    x = float_input(x, op)
+    if x._dtype.is_complex:
+        raise RuntimeError(f"{op}(): not implemented for complex tensors")
+    return x
+
+
+def _maybe_inplace(fn, input, inplace, op):
+    """``fn(input)``, written into ``input`` when ``inplace`` (nn.functional's flag)."""
+    check_tensor(input, op)
+    if not inplace:
+        return fn(input)
+    from .inplace import apply_inplace
+
+    return apply_inplace(input, fn, op=op + "_")
+
+
+class Sigmoid(Function):
+    @staticmethod
+    def forward(ctx, a):
+        xp, x = _xp(a), _wide(a)
+        with np.errstate(all="ignore"):
+            e = xp.exp(-xp.abs(x))
+            out = xp.where(x >= 0, 1 / (1 + e), e / (1 + e))
+        out = _make(out.astype(a._data.dtype, copy=False))
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        (out,) = ctx.saved_tensors
+        return g * (out * (1 - out))
+
+
+class Softplus(Function):
+    @staticmethod
+    def forward(ctx, a, beta, threshold):
+        ctx.save_for_backward(a)
+        ctx.beta, ctx.threshold = beta, threshold
+        xp, x = _xp(a), _wide(a)
+        with np.errstate(all="ignore"):
+            z = x * beta
+            soft = (xp.maximum(z, 0) + xp.log1p(xp.exp(-xp.abs(z)))) / beta
+            return xp.where(z > threshold, x, soft).astype(a._data.dtype, copy=False)
+
+    @staticmethod
+    def backward(ctx, g):
+        (a,) = ctx.saved_tensors
+        z = a * ctx.beta
+        return where(z > ctx.threshold, g, g * sigmoid(z)), None, None
+
+
+class Gelu(Function):
+    _K = math.sqrt(2 / math.pi)
+    _C = 0.044715
+
+    @staticmethod
+    def forward(ctx, a, approximate):
+        ctx.save_for_backward(a)
+        ctx.approximate = approximate
+        xp, x = _xp(a), a._data
+        with np.errstate(all="ignore"):
+            if approximate == "tanh":
+                w = _wide(a)
+                out = 0.5 * w * (1 + xp.tanh(Gelu._K * (w + Gelu._C * w * w * w)))
+            else:
+                w = x.astype(np.float64)
+                out = 0.5 * w * (1 + erf_kernel(w * (1 / math.sqrt(2))))
+        return out.astype(x.dtype, copy=False)
+
+    @staticmethod
+    def backward(ctx, g):
+        (a,) = ctx.saved_tensors
+        if ctx.approximate == "tanh":
+            k, c = Gelu._K, Gelu._C
+            t = tanh(k * (a + c * a * a * a))
+            return g * (0.5 * (1 + t) + 0.5 * a * (1 - t * t) * k * (1 + 3 * c * a * a)), None
+        cdf = 0.5 * (1 + erf(a * (1 / math.sqrt(2))))
+        pdf = (a * a * -0.5).exp() * (1 / math.sqrt(2 * math.pi))
+        return g * (cdf + a * pdf), None
+
+
+class Hardtanh(Function):
+    @staticmethod
+    def forward(ctx, a, lo, hi):
+        ctx.save_for_backward(a)
+        ctx.lo, ctx.hi = lo, hi
+        return _xp(a).clip(a._data, lo, hi).astype(a._data.dtype, copy=False)
+
+    @staticmethod
+    def backward(ctx, g):
+        (a,) = ctx.saved_tensors
+        return g * (a > ctx.lo).logical_and(a < ctx.hi), None, None
+
+
+def sigmoid(input) -> Tensor:
+    """The logistic function ``1 / (1 + exp(-input))``, elementwise, without overflow.
+
+    Example: ``tensorix.sigmoid(tensorix.tensor([0.]))`` is ``tensor([0.5000])``.
+    """
+    return Sigmoid.apply(_real_float(input, "sigmoid"))
+
+
+def logit(input, eps=None) -> Tensor:
+    """``log(p / (1 - p))``, the inverse of sigmoid; with ``eps``, ``input`` is first clamped
+    to [eps, 1 - eps] (and the gradient is zero outside it)."""
+    x = _real_float(input, "logit")
+    if eps is not None:
+        eps = _number(eps, "logit", "eps")
+        x = clamp(x, eps, 1 - eps)
+    return (x / (1 - x)).log()
+
+
+def softplus(input, beta=1.0, threshold=20.0) -> Tensor:
+    """``log(1 + exp(beta * input)) / beta``, linear (``input``) where ``beta * input >
+    threshold``. Example: ``tensorix.softplus(tensorix.tensor([0.]))`` is log(2)."""
+    x = _real_float(input, "softplus")
+    beta = _number(beta, "softplus", "beta")
+    if beta == 0:
+        raise ValueError("softplus(): beta must be nonzero")
+    return Softplus.apply(x, beta, _number(threshold, "softplus", "threshold"))
+
+
+def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False) -> Tensor:
+    """``input`` clipped to [min_val, max_val], with zero gradient at and beyond the bounds;
+    integer tensors keep their dtype."""
+    check_tensor(input, "hardtanh")
+    lo, hi = _number(min_val, "hardtanh", "min_val"), _number(max_val, "hardtanh", "max_val")
+    if lo > hi:
+        raise ValueError(f"hardtanh(): min_val cannot be greater than max_val (got {lo} and "
+                         f"{hi})")
+    if input._dtype is dt.bool or input._dtype.is_complex:
+        raise RuntimeError(f"hardtanh(): not implemented for {input._dtype.name} tensors")
+    return _maybe_inplace(lambda x: Hardtanh.apply(x, lo, hi), input, inplace, "hardtanh")
+
+
+def relu6(input, inplace=False) -> Tensor:
+    """``min(max(input, 0), 6)`` (``hardtanh(input, 0, 6)``)."""
+    return hardtanh(input, 0.0, 6.0, inplace)
+
+
+def leaky_relu(input, negative_slope=0.01, inplace=False) -> Tensor:
+    """``input`` where positive, ``negative_slope * input`` elsewhere (slope at 0 too)."""
+    slope = _number(negative_slope, "leaky_relu", "negative_slope")
+    def fn(x):
+        x = _real_float(x, "leaky_relu")
+        return where(x > 0, x, x * slope)
+
+    return _maybe_inplace(fn, input, inplace, "leaky_relu")
+
+
+def _elu(x, alpha, scale, input_scale):
+    # clamp_max keeps the unused branch finite, so no inf * 0 = nan reaches the gradient
+    neg = expm1(clamp_max(x, 0) * input_scale) * alpha
+    out = where(x > 0, x, neg)
+    return out if scale == 1 else out * scale
+
+
+def elu(input, alpha=1.0, inplace=False) -> Tensor:
+    """``input`` where positive, ``alpha * (exp(input) - 1)`` elsewhere."""
+    a = _number(alpha, "elu", "alpha")
+    return _maybe_inplace(lambda x: _elu(_real_float(x, "elu"), a, 1.0, 1.0), input, inplace,
+                          "elu")
+
+
+def selu(input, inplace=False) -> Tensor:
+    """``scale * elu(input, alpha)`` with the self-normalising constants (alpha ~ 1.6733,
+    scale ~ 1.0507)."""
+    return _maybe_inplace(lambda x: _elu(_real_float(x, "selu"), _SELU_ALPHA, _SELU_SCALE, 1.0),
+                          input, inplace, "selu")
+
+
+def celu(input, alpha=1.0, inplace=False) -> Tensor:
+    """``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))``."""
+    a = _number(alpha, "celu", "alpha")
+    if a == 0:
+        raise ValueError("celu(): alpha must be nonzero (it divides the input)")
+    return _maybe_inplace(lambda x: _elu(_real_float(x, "celu"), a, 1.0, 1 / a), input, inplace,
+                          "celu")
+
+
+def gelu(input, approximate="none") -> Tensor:
+    """``input * Phi(input)`` with Phi the standard normal CDF; ``approximate='tanh'`` uses
+    ``0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))``.
+
+    Example: ``tensorix.gelu(tensorix.tensor([1.]))`` is ``tensor([0.8413])``.
+    """
+    if approximate not in ("none", "tanh"):
+        raise ValueError(f"gelu(): approximate argument must be either 'none' or 'tanh', got "
+                         f"{approximate!r}")
+    return Gelu.apply(_real_float(input, "gelu"), approximate)
+
+
+def silu(input, inplace=False) -> Tensor:
+    """``input * sigmoid(input)`` (a.k.a. swish)."""
+    def fn(x):
+        x = _real_float(x, "silu")
+        return x * sigmoid(x)
+
+    return _maybe_inplace(fn, input, inplace, "silu")
+
+
+def mish(input, inplace=False) -> Tensor:
+    """``input * tanh(softplus(input))``."""
+    def fn(x):
+        x = _real_float(x, "mish")
+        return x * tanh(softplus(x))
+
+    return _maybe_inplace(fn, input, inplace, "mish")
+
+
+def hardsigmoid(input, inplace=False) -> Tensor:
+    """``relu6(input + 3) / 6``: 0 below -3, 1 above 3, linear between."""
+    def fn(x):
+        return Hardtanh.apply(_real_float(x, "hardsigmoid") + 3, 0.0, 6.0) / 6
+
+    return _maybe_inplace(fn, input, inplace, "hardsigmoid")
+
+
+def hardswish(input, inplace=False) -> Tensor:
+    """``input * relu6(input + 3) / 6``."""
+    def fn(x):
+        x = _real_float(x, "hardswish")
+        return x * Hardtanh.apply(x + 3, 0.0, 6.0) / 6
+
+    return _maybe_inplace(fn, input, inplace, "hardswish")
+
+
+def softsign(input) -> Tensor:
+    """``input / (1 + |input|)``."""
+    x = _real_float(input, "softsign")
+    return x / (x.abs() + 1)
+
+
+def tanhshrink(input) -> Tensor:
+    """``input - tanh(input)``."""
+    x = _real_float(input, "tanhshrink")
+    return x - tanh(x)
+
+
+def logsigmoid(input) -> Tensor:
+    """``log(sigmoid(input))`` without underflow (``-softplus(-input)``)."""
+    return -softplus(-_real_float(input, "logsigmoid"))
+
+
+def _methods():
+    from .inplace import make
+
+    return {"sigmoid": sigmoid, "sigmoid_": make(sigmoid), "logit": logit,
+            "logit_": make(logit)}
+
+
+TENSOR_METHODS = _methods()
