@@ -1,0 +1,397 @@
+"""The hot primitives of training: linear, softmax, log_softmax, nll_loss / cross_entropy,
+layer_norm, dropout and embedding.
+
+Linear, softmax, log_softmax, layer_norm and nll are primitives (one graph node each) for
+speed and, for the softmax family, numerical stability; their backwards are written with
+tensorix ops, so they are differentiable again.
+"""
+
+from __future__ import annotations
+
+from ... import backend
+from ... import dtypes as dt
+from ...autograd.function import Function
+from ...ops._common import check_tensor, norm_dim
+from ...tensor import Tensor, _make
+
+__all__ = ["linear", "softmax", "log_softmax", "softmin", "nll_loss", "cross_entropy",
+           "layer_norm", "dropout", "embedding"]
+
+
+class Linear(Function):
+    @staticmethod
+    def forward(ctx, x, w, b):
+        ctx.save_for_backward(x, w)
+        out = x._data @ w._data.T
+        if b is not None:
+            out += b._data
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        x, w = ctx.saved_tensors
+        nx, nw, nb = ctx.needs_input_grad
+        gx = g @ w if nx else None
+        gw = gb = None
+        if nw or nb:
+            g2 = g.reshape(-1, g.shape[-1])
+            if nw:
+                gw = g2.mT @ x.reshape(-1, x.shape[-1])
+            if nb:
+                gb = g2.sum(0)
+        return gx, gw, gb
+
+
+def linear(input, weight, bias=None) -> Tensor:
+    """``input @ weight.T + bias``.
+
+    Shapes: input (*, in), weight (out, in), bias (out,) -> (*, out).
+    Example: ``F.linear(tensorix.randn(8, 4), tensorix.randn(3, 4))`` has shape (8, 3).
+    """
+    check_tensor(input, "linear", "input")
+    check_tensor(weight, "linear", "weight")
+    if weight.ndim != 2 or input.ndim < 1 or input.shape[-1] != weight.shape[1]:
+        raise RuntimeError(f"linear(): mat1 and mat2 shapes cannot be multiplied "
+                           f"({'x'.join(map(str, input.shape))} and "
+                           f"{weight.shape[1] if weight.ndim == 2 else '?'}x"
+                           f"{weight.shape[0]})")
+    if input.dtype is not weight.dtype or (bias is not None and bias.dtype is not input.dtype):
+        raise RuntimeError(f"linear(): expected input, weight and bias of one dtype, got "
+                           f"{input.dtype.name}, {weight.dtype.name}"
+                           f"{', ' + bias.dtype.name if bias is not None else ''}")
+    if input.dtype.low_precision or input.dtype is dt.float16 or input.dtype.category < 2:
+        out = input @ weight.mT  # matmul handles fp32 accumulation / integer checks
+        return out if bias is None else out + bias
+    return Linear.apply(input, weight, bias)
+
+
+def _xp(t):
+    return backend.array_module(t._data)
+
+
+class Softmax(Function):
+    @staticmethod
+    def forward(ctx, x, dim):
+        xp = _xp(x)
+        e = xp.exp(x._data - x._data.max(axis=dim, keepdims=True))
+        e /= e.sum(axis=dim, keepdims=True)
+        out = _make(e)
+        ctx.dim = dim
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        (y,) = ctx.saved_tensors
+        return y * (g - (g * y).sum(ctx.dim, keepdim=True))
+
+
+class LogSoftmax(Function):
+    @staticmethod
+    def forward(ctx, x, dim):
+        xp = _xp(x)
+        shifted = x._data - x._data.max(axis=dim, keepdims=True)
+        out = _make(shifted - xp.log(xp.exp(shifted).sum(axis=dim, keepdims=True)))
+        ctx.dim = dim
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        (y,) = ctx.saved_tensors
+        return g - y.exp() * g.sum(ctx.dim, keepdim=True)
+
+
+def _softmax_dim(x, dim, op):
+    if dim is None:
+        # PyTorch's legacy implicit choice: dim 0 for 0-, 1- and 3-d inputs, else 1
+        dim = 0 if x.ndim in (0, 1, 3) else 1
+    return norm_dim(dim, x.ndim, op)
+
+
+def _softmax_input(x, dtype, op):
+    check_tensor(x, op)
+    if dtype is not None:
+        x = x.to(dtype)
+    if x.dtype.category < 2:
+        raise RuntimeError(f"{op}(): expected a floating point input, got {x.dtype.name}")
+    if x.dtype.low_precision or x.dtype is dt.float16:  # compute in fp32, round once
+        return x.to(dt.float32), x.dtype
+    return x, None
+
+
+def softmax(input, dim=None, dtype=None) -> Tensor:
+    """``exp(x) / sum(exp(x))`` along ``dim`` (stable: the max is subtracted first).
+
+    Example: ``F.softmax(tensorix.tensor([1., 2., 3.]), dim=0)``.
+    """
+    x, back = _softmax_input(input, dtype, "softmax")
+    out = Softmax.apply(x, _softmax_dim(x, dim, "softmax"))
+    return out if back is None else out.to(back)
+
+
+def softmin(input, dim=None, dtype=None) -> Tensor:
+    """``softmax(-input)``."""
+    return softmax(-input, dim, dtype)
+
+
+def log_softmax(input, dim=None, dtype=None) -> Tensor:
+    """``log(softmax(x))`` computed stably as ``x - logsumexp(x)``."""
+    x, back = _softmax_input(input, dtype, "log_softmax")
+    out = LogSoftmax.apply(x, _softmax_dim(x, dim, "log_softmax"))
+    return out if back is None else out.to(back)
+
+
+class NLLLoss(Function):
+    """Per-sample ``-w[y] * logp[y]`` summed with PyTorch's weighted-mean normaliser."""
+
+    @staticmethod
+    def forward(ctx, logp, target, weight, ignore_index, reduction):
+        xp = _xp(logp)
+        lp = xp.moveaxis(logp._data, 1, -1)  # (N, *, C)
+        tgt = target._data
+        valid = tgt != ignore_index
+        safe = xp.where(valid, tgt, 0)
+        c = lp.shape[-1]
+        if tgt.size and (int(safe.min()) < 0 or int(safe.max()) >= c):
+            bad = int(safe.max()) if int(safe.max()) >= c else int(safe.min())
+            raise IndexError(f"nll_loss(): target {bad} is out of bounds for {c} classes")
+        picked = xp.take_along_axis(lp, safe[..., None], axis=-1)[..., 0]
+        w = valid.astype(lp.dtype) if weight is None else weight._data[safe] * valid
+        losses = -picked * w
+        ctx.shape, ctx.reduction = logp._data.shape, reduction
+        ctx.safe, ctx.w = safe, w
+        if reduction == "none":
+            ctx.denom = None
+            return losses
+        if reduction == "sum":
+            ctx.denom = 1.0
+            return losses.sum()
+        ctx.denom = w.sum()
+        return losses.sum() / ctx.denom
+
+    @staticmethod
+    def backward(ctx, g):
+        xp = backend.array_module(ctx.safe)
+        scale = -ctx.w if ctx.denom is None else -ctx.w / ctx.denom
+        onehot = xp.zeros(ctx.shape, dtype=ctx.w.dtype)
+        onehot = xp.moveaxis(onehot, 1, -1)
+        xp.put_along_axis(onehot, ctx.safe[..., None], scale[..., None], axis=-1)
+        coeff = _make(xp.ascontiguousarray(xp.moveaxis(onehot, -1, 1)))
+        if ctx.denom is None:
+            g = g.unsqueeze(1)
+        return g * coeff, None, None, None, None
+
+
+_REDUCTIONS = ("none", "mean", "sum")
+
+
+def _check_reduction(reduction, op):
+    if reduction not in _REDUCTIONS:
+        raise ValueError(f"{op}(): {reduction!r} is not a valid value for reduction; expected "
+                         "'none', 'mean' or 'sum'")
+
+
+def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean") -> Tensor:
+    """Negative log-likelihood of class indices given log-probabilities.
+
+    Shapes: input (N, C) or (N, C, d1, ...), target (N,) or (N, d1, ...) of int64 class
+    indices; ``reduction='mean'`` divides by the summed weights of non-ignored targets.
+    """
+    _check_reduction(reduction, "nll_loss")
+    check_tensor(target, "nll_loss", "target")
+    if target.dtype.category != 1:
+        raise RuntimeError(f"nll_loss(): expected target of integer dtype (class indices), got "
+                           f"{target.dtype.name}")
+    if input.ndim == 1:  # a single sample: (C,) with a 0-d target
+        out = nll_loss(input.unsqueeze(0), target.reshape(1), weight, ignore_index, reduction)
+        return out.reshape(())
+    if target.shape != (input.shape[0],) + tuple(input.shape[2:]):
+        want = [input.shape[0]] + list(input.shape[2:])
+        raise ValueError(f"nll_loss(): expected target shape {want}, got "
+                         f"{list(target.shape)}")
+    if weight is not None and tuple(weight.shape) != (input.shape[1],):
+        raise RuntimeError(f"nll_loss(): weight should be a 1D tensor of size {input.shape[1]}, "
+                           f"got shape {list(weight.shape)}")
+    return NLLLoss.apply(input, target, weight, ignore_index, reduction)
+
+
+def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean",
+                  label_smoothing=0.0) -> Tensor:
+    """Cross-entropy of logits against class indices or class probabilities.
+
+    Shapes: input (N, C) or (N, C, d1, ...); target (N, ...) int64 indices, or a float tensor
+    shaped like input holding probabilities. ``label_smoothing`` mixes the target with the
+    uniform distribution, as in PyTorch.
+    Example: ``F.cross_entropy(logits, labels)``.
+    """
+    _check_reduction(reduction, "cross_entropy")
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise ValueError(f"cross_entropy(): label_smoothing must be between 0.0 and 1.0, got "
+                         f"{label_smoothing}")
+    cdim = 1 if input.ndim > 1 else 0
+    logp = log_softmax(input, cdim)
+    c = input.shape[cdim]
+    if target.dtype.is_floating_point:  # class probabilities
+        if tuple(target.shape) != tuple(input.shape):
+            raise RuntimeError(f"cross_entropy(): probability targets must have the input's "
+                               f"shape {list(input.shape)}, got {list(target.shape)}")
+        if label_smoothing:
+            target = target * (1 - label_smoothing) + label_smoothing / c
+        wl = logp if weight is None else logp * weight.reshape(
+            [c] + [1] * (input.ndim - cdim - 1))
+        losses = -(wl * target).sum(cdim)
+        if reduction == "none":
+            return losses
+        return losses.sum() if reduction == "sum" else losses.sum() / (losses.numel() or 1)
+    loss = nll_loss(logp, target, weight, ignore_index, reduction)
+    if not label_smoothing:
+        return loss
+    valid = (target != ignore_index)
+    wl = logp if weight is None else logp * weight.reshape([c] + [1] * (input.ndim - cdim - 1))
+    smooth = -wl.sum(cdim) * valid
+    if reduction == "none":
+        smooth_red = smooth
+    elif reduction == "sum":
+        smooth_red = smooth.sum()
+    else:
+        denom = valid.sum() if weight is None else (weight[target.clamp_min(0)] * valid).sum()
+        smooth_red = smooth.sum() / denom
+    return (1 - label_smoothing) * loss + (label_smoothing / c) * smooth_red
+
+
+class LayerNorm(Function):
+    @staticmethod
+    def forward(ctx, x, weight, bias, nd, eps):
+        xp = _xp(x)
+        axes = tuple(range(x._data.ndim - nd, x._data.ndim))
+        mu = x._data.mean(axis=axes, keepdims=True)
+        xc = x._data - mu
+        var = (xc * xc).mean(axis=axes, keepdims=True)
+        rstd = 1.0 / xp.sqrt(var + eps)
+        xhat = _make(xc * rstd)
+        out = xhat._data
+        if weight is not None:
+            out = out * weight._data
+        if bias is not None:
+            out = out + bias._data
+        ctx.axes = axes
+        ctx.save_for_backward(xhat, weight, _make(rstd))
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        xhat, weight, rstd = ctx.saved_tensors
+        nx, nw, nb = ctx.needs_input_grad[:3]
+        axes = ctx.axes
+        lead = tuple(range(g.ndim - len(axes)))
+        gw = (g * xhat).sum(lead) if nw else None
+        gb = g.sum(lead) if nb else None
+        gx = None
+        if nx:
+            gh = g if weight is None else g * weight
+            gx = rstd * (gh - gh.mean(axes, keepdim=True)
+                         - xhat * (gh * xhat).mean(axes, keepdim=True))
+        return gx, gw, gb, None, None
+
+
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5) -> Tensor:
+    """Normalise over the trailing ``normalized_shape`` dims, then scale and shift.
+
+    Shapes: input (*, *normalized_shape); weight and bias shaped ``normalized_shape``.
+    Example: ``F.layer_norm(x, (x.shape[-1],))``.
+    """
+    shape = (normalized_shape,) if isinstance(normalized_shape, int) else \
+        tuple(normalized_shape)
+    if tuple(input.shape[input.ndim - len(shape):]) != shape:
+        raise RuntimeError(f"layer_norm(): given normalized_shape={list(shape)}, expected input "
+                           f"with shape [*, {', '.join(map(str, shape))}], but got input of "
+                           f"size {list(input.shape)}")
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and tuple(t.shape) != shape:
+            raise RuntimeError(f"layer_norm(): expected {name} of shape {list(shape)}, got "
+                               f"{list(t.shape)}")
+    if input.dtype.low_precision or input.dtype is dt.float16:
+        out = LayerNorm.apply(input.to(dt.float32), None if weight is None else
+                              weight.to(dt.float32), None if bias is None else
+                              bias.to(dt.float32), len(shape), eps)
+        return out.to(input.dtype)
+    return LayerNorm.apply(input, weight, bias, len(shape), eps)
+
+
+def dropout(input, p=0.5, training=True, inplace=False, generator=None) -> Tensor:
+    """Zero elements with probability ``p`` and scale the rest by ``1/(1-p)`` (training only).
+
+    Example: ``F.dropout(x, 0.1, training=model.training)``.
+    """
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"dropout(): dropout probability has to be between 0 and 1, but got "
+                         f"{p}")
+    if not training or p == 0.0:
+        return input
+    if p == 1.0:
+        return input * 0
+    from ...ops.random import rand
+
+    keep = rand(*input.shape, generator=generator, device=input.device) >= p
+    mask = keep.to(input.dtype) * (1.0 / (1.0 - p))
+    if inplace:
+        return input.mul_(mask)
+    return input * mask
+
+
+class Embedding(Function):
+    @staticmethod
+    def forward(ctx, weight, idx, padding_idx):
+        ctx.n, ctx.idx, ctx.padding_idx = weight._data.shape[0], idx._data, padding_idx
+        return weight._data[idx._data]
+
+    @staticmethod
+    def backward(ctx, g):
+        return EmbeddingBackward.apply(g, ctx.idx, ctx.n, ctx.padding_idx), None, None
+
+
+class EmbeddingBackward(Function):
+    """Scatter-add rows of the gradient into a (num_embeddings, dim) table."""
+
+    @staticmethod
+    def forward(ctx, g, idx, n, padding_idx):
+        ctx.idx = idx
+        xp = backend.array_module(g._data)
+        out = xp.zeros((n, g._data.shape[-1]), dtype=g._data.dtype)
+        xp.add.at(out, idx.reshape(-1), g._data.reshape(-1, g._data.shape[-1]))
+        if padding_idx is not None:
+            out[padding_idx] = 0
+        return out
+
+    @staticmethod
+    def backward(ctx, gg):
+        return gg[_make(ctx.idx)]
+
+
+def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
+              scale_grad_by_freq=False, sparse=False) -> Tensor:
+    """Look up rows of ``weight`` (num_embeddings, dim) by integer ``input`` (*) -> (*, dim).
+    The row at ``padding_idx`` receives no gradient."""
+    check_tensor(input, "embedding", "input")
+    if input.dtype.category != 1:
+        raise RuntimeError(f"embedding(): expected input of integer dtype (indices), got "
+                           f"{input.dtype.name}")
+    n = weight.shape[0]
+    if input.numel() and (int(input._data.max()) >= n or int(input._data.min()) < -n):
+        raise IndexError(f"embedding(): index out of range in self (num_embeddings={n}, got "
+                         f"indices in [{int(input._data.min())}, {int(input._data.max())}])")
+    if padding_idx is not None and padding_idx < 0:
+        padding_idx += n
+    if max_norm is not None:
+        from ...autograd.grad_mode import no_grad
+
+        with no_grad():
+            rows = weight[input.reshape(-1)]
+            norms = (rows.abs() ** norm_type).sum(-1) ** (1.0 / norm_type)
+            scale = (max_norm / (norms + 1e-7)).clamp(max=1.0)
+            weight[input.reshape(-1)] = rows * scale.unsqueeze(-1)
+    if scale_grad_by_freq or sparse:
+        raise NotImplementedError("embedding(): scale_grad_by_freq and sparse gradients are not "
+                                  "supported")
+    return Embedding.apply(weight, input, padding_idx)

@@ -1,0 +1,236 @@
+"""Pooling: max pooling as a primitive (forward keeps the argmax; backward scatters to it),
+average and adaptive pooling composed from the Unfold primitive and reductions."""
+
+from __future__ import annotations
+
+from ... import backend
+from ...autograd.function import Function
+from ...tensor import Tensor
+from ._conv import Unfold, _tuple, _unfold_raw
+
+__all__ = ["max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d", "avg_pool2d",
+           "avg_pool3d", "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_max_pool1d",
+           "adaptive_max_pool2d", "lp_pool2d"]
+
+
+def _pool_out(size, k, s, p, d, ceil_mode):
+    num = size + 2 * p - d * (k - 1) - 1
+    out = (-(-num // s) if ceil_mode else num // s) + 1
+    if ceil_mode and (out - 1) * s >= size + p:  # the last window must start inside the input
+        out -= 1
+    return out
+
+
+class MaxPool(Function):
+    """Max over windows; ties go to the first maximum (as PyTorch on CPU)."""
+
+    @staticmethod
+    def forward(ctx, x, kernel, stride, padding, dilation, out_sizes):
+        xp = backend.array_module(x._data)
+        nd = len(kernel)
+        data = x._data
+        extra = [max(0, (out_sizes[i] - 1) * stride[i] + dilation[i] * (kernel[i] - 1) + 1
+                     - (data.shape[2 + i] + 2 * padding[i])) for i in range(nd)]
+        fill = -xp.inf if data.dtype.kind == "f" else xp.iinfo(data.dtype).min
+        padded = xp.pad(data, [(0, 0), (0, 0)] + [(padding[i], padding[i] + extra[i])
+                                                   for i in range(nd)], constant_values=fill)
+        win = _unfold_raw(padded, kernel, stride, (0,) * nd, dilation)
+        win = win[(slice(None), slice(None)) + (slice(None),) * nd
+                  + tuple(slice(0, o) for o in out_sizes)]
+        n, c = data.shape[:2]
+        k = 1
+        for s in kernel:
+            k *= s
+        flat = xp.moveaxis(win.reshape(n, c, k, *out_sizes), 2, -1)
+        idx = flat.argmax(axis=-1)
+        ctx.geometry = (data.shape, kernel, stride, padding, dilation, extra, out_sizes)
+        ctx.idx = idx
+        return xp.take_along_axis(flat, idx[..., None], axis=-1)[..., 0]
+
+    @staticmethod
+    def backward(ctx, g):
+        return MaxPoolBackward.apply(g, ctx.idx, ctx.geometry)
+
+
+class MaxPoolBackward(Function):
+    """Scatter the gradient to each window's argmax (its own backward gathers again)."""
+
+    @staticmethod
+    def forward(ctx, g, idx, geometry):
+        ctx.idx, ctx.geometry = idx, geometry
+        shape, kernel, stride, padding, dilation, extra, out_sizes = geometry
+        xp = backend.array_module(g._data)
+        nd = len(kernel)
+        n, c = shape[:2]
+        k = 1
+        for s in kernel:
+            k *= s
+        onehot = (idx[..., None] == xp.arange(k)) * g._data[..., None]  # (N, C, *O, K)
+        cols = xp.moveaxis(onehot, -1, 2).reshape(n, c, *kernel, *out_sizes)
+        from ._conv import _fold_raw
+
+        padded = (n, c) + tuple(shape[2 + i] + extra[i] for i in range(nd))
+        full = _fold_raw(cols, padded, kernel, stride, padding, dilation)
+        return full[(slice(None), slice(None)) + tuple(slice(0, s) for s in shape[2:])]
+
+    @staticmethod
+    def backward(ctx, gg):
+        shape, kernel, stride, padding, dilation, extra, out_sizes = ctx.geometry
+        nd = len(kernel)
+        from ...ops.shape import pad as pad_op
+
+        pads = []
+        for i in reversed(range(nd)):
+            pads += [padding[i], padding[i] + extra[i]]
+        win = Unfold.apply(pad_op(gg, pads), kernel, stride, (0,) * nd, dilation)
+        n, c = shape[:2]
+        win = win[(slice(None), slice(None)) + (slice(None),) * nd
+                  + tuple(slice(0, o) for o in out_sizes)]
+        flat = win.reshape(n, c, -1, *out_sizes).movedim(2, -1)
+        from ...ops.creation import tensor
+
+        return flat.gather(-1, tensor(ctx.idx[..., None])).squeeze(-1), None, None
+
+
+def _max_pool(x, kernel_size, stride, padding, dilation, ceil_mode, return_indices, nd, op):
+    if x.ndim == nd + 1:
+        out = _max_pool(x.unsqueeze(0), kernel_size, stride, padding, dilation, ceil_mode,
+                        return_indices, nd, op)
+        return tuple(o.squeeze(0) for o in out) if return_indices else out.squeeze(0)
+    if x.ndim != nd + 2:
+        raise RuntimeError(f"{op}(): expected a {nd + 1}D or {nd + 2}D input, got shape "
+                           f"{list(x.shape)}")
+    k = _tuple(kernel_size, nd, "kernel_size", op)
+    s = k if stride is None or stride == [] else _tuple(stride, nd, "stride", op)
+    p = _tuple(padding, nd, "padding", op)
+    d = _tuple(dilation, nd, "dilation", op)
+    if any(2 * p[i] > k[i] for i in range(nd)):
+        raise RuntimeError(f"{op}(): pad should be at most half of effective kernel size, but "
+                           f"got pad={list(p)}, kernel_size={list(k)}")
+    outs = tuple(_pool_out(x.shape[2 + i], k[i], s[i], p[i], d[i], ceil_mode)
+                 for i in range(nd))
+    if any(o <= 0 for o in outs):
+        raise RuntimeError(f"{op}(): output size is too small for input {list(x.shape)}")
+    out = MaxPool.apply(x, k, s, p, d, outs)
+    if return_indices:
+        raise NotImplementedError(f"{op}(): return_indices=True is not supported yet")
+    return out
+
+
+def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False) -> Tensor:
+    """Max over sliding windows of (N, C, L)."""
+    return _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices,
+                     1, "max_pool1d")
+
+
+def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False) -> Tensor:
+    """Max over sliding windows of (N, C, H, W); stride defaults to the kernel size.
+
+    Example: ``F.max_pool2d(tensorix.randn(1, 3, 8, 8), 2)`` has shape (1, 3, 4, 4).
+    """
+    return _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices,
+                     2, "max_pool2d")
+
+
+def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False) -> Tensor:
+    """Max over sliding windows of (N, C, D, H, W)."""
+    return _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices,
+                     3, "max_pool3d")
+
+
+def _avg_pool(x, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override,
+              nd, op):
+    if x.ndim == nd + 1:
+        return _avg_pool(x.unsqueeze(0), kernel_size, stride, padding, ceil_mode,
+                         count_include_pad, divisor_override, nd, op).squeeze(0)
+    k = _tuple(kernel_size, nd, "kernel_size", op)
+    s = k if stride is None or stride == [] else _tuple(stride, nd, "stride", op)
+    p = _tuple(padding, nd, "padding", op)
+    if ceil_mode:
+        raise NotImplementedError(f"{op}(): ceil_mode=True is not supported yet")
+    cols = Unfold.apply(x, k, s, p, (1,) * nd)  # (N, C, *K, *O)
+    dims = tuple(range(2, 2 + nd))
+    total = cols.sum(dim=dims)
+    if divisor_override:
+        return total / divisor_override
+    ksize = 1
+    for v in k:
+        ksize *= v
+    if count_include_pad or not any(p):
+        return total / ksize
+    from ...ops.creation import ones
+
+    counts = Unfold.apply(ones(1, 1, *x.shape[2:], dtype=x.dtype), k, s, p, (1,) * nd)
+    return total / counts.sum(dim=dims)
+
+
+def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
+               count_include_pad=True) -> Tensor:
+    """Mean over sliding windows of (N, C, L)."""
+    return _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad, None,
+                     1, "avg_pool1d")
+
+
+def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
+               count_include_pad=True, divisor_override=None) -> Tensor:
+    """Mean over sliding windows of (N, C, H, W)."""
+    return _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                     divisor_override, 2, "avg_pool2d")
+
+
+def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
+               count_include_pad=True, divisor_override=None) -> Tensor:
+    """Mean over sliding windows of (N, C, D, H, W)."""
+    return _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                     divisor_override, 3, "avg_pool3d")
+
+
+def _adaptive(x, output_size, nd, reduce, op):
+    """PyTorch's adaptive windows: start = floor(i*L/O), end = ceil((i+1)*L/O)."""
+    from ...ops.shape import stack
+
+    if x.ndim == nd + 1:
+        return _adaptive(x.unsqueeze(0), output_size, nd, reduce, op).squeeze(0)
+    out = _tuple(output_size, nd, "output_size", op)
+    out = tuple(x.shape[2 + i] if o is None else o for i, o in enumerate(out))
+    result = x
+    for i in range(nd):  # separable: pool one spatial dim at a time
+        dim = 2 + i
+        size = result.shape[dim]
+        pieces = []
+        for j in range(out[i]):
+            a, b = (j * size) // out[i], -(-((j + 1) * size) // out[i])
+            piece = result.narrow(dim, a, b - a)
+            pieces.append(piece.mean(dim=dim) if reduce == "mean" else piece.amax(dim=dim))
+        result = stack(pieces, dim=dim)
+    return result
+
+
+def adaptive_avg_pool1d(input, output_size) -> Tensor:
+    """Average pooling to a fixed output length."""
+    return _adaptive(input, output_size, 1, "mean", "adaptive_avg_pool1d")
+
+
+def adaptive_avg_pool2d(input, output_size) -> Tensor:
+    """Average pooling to a fixed (H_out, W_out); ``1`` gives global average pooling."""
+    return _adaptive(input, output_size, 2, "mean", "adaptive_avg_pool2d")
+
+
+def adaptive_max_pool1d(input, output_size) -> Tensor:
+    """Max pooling to a fixed output length."""
+    return _adaptive(input, output_size, 1, "max", "adaptive_max_pool1d")
+
+
+def adaptive_max_pool2d(input, output_size) -> Tensor:
+    """Max pooling to a fixed (H_out, W_out)."""
+    return _adaptive(input, output_size, 2, "max", "adaptive_max_pool2d")
+
+
+def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False) -> Tensor:
+    """Power-average pooling: (sum over window of x**p) ** (1/p)."""
+    k = _tuple(kernel_size, 2, "kernel_size", "lp_pool2d")
+    out = avg_pool2d(input ** norm_type, k, stride, 0, ceil_mode)
+    return (out.sign() * out.abs().relu()).mul(k[0] * k[1]) ** (1.0 / norm_type)
