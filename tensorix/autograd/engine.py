@@ -211,11 +211,18 @@ class _GraphTask:
         buf = self.buffers.get(node)
         if buf is None:
             buf = self.buffers[node] = [None] * (len(node._out_meta) if node._out_meta else 1)
-        buf[slot] = g if buf[slot] is None else buf[slot] + g
+        buf[slot] = g if buf[slot] is None else self._sum(buf[slot], g)
 
     def _leaf_grad(self, t, g):
         old = self.leaf_grads.get(id(t))
-        self.leaf_grads[id(t)] = g if old is None else old + g
+        self.leaf_grads[id(t)] = g if old is None else self._sum(old, g)
+
+    def _sum(self, a, b):
+        """Two gradients for one slot (both already of its shape and dtype): an op when the
+        sum must be differentiable, plain array arithmetic otherwise."""
+        if self.create_graph:
+            return a + b
+        return _make(a._data + b._data, a._dtype)
 
     def _call(self, node, grads):
         """Hooks, captures, then the node's own backward; one gradient (or None) per input,
@@ -281,6 +288,12 @@ def _check_count(node, in_grads):
     if type(in_grads) is not tuple:
         in_grads = tuple(in_grads) if type(in_grads) is list else (in_grads,)
     n = len(node.next_edges)
+    if len(in_grads) == n:  # the common case: only the types to check
+        for g in in_grads:
+            if g is not None and type(g) is not Tensor:
+                break
+        else:
+            return in_grads
     if len(in_grads) < n:
         in_grads = in_grads + (None,) * (n - len(in_grads))
     elif len(in_grads) > n and any(g is not None for g in in_grads[n:]):

@@ -81,19 +81,24 @@ class Function:
     # -- ctx API ---------------------------------------------------------------------------
     def save_for_backward(self, *tensors):
         """Keep Tensors for backward; modifying one in place afterwards makes backward fail."""
-        for i, t in enumerate(tensors):
-            if t is not None and type(t) is not Tensor and not isinstance(t, Tensor):
+        saved = []
+        for t in tensors:
+            if type(t) is Tensor or t is not None and isinstance(t, Tensor):
+                saved.append((t, t._version[0], -1))  # (tensor, version, output slot or -1)
+            elif t is None:
+                saved.append(None)
+            else:
                 raise TypeError(f"{self.name()}: save_for_backward can only save Tensors or "
-                                f"None, got {type(t).__name__} at position {i}")
-        self._saved = tuple(None if t is None else (t, t._version[0], -1) for t in tensors)
+                                f"None, got {type(t).__name__} at position {len(saved)}")
+        self._saved = saved
 
     @property
     def saved_tensors(self) -> tuple:
         """The tensors given to ``save_for_backward``, checked against in-place changes."""
         if self._saved is None:
             raise RuntimeError(_FREED_MSG.format(self.name()))
-        return tuple(None if item is None else self._unpack(i, *item)
-                     for i, item in enumerate(self._saved))
+        return tuple([None if item is None else self._unpack(i, *item)
+                      for i, item in enumerate(self._saved)])
 
     def _unpack(self, i, t, version, output_nr):
         if t._version[0] != version:
@@ -201,18 +206,18 @@ class Function:
         """
         ctx = cls()
         ctx._saved = ()  # None once released
-        edges = []
-        record = False
-        for a in args:
-            if type(a) is Tensor and a._rg:
-                record = True
-                if a._base is not None and a._base.grad_fn is not a._base_fn:
-                    refresh_view(a)
-                edges.append((a.grad_fn or a, a._output_nr, a._data.shape, a._dtype))
-            else:
-                edges.append(None)
         enabled = state.enabled
-        record = record and enabled and cls._differentiable
+        record = False
+        if enabled and cls._differentiable:
+            edges = []
+            for a in args:
+                if type(a) is Tensor and a._rg:
+                    record = True
+                    if a._base is not None and a._base.grad_fn is not a._base_fn:
+                        refresh_view(a)
+                    edges.append((a.grad_fn or a, a._output_nr, a._data.shape, a._dtype))
+                else:
+                    edges.append(None)
         ctx.next_edges = edges if record else [None] * len(args)  # needs_input_grad reads it
         if enabled:  # forward never records, whatever it calls
             state.enabled = False
@@ -222,7 +227,8 @@ class Function:
                 state.enabled = True
         else:
             raw = cls.forward(ctx, *args, **kwargs)
-        if type(raw) is _ndarray and not cls._view:  # the common case, wrapped inline
+        fresh = type(raw) is _ndarray and not cls._view
+        if fresh:  # the common case, wrapped inline; it cannot be among the saved tensors
             out = _new_tensor(Tensor)
             _init(out, raw, _by_np[raw.dtype])
         else:
@@ -236,7 +242,7 @@ class Function:
             return _attach_many(ctx, out)
         if out._dtype.category >= 2 and id(out) not in ctx._non_diff:
             out._rg, out.grad_fn = True, ctx
-        if ctx._saved:
+        if not fresh and ctx._saved:
             _saved_outputs(ctx, (out,))
         return out
 
@@ -297,7 +303,7 @@ def _attach_many(ctx, outs):
 
 def _saved_outputs(ctx, outs):
     """Store saved outputs without their grad_fn (see Function._unpack)."""
-    saved = list(ctx._saved)
+    saved = ctx._saved
     for i, item in enumerate(saved):
         if item is None:
             continue
@@ -306,7 +312,6 @@ def _saved_outputs(ctx, outs):
                 alias = _make(o._data, o._dtype)
                 alias._version = o._version
                 saved[i] = (alias, item[1], nr)
-    ctx._saved = tuple(saved)
 
 
 def _mark_view(out, src):
@@ -345,8 +350,8 @@ def once_differentiable(backward):
         if not create:
             return out
         if type(out) is not tuple:
-            return _poison(out, ctx.name())
-        return tuple(_poison(o, ctx.name()) for o in out)
+            return _poison(out, ctx)
+        return tuple(_poison(o, ctx) for o in out)
 
     return wrapper
 
@@ -370,11 +375,16 @@ class _OnceDifferentiable(Function):
         return "OnceDifferentiableBackward"
 
 
-def _poison(g, name):
+def _poison(g, ctx):
     if type(g) is not Tensor or g._dtype.category < 2:
         return g
     # a fresh leaf alias that requires grad, so the node is recorded; the caller's tensor (it
     # may be a saved input) is left untouched
     alias = _make(g._data, g._dtype)
     alias._rg = True
-    return _OnceDifferentiable.apply(alias, name)
+    out = _OnceDifferentiable.apply(alias, ctx.name())
+    # the true dependencies of g (the once-differentiable node's inputs) become edges too, so
+    # that autograd.grad with respect to them reaches this node and raises, not "unused"
+    node = out.grad_fn
+    node.next_edges = node.next_edges + [e for e in ctx.next_edges if e is not None]
+    return out

@@ -68,6 +68,14 @@ def promote(a, b, op: str):
         if type(a._data) is not type(b._data):
             same_device(op, a, b)
         return lift(a, d, op=op), lift(b, d, op=op)
+    # fast path for the common ``x * 0.5``: a Python float or int with a floating/complex
+    # tensor takes the tensor's dtype (PyTorch's rule), skipping result_type and lift
+    tb = type(b)
+    if (tb is float or tb is int) and type(a) is Tensor and a._dtype.category >= 2:
+        return a, _make(_xp(a).asarray(b, dtype=a._dtype.np), a._dtype)
+    ta = type(a)
+    if (ta is float or ta is int) and tb is Tensor and b._dtype.category >= 2:
+        return _make(_xp(b).asarray(a, dtype=b._dtype.np), b._dtype), b
     if type(a) is not Tensor and not isinstance(a, Tensor):
         if not isinstance(b, Tensor):
             raise TypeError(f"{op}(): expected at least one Tensor operand, got "

@@ -8,6 +8,10 @@ its base is rebased too (PyTorch's CopySlices), so ``base.sum().backward()`` see
 Rules, as in PyTorch: a leaf that requires grad may not be modified in place while grad mode is
 on; the result dtype must be castable to ``x``'s dtype (same-kind); shapes must broadcast to
 ``x``'s shape without growing it.
+
+Other views of the same base keep their old ``grad_fn`` until they are next used; then
+``refresh_view`` (autograd/function.py) re-derives it from the rebased base, so they see the
+write too.
 """
 
 from __future__ import annotations
@@ -80,6 +84,10 @@ class CopySlices(Function):
         out = _make(base._data.copy(), base._dtype)
         view_fn(out)._data[...] = value._data
         return out
+
+    @classmethod
+    def name(cls) -> str:
+        return "CopySlices"  # PyTorch's name for this node
 
     @staticmethod
     def backward(ctx, g):
