@@ -390,9 +390,20 @@ def test_qr_backward_errors(rng):
     with pytest.raises(RuntimeError, match="not differentiable when mode='complete' and "
                                            "nrows > ncols"):
         LA.qr(a, mode="complete").Q.sum().backward()
-    wide = _t(distinct_svals(rng, (3, 4)), requires_grad=True)
-    with pytest.raises(RuntimeError, match="at least as many rows as columns"):
-        LA.qr(wide).Q.sum().backward()
+
+
+def test_qr_of_wide_matrix_gradients(rng, torch):
+    a = distinct_svals(rng, (2, 3, 5))
+    gradcheck(lambda x: LA.qr(x), [_t(a, requires_grad=True)], name="qr wide")
+    gradgradcheck(lambda x: LA.qr(x).R, [_t(a, requires_grad=True)], name="qr wide")
+    w = rng.standard_normal((2, 3, 5))
+    x = _t(a, requires_grad=True)
+    q, r = LA.qr(x)
+    ((q.sum(-1, keepdim=True) * r) * _t(w)).sum().backward()
+    t = torch.tensor(a, requires_grad=True)
+    tq, tr = torch.linalg.qr(t)
+    ((tq.sum(-1, keepdim=True) * tr) * torch.tensor(w)).sum().backward()
+    assert_close(x.grad, t.grad)
 
 
 def test_complete_qr_of_square_and_wide_shapes(rng):

@@ -22,8 +22,10 @@ import numpy as np
 from .. import backend
 from ..autograd.function import Function
 from ..tensor import Tensor, _make
-from ._common import check_tensor, norm_dim
+from ._common import check_tensor
+from .movement import diagonal as _diagonal_view
 from .pointwise import where
+from .shape import cat
 
 __all__ = ["LinAlgError", "inv", "solve", "solve_triangular", "det", "slogdet", "logdet",
            "cholesky", "qr", "svd", "svdvals", "eigh", "eigvalsh", "pinv", "lstsq",
@@ -102,9 +104,7 @@ def _const(xp_array):
 
 def diagonal_of(x):
     """The main diagonal of the last two dims: ``(..., m, n) -> (..., min(m, n))``."""
-    xp = _xp(x)
-    idx = _const(xp.arange(min(x.shape[-2], x.shape[-1])))
-    return x[..., idx, idx]
+    return _diagonal_view(x, 0, -2, -1)
 
 
 def diag_embed(v):
@@ -438,27 +438,33 @@ class QR(Function):
                                "mode='reduced') if you are going to differentiate through "
                                "linalg.qr.")
         m, n = q.shape[-2], r.shape[-1]
-        if m < n:
-            raise RuntimeError("linalg.qr: the derivative is implemented for inputs with at "
-                               f"least as many rows as columns (got {m} x {n})")
         if ctx.mode == "complete" and m > n:
             raise RuntimeError("linalg.qr: The QR decomposition is not differentiable when "
                                "mode='complete' and nrows > ncols.")
-        # gA = [gQ + Q copyltu(M)] R^-H with M = R gR^H - gQ^H Q (Walter & Lehmann 2018)
-        b = triu(gr @ r.mH - q.mH @ gq)
-        d = diagonal_of(b)
-        b = b + b.mH - diag_embed(0.5 * (d + d.conj()) if b.is_complex() else d)
-        ga = q @ b + gq
-        return solve_triangular(r.mH, ga, upper=False, left=False), None
+        if m >= n:
+            return _qr_backward_tall(gq, gr, q, r), None
+        # wide A = [X | Y]: X = Q R1 is a square QR and R2 = Q^H Y, so Y's gradient is
+        # Q gR2 and Q receives the extra Y gR2^H (with Y = Q R2)
+        r1, r2, gr2 = r[..., :m], r[..., m:], gr[..., m:]
+        gx = _qr_backward_tall(gq + (q @ r2) @ gr2.mH, gr[..., :m], q, r1)
+        return cat([gx, q @ gr2], -1), None
+
+
+def _qr_backward_tall(gq, gr, q, r):
+    """m >= n: gA = [gQ + Q copyltu(M)] R^-H, M = R gR^H - gQ^H Q (Walter & Lehmann 2018)."""
+    b = triu(gr @ r.mH - q.mH @ gq)
+    d = diagonal_of(b)
+    b = b + b.mH - diag_embed(0.5 * (d + d.conj()) if b.is_complex() else d)
+    return solve_triangular(r.mH, q @ b + gq, upper=False, left=False)
 
 
 def qr(A, mode="reduced") -> QRResult:
     """QR decomposition ``A = Q R`` of ``A (..., m, n)``, with ``k = min(m, n)``.
 
     ``mode='reduced'``: ``Q (..., m, k)``, ``R (..., k, n)``; ``'complete'``: ``Q (..., m, m)``,
-    ``R (..., m, n)``; ``'r'``: ``R`` only (``Q`` is empty). Differentiable for ``m >= n``
-    (reduced, or complete when square), twice differentiable. Q and R are unique up to the
-    signs of R's diagonal (LAPACK's choice; PyTorch's is the same).
+    ``R (..., m, n)``; ``'r'``: ``R`` only (``Q`` is empty). Differentiable (twice) except for
+    ``mode='r'`` and for ``mode='complete'`` with ``m > n`` (as in PyTorch). Q and R are
+    unique up to the signs of R's diagonal (LAPACK's choice; PyTorch's is the same).
     Example: ``Q, R = tensorix.linalg.qr(A)``.
     """
     check_matrix(A, "linalg.qr")
@@ -742,22 +748,14 @@ def lstsq(A, B, rcond=None, *, driver=None) -> LstsqResult:
 
 def diagonal(A, *, offset=0, dim1=-2, dim2=-1) -> Tensor:
     """The diagonal ``offset`` (0 main, > 0 above, < 0 below) of the matrices spanned by
-    ``dim1`` and ``dim2``, as a new last dimension (a copy, not a view).
+    ``dim1`` and ``dim2``, as a new last dimension (a view; ``tensorix.diagonal`` with
+    matrix-style defaults).
 
     Shapes: ``(2, 3, 4)`` with the defaults gives ``(2, 3)``.
     Example: ``tensorix.linalg.diagonal(tensorix.eye(3))`` is ``tensor([1., 1., 1.])``.
     """
-    op = "linalg.diagonal"
-    check_tensor(A, op, "A")
+    check_tensor(A, "linalg.diagonal", "A")
     if A.ndim < 2:
-        raise RuntimeError(f"{op}: The input tensor A must have at least 2 dimensions.")
-    d1, d2 = norm_dim(dim1, A.ndim, op), norm_dim(dim2, A.ndim, op)
-    if d1 == d2:
-        raise RuntimeError(f"{op}: diagonal dimensions cannot be identical {dim1}, {dim2}")
-    rest = [i for i in range(A.ndim) if i not in (d1, d2)]
-    x = A.permute(*(rest + [d1, d2]))
-    rows, cols = x.shape[-2], x.shape[-1]
-    r0, c0 = (0, offset) if offset >= 0 else (-offset, 0)
-    length = max(0, min(rows - r0, cols - c0))
-    xp = _xp(A)
-    return x[..., _const(xp.arange(length) + r0), _const(xp.arange(length) + c0)]
+        raise RuntimeError("linalg.diagonal: The input tensor A must have at least 2 "
+                           "dimensions.")
+    return _diagonal_view(A, offset, dim1, dim2)

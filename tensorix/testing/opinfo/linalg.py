@@ -253,7 +253,7 @@ def _cholesky_samples(rng, dtype):
 def _qr_samples(rng, dtype):
     d = distinct_svals
     return [Sample((d(rng, (4, 3)),)), Sample((d(rng, (2, 3, 3)),), {"mode": "complete"}),
-            Sample((d(rng, (3, 3)),), {"mode": "reduced"})]
+            Sample((d(rng, (3, 5)),), {"mode": "reduced"})]
 
 
 def _svd_samples(rng, dtype):
