@@ -4,9 +4,28 @@ scaling, 16-bit optimizers). See README.md here and docs/numerics.md."""
 
 from .casting import cast, decode, encode, f32_bits, quantize
 from .formats import FORMATS, ROUNDING_MODES, FormatSpec, get_format, make_format
+from .mx import (
+    MX_ELEMENTS,
+    MXArray,
+    e8m0_scale_exponents,
+    mx_dequantize,
+    mx_fake_quant,
+    mx_quantize,
+)
+from .nvfp4 import (
+    HiF4Array,
+    NVFP4Array,
+    hif4_dequantize,
+    hif4_quantize,
+    nvfp4_dequantize,
+    nvfp4_quantize,
+)
 from .packing import pack_fp4, pack_fp6, unpack_fp4, unpack_fp6
 from .sr import philox4x32, random_bits, sr_cast
 
 __all__ = ["FORMATS", "ROUNDING_MODES", "FormatSpec", "get_format", "make_format", "encode",
            "decode", "quantize", "cast", "f32_bits", "philox4x32", "random_bits", "sr_cast",
-           "pack_fp4", "unpack_fp4", "pack_fp6", "unpack_fp6"]
+           "pack_fp4", "unpack_fp4", "pack_fp6", "unpack_fp6", "MX_ELEMENTS", "MXArray",
+           "e8m0_scale_exponents", "mx_quantize", "mx_dequantize", "mx_fake_quant",
+           "NVFP4Array", "nvfp4_quantize", "nvfp4_dequantize", "HiF4Array", "hif4_quantize",
+           "hif4_dequantize"]

@@ -177,9 +177,32 @@ def _table(f, mode, saturate, xp):
 
 def _encode_table(bits, f, mode, saturate):
     xp = xp_of(bits)
-    key = bits >> 18
-    key |= ((bits & 0x3FFFF) != 0).astype(np.uint32)
+    # key = bits >> 18 with bit 18 replaced by "any of bits 18..0 set": (low18 + 0x3FFFF) has
+    # bit 18 set exactly when low18 != 0, so four in-place integer passes build the key
+    key = bits & np.uint32(0x3FFFF)
+    key += np.uint32(0x3FFFF)
+    key |= bits
+    key >>= np.uint32(18)
+    if xp is np:
+        key = key.astype(np.intp)  # NumPy's take converts other index dtypes more slowly
     return xp.take(_table(f, mode, saturate, xp), key)
+
+
+def _bf16_sr(bits, rbits, sr_bits, saturate):
+    """f32 -> bf16 SR as in spec 3: ``(bits + r16) >> 16``. bf16 drops the same 16 bits in every
+    binade (subnormals included) and the carry walks codes monotonically into Inf, so with
+    ``R >= 16`` random bits ``r16 = r >> (R - 16)`` is the general rule exactly."""
+    xp = xp_of(bits)
+    r = rbits.astype(np.uint32)
+    if sr_bits < 32:
+        r = r & np.uint32((1 << sr_bits) - 1)
+    out = (bits + (r >> np.uint32(sr_bits - 16))) >> np.uint32(16)
+    nan = (bits & np.uint32(0x7FFFFFFF)) > np.uint32(0x7F800000)
+    out = xp.where(nan, (bits >> np.uint32(16)) | np.uint32(0x7FC0), out)
+    if saturate:
+        out = xp.where(~nan & ((out & np.uint32(0x7FFF)) == np.uint32(0x7F80)),
+                       (out & np.uint32(0x8000)) | np.uint32(0x7F7F), out)
+    return out.astype(np.uint16)
 
 
 def _ml_dtypes_rne(x, f, saturate):
@@ -251,10 +274,12 @@ def encode(x, fmt, rounding="rne", saturate=False, rbits=None, nan_policy="raise
     if rounding == "rne" and xp is np and f.name in ("bf16", "fp16"):
         return _ml_dtypes_rne(a, f, saturate)
     bits = f32_bits(a)
-    if rounding != "sr" and f.bits <= 8 and f.mbits <= 3 and f.kind != "e8m0":
-        return _encode_table(bits, f, rounding, bool(saturate))
     if rb is not None:
         rb = xp.broadcast_to(rb, bits.shape)
+    if rounding == "sr" and f.name == "bf16" and sr_bits >= 16:
+        return _bf16_sr(bits, rb, int(sr_bits), bool(saturate))
+    if rounding != "sr" and f.bits <= 8 and f.mbits <= 3 and f.kind != "e8m0":
+        return _encode_table(bits, f, rounding, bool(saturate))
     code, is_nan, neg = _encode_bits(bits, f, rounding, bool(saturate), rb, int(sr_bits))
     return _finish(code, is_nan, neg, f, nan_policy)
 

@@ -150,3 +150,19 @@ def test_packing_tensor_in_tensor_out_and_errors():
         nx.pack_fp4(np.zeros(2, np.uint8), order="big")
     with pytest.raises(TypeError, match="codes must be an unsigned integer array"):
         nx.pack_fp4(np.zeros(2, np.float32))
+
+
+@pytest.mark.parametrize("sr_bits", [16, 20, 32])
+def test_bf16_sr_fast_path_equals_integer_algorithm(sr_bits):
+    from tensorix.numerics import casting
+
+    rng = np.random.default_rng(8)
+    x = (rng.standard_normal(3000) * 10.0 ** rng.uniform(-40, 37.5, 3000)).astype(np.float32)
+    x = np.concatenate([x, np.float32([np.inf, -np.inf, np.nan, -np.nan, 3.3e38, -3.39e38])])
+    r = nx.random_bits(4, 0, x.shape)
+    for sat in (False, True):
+        fast = nx.encode(x, "bf16", rounding="sr", rbits=r, sr_bits=sr_bits, saturate=sat)
+        code, is_nan, neg = casting._encode_bits(nx.f32_bits(x), nx.FORMATS["bf16"], "sr", sat,
+                                                 r, sr_bits)
+        slow = casting._finish(code, is_nan, neg, nx.FORMATS["bf16"], "zero")
+        assert np.array_equal(fast, slow)
