@@ -71,6 +71,10 @@ class dtype:  # noqa: N801 - the public name mirrors torch.dtype
         return {"complex64": float32, "complex128": float64}.get(self.name, self)
 
     def to_complex(self):
+        """The complex dtype for this one (float16/bfloat16 give complex64: no complex32)."""
+        if self.rank < 0:  # storage-only formats: PyTorch has no complex counterpart either
+            raise TypeError(f"to_complex: {self.name} has no complex counterpart; cast it to "
+                            "a standard floating dtype first")
         return complex128 if self is float64 else (self if self.is_complex else complex64)
 
     def __repr__(self):
