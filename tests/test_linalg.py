@@ -463,3 +463,34 @@ def test_gradgradcheck_on_batched_inputs(rng):
     gradgradcheck(lambda x: LA.det(x), [a], name="det batched")
     s = _t(spd(rng, (2, 3, 3)), requires_grad=True)
     gradgradcheck(lambda x: LA.cholesky((x + x.mT) / 2, upper=True), [s], name="cholesky")
+
+
+@pytest.mark.parametrize("name", ["inv", "det", "slogdet", "solve", "cholesky", "svdvals",
+                                  "eigvalsh", "pinv", "qr", "svd", "vector_norm"])
+def test_complex_gradients_match_torch(name, rng, torch):
+    def cm(shape):
+        return rng.standard_normal(shape) + 1j * rng.standard_normal(shape)
+
+    a = cm((3, 3)) + 3 * np.eye(3)
+    if name in ("cholesky", "eigvalsh"):
+        a = a @ a.conj().T + np.eye(3)
+
+    def herm(x):
+        return (x + x.mH) / 2
+
+    fns = {"inv": lambda la, x: la.inv(x), "det": lambda la, x: la.det(x),
+           "slogdet": lambda la, x: la.slogdet(x)[1], "solve": lambda la, x: la.solve(x, x.mH),
+           "cholesky": lambda la, x: la.cholesky(herm(x)),
+           "svdvals": lambda la, x: la.svdvals(x), "eigvalsh": lambda la, x: la.eigvalsh(herm(x)),
+           "pinv": lambda la, x: la.pinv(x[..., :2]), "qr": lambda la, x: la.qr(x)[1].abs(),
+           "svd": lambda la, x: la.svd(x)[0].abs(), "vector_norm": lambda la, x: la.vector_norm(x)}
+    x = tx.tensor(a, requires_grad=True)
+    t = torch.tensor(a, requires_grad=True)
+    out, tout = fns[name](LA, x), fns[name](torch.linalg, t)
+    assert_close(out, tout)
+    seed = rng.standard_normal(tuple(tout.shape))
+    if tout.is_complex():
+        seed = seed + 1j * rng.standard_normal(tuple(tout.shape))
+    (g,) = tx.autograd.grad(out, x, tx.tensor(seed).to(out.dtype))
+    (tg,) = torch.autograd.grad(tout, t, torch.tensor(seed).to(tout.dtype))
+    assert_close(g, tg, what=f"{name} complex gradient")

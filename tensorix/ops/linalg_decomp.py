@@ -9,8 +9,9 @@ Townsend 2016 and Ionescu et al. 2015 (SVD, eigh); Walter & Lehmann 2018 (QR); G
 Pereyra 1973 (pseudo-inverse).
 
 Inputs are batches ``(..., m, n)``; errors match PyTorch's (a singular ``inv``/``solve`` or a
-non-positive-definite ``cholesky`` raises :class:`LinAlgError`, a ``RuntimeError``). Only
-float32/float64 (and complex64/128 in the forward) are supported, as in PyTorch.
+non-positive-definite ``cholesky`` raises :class:`LinAlgError`, a ``RuntimeError``). Dtypes:
+float32/float64 and complex64/complex128, as in PyTorch; complex gradients follow PyTorch's
+convention (the conjugate Wirtinger derivative) and are checked against it.
 """
 
 from __future__ import annotations
@@ -357,7 +358,8 @@ def slogdet(A) -> SlogdetResult:
     """Sign and log of the absolute value of the determinant, ``(sign, logabsdet)``, each of
     shape ``(...)`` for ``A (..., n, n)``; stable where ``det`` under- or overflows.
 
-    ``sign`` is not differentiable; ``logabsdet`` has gradient ``g A^-H``.
+    ``sign`` is not differentiable (also for complex inputs, where PyTorch's is);
+    ``logabsdet`` has gradient ``g A^-H``.
     Example: ``sign, logabs = tensorix.linalg.slogdet(A)``; ``det = sign * logabs.exp()``.
     """
     check_matrix(A, "linalg.slogdet", square=True)
