@@ -397,6 +397,14 @@ def test_norm_gradient_at_zero_is_zero_like_torch():
         assert_close(gx, gt, what=f"p={p}")
 
 
+def test_quantile_gradients_with_nan_rows_match_torch():
+    data = [[NAN, 1.0, 4.0], [NAN, NAN, NAN], [2.0, 3.0, NAN], [0.5, 1.0, 2.0]]
+    gx, gt = _both(lambda x: x.nanquantile(0.7, 1), data)
+    assert_close(gx, gt)
+    gx, gt = _both(lambda x: x.quantile(0.3, 1), data)  # a NaN row reads its last NaN
+    assert_close(gx, gt)
+
+
 def test_std_gradient_matches_torch():
     gx, gt = _both(lambda x: x.std(1), [[1.0, 2.0, 4.0], [0.5, 0.25, 3.0]])
     assert_close(gx, gt)

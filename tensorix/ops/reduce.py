@@ -244,7 +244,8 @@ def _extreme(x, dim, keepdim, op, fn):
 
 def amax(input, dim=(), keepdim=False) -> Tensor:
     """Maximum over ``dim`` (an int, a tuple; ``()`` or None: all dims). NaN propagates; ties
-    share the gradient evenly.
+    share the gradient evenly (a slice whose maximum is NaN shares it among its NaNs, as
+    PyTorch's ``max()`` does; PyTorch's ``amax`` gives NaN gradients there).
 
     Shapes: ``(2, 3, 4)`` with ``dim=(0, 2)`` gives ``(3,)``. Example:
     ``tensorix.tensor([[1., 5.], [4., 2.]]).amax(0)`` is ``tensor([4., 5.])``.

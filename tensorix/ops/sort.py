@@ -244,7 +244,8 @@ def _quantile(input, q, dim, keepdim, interpolation, op, ignore_nan):
     nans = xp.isnan(xs._data).sum(axis=-1, keepdims=True)
     if ignore_nan:
         m = n - nans
-        rank = xp.where(m > 0, qa.reshape((-1,) + (1,) * xs.ndim) * (m - 1), n - 1)
+        # an all-NaN row reads its first (NaN) element, as torch
+        rank = xp.where(m > 0, qa.reshape((-1,) + (1,) * xs.ndim) * (m - 1), 0)
     else:
         rank = xp.where(nans > 0, n - 1, qa.reshape((-1,) + (1,) * xs.ndim) * (n - 1))
     rank = xp.broadcast_to(rank, (qa.shape[0],) + tuple(xs.shape[:-1]) + (1,))
