@@ -18,6 +18,8 @@ not in ``out`` (nor in the other operand) is reduced with the semiring's additio
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from .. import backend
@@ -38,57 +40,62 @@ def _prod(xs):
 
 
 # -- the sum-product kernel on raw arrays ----------------------------------------------------
+# The layout of a contraction (which axes to sum, how to transpose and reshape for one matmul)
+# depends only on labels and shapes, so it is worked out once and cached; a call then runs a
+# handful of NumPy calls.
 
-def _sum_private(x, sx, keep):
-    """Sum the labels of ``x`` that nothing else needs (before any product)."""
+def _keep_only(sx, shape, keep):
     axes = tuple(i for i, c in enumerate(sx) if c not in keep)
-    if not axes:
-        return x, sx
-    xp = backend.array_module(x)
-    return xp.asarray(x.sum(axis=axes)), "".join(c for c in sx if c in keep)
+    kept = "".join(c for c in sx if c in keep)
+    return axes, kept, tuple(d for c, d in zip(sx, shape) if c in keep)
 
 
-def _matmul_shaped(xp, a, sa, b, sb, con, outset):
+def _perm_or_none(perm):
+    return None if list(perm) == list(range(len(perm))) else tuple(perm)
+
+
+def _mm_layout(sa, ashape, sb, bshape, con, outset):
     batch = [c for c in sa if c in sb and c in outset]
     afree = [c for c in sa if c not in sb]
     bfree = [c for c in sb if c not in sa]
-    A = a.transpose([sa.index(c) for c in batch + afree + con])
-    B = b.transpose([sb.index(c) for c in batch + con + bfree])
-    nb = len(batch)
-    bshape = A.shape[:nb]
-    ashape, kshape = A.shape[nb:nb + len(afree)], A.shape[nb + len(afree):]
-    bfshape = B.shape[nb + len(con):]
-    m, k, n = _prod(ashape), _prod(kshape), _prod(bfshape)
-    if nb:
-        res = xp.matmul(A.reshape(_prod(bshape), m, k), B.reshape(_prod(bshape), k, n))
-    else:
-        res = xp.matmul(A.reshape(m, k), B.reshape(k, n))
-    return res.reshape(bshape + ashape + bfshape), "".join(batch + afree + bfree)
+    size = dict(zip(sa, ashape)) | dict(zip(sb, bshape))
+    bsh = tuple(size[c] for c in batch)
+    m, k, n = (_prod(size[c] for c in grp) for grp in (afree, con, bfree))
+    lead = (_prod(bsh),) if batch else ()
+    res_shape = bsh + tuple(size[c] for c in afree) + tuple(size[c] for c in bfree)
+    return ("mm", _perm_or_none([sa.index(c) for c in batch + afree + con]), lead + (m, k),
+            _perm_or_none([sb.index(c) for c in batch + con + bfree]), lead + (k, n),
+            res_shape), "".join(batch + afree + bfree)
 
 
-def _outer(a, sa, b, sb):
-    """Elementwise/outer product over the union of labels (no label is summed)."""
+def _outer_layout(sa, ashape, sb, bshape):
     bonly = [c for c in sb if c not in sa]
-    A = a.reshape(a.shape + (1,) * len(bonly))
     union = sa + "".join(bonly)
     order = [c for c in union if c in sb]
-    B = b.transpose([sb.index(c) for c in order])
-    B = B.reshape(tuple(B.shape[order.index(c)] if c in sb else 1 for c in union))
-    return A * B, union
+    size = dict(zip(sb, bshape))
+    b_shape = tuple(size[c] if c in sb else 1 for c in union)
+    return ("outer", tuple(ashape) + (1,) * len(bonly),
+            _perm_or_none([sb.index(c) for c in order]), b_shape), union
 
 
-def _arrange(xp, res, rs, out, sizes):
-    """Transpose ``res`` (labels ``rs``) to ``out``, broadcasting labels it lacks."""
-    missing = [c for c in out if c not in rs]
-    if missing:
-        res = res.reshape(res.shape + (1,) * len(missing))
-        rs = rs + "".join(missing)
-    perm = [rs.index(c) for c in out]
-    if perm != list(range(len(perm))):
-        res = res.transpose(perm)
-    if missing:  # a gradient of a sum: materialized, since gradients may be written in place
-        res = xp.broadcast_to(res, tuple(sizes[c] for c in out)).copy()
-    return res
+@functools.lru_cache(maxsize=4096)
+def _layout(sa, ashape, sb, bshape, out):
+    """The recipe ``sp_raw`` follows for these labels and shapes."""
+    outset = set(out)
+    a_axes, sa, ashape = _keep_only(sa, ashape, outset | set(sb or ""))
+    b_axes = ()
+    if sb is None:
+        core, rs = ("unary",), sa
+    else:
+        b_axes, sb, bshape = _keep_only(sb, bshape, outset | set(sa))
+        con = [c for c in sa if c in sb and c not in outset]
+        if con:
+            core, rs = _mm_layout(sa, ashape, sb, bshape, con, outset)
+        else:
+            core, rs = _outer_layout(sa, ashape, sb, bshape)
+    missing = "".join(c for c in out if c not in rs)
+    full = rs + missing
+    return a_axes, b_axes, core, len(missing), _perm_or_none([full.index(c) for c in out])
 
 
 def _compute_dtype(d):
@@ -100,29 +107,42 @@ def _compute_dtype(d):
 def sp_raw(a, sa, b, sb, out, sizes):
     """The sum-product contraction of raw arrays (``b`` may be None)."""
     xp = backend.array_module(a)
-    outset = set(out)
-    a, sa = _sum_private(a, sa, outset | set(sb or ""))
-    if b is None:
-        res, rs = a, sa
+    a_axes, b_axes, core, n_missing, perm = _layout(
+        sa, a.shape, sb, None if b is None else b.shape, out)
+    if a_axes:
+        a = xp.asarray(a.sum(axis=a_axes))
+    if b_axes:
+        b = xp.asarray(b.sum(axis=b_axes))
+    if core[0] == "mm":
+        _, pa, shape_a, pb, shape_b, res_shape = core
+        A = (a if pa is None else a.transpose(pa)).reshape(shape_a)
+        B = (b if pb is None else b.transpose(pb)).reshape(shape_b)
+        res = xp.matmul(A, B).reshape(res_shape)
+    elif core[0] == "outer":
+        _, shape_a, pb, shape_b = core
+        res = a.reshape(shape_a) * (b if pb is None else b.transpose(pb)).reshape(shape_b)
     else:
-        b, sb = _sum_private(b, sb, outset | set(sa))
-        con = [c for c in sa if c in sb and c not in outset]
-        if con:
-            res, rs = _matmul_shaped(xp, a, sa, b, sb, con, outset)
-        else:
-            res, rs = _outer(a, sa, b, sb)
-    return xp.asarray(_arrange(xp, res, rs, out, sizes))
+        res = a
+    if n_missing:
+        res = res.reshape(res.shape + (1,) * n_missing)
+    if perm is not None:
+        res = res.transpose(perm)
+    if n_missing:  # a gradient of a sum: materialized, since gradients may be written in place
+        res = xp.broadcast_to(res, tuple(sizes[c] for c in out)).copy()
+    return xp.asarray(res)
 
 
 class Contract(Function):
     """Sum-product einsum of one or two operands with unique labels (``spec`` = labels of a,
-    labels of b or None, output labels, label sizes)."""
+    labels of b or None, output labels, and the sizes of output labels that neither operand
+    has, which are broadcast)."""
 
     @staticmethod
     def forward(ctx, a, b, spec):
         sa, sb, out, sizes = spec
-        ctx.spec = spec
-        ctx.save_for_backward(a, b)
+        if any(ctx.needs_input_grad):
+            ctx.spec = spec
+            ctx.save_for_backward(a, b)
         d = a._dtype
         cd = _compute_dtype(d)
         x = a._data if cd is None else a._data.astype(cd)
@@ -133,14 +153,16 @@ class Contract(Function):
     @staticmethod
     def backward(ctx, g):
         a, b = ctx.saved_tensors
-        sa, sb, out, sizes = ctx.spec
+        sa, sb, out, _ = ctx.spec
         need_a, need_b = ctx.needs_input_grad[:2]
         ga = gb = None
+        # labels of an operand that the gradient lacks were summed: they broadcast back, at
+        # the operand's own sizes
         if need_a:
             other = None if b is None else _conj(b)
-            ga = contract(g, out, other, sb, sa, sizes)
+            ga = contract(g, out, other, sb, sa, dict(zip(sa, a._data.shape)))
         if need_b:
-            gb = contract(g, out, _conj(a), sa, sb, sizes)
+            gb = contract(g, out, _conj(a), sa, sb, dict(zip(sb, b._data.shape)))
         return ga, gb, None
 
 
@@ -292,10 +314,56 @@ class _Combine(Semiring):
         return self.times(_align(a, sa, out), _align(b, sb, out))
 
 
+def _to_3d(a, sa, b, sb, out):
+    """Both operands as (batch, m, k) and (batch, k, n) for a pairwise contraction; also the
+    result's shape and labels before arranging (batch, a-only, b-only)."""
+    outset = set(out)
+    con = [c for c in sa if c in sb and c not in outset]
+    batch = [c for c in sa if c in sb and c in outset]
+    afree = [c for c in sa if c not in sb]
+    bfree = [c for c in sb if c not in sa]
+    A = a.permute(tuple(sa.index(c) for c in batch + afree + con))
+    B = b.permute(tuple(sb.index(c) for c in batch + con + bfree))
+    nb = len(batch)
+    shape = tuple(A.shape[:nb + len(afree)]) + tuple(B.shape[nb + len(con):])
+    nbt, m = _prod(A.shape[:nb]), _prod(A.shape[nb:nb + len(afree)])
+    k, n = _prod(A.shape[nb + len(afree):]), _prod(B.shape[nb + len(con):])
+    return (A.reshape((nbt, m, k)), B.reshape((nbt, k, n)), shape,
+            "".join(batch + afree + bfree))
+
+
+def _finite_max(xp, x, axis):
+    """The max along ``axis`` (kept), with infinities and empty slices replaced by 0: a shift
+    that keeps exp() in range without turning -inf - -inf into nan."""
+    if x.shape[axis] == 0:
+        return xp.zeros(x.shape[:axis] + (1,) + x.shape[axis + 1:], dtype=x.dtype)
+    m = x.max(axis=axis, keepdims=True)
+    return xp.where(xp.isfinite(m), m, 0).astype(x.dtype)
+
+
+def _safe_log(s):
+    """log(s) with -inf and a zero gradient where s == 0 (not 0/0 = nan)."""
+    from .pointwise import where
+
+    zero = s._data == 0
+    if not zero.any():
+        return s.log()
+    xp = backend.array_module(s._data)
+    one = _make(xp.ones_like(s._data))
+    minus_inf = _make(xp.where(zero, -np.inf, 0).astype(s._data.dtype))
+    return where(_make(zero), one, s).log() + minus_inf
+
+
 class LogSumExp(_Combine):
+    """log(sum(exp)) as the addition and + as the multiplication (log-space probabilities).
+
+    A pairwise contraction runs as one matmul of exp(a - max_k a) and exp(b - max_k b); where
+    that sum is too small to be accurate (the two maxima sit at different k, so every term
+    underflows), those entries are recomputed exactly with their own max (max-plus shift)."""
+
     name = "log-sum-exp"
     kernels = {"matmul": "exp-matmul-log", "bmm": "exp-bmm-log", "reduce": "logsumexp",
-               "reduce+mul": "exp-mul-sum-log", "mul": "add"}
+               "reduce+mul": "logsumexp+add", "mul": "add"}
 
     def times(self, x, y):
         return x + y
@@ -304,35 +372,64 @@ class LogSumExp(_Combine):
         return t if t._dtype.category >= 2 else t.to(dt.get_default_dtype())
 
     def contract(self, a, sa, b, sb, out, sizes):
-        if all(c in out for c in sa + (sb or "")):
-            return self.combine(a, sa, b, sb, out)
-        ea, shift = _exp_shifted(a, sa, out)
-        eb = None
+        a, sa = self._reduce(a, sa, set(out) | set(sb or ""))
         if b is not None:
-            eb, shift_b = _exp_shifted(b, sb, out)
-            shift = shift + shift_b
-        s = contract(ea, sa, eb, sb, out, sizes)
-        return s.log() + _make(shift, s._dtype)
+            b, sb = self._reduce(b, sb, set(out) | set(sa))
+        if b is None or not any(c in sb and c not in out for c in sa):
+            return self.combine(a, sa, b, sb, out)
+        A3, B3, shape, rs = _to_3d(a, sa, b, sb, out)
+        return _align(self._pair(A3, B3).reshape(shape), rs, out)
 
+    def _reduce(self, t, labels, keep):
+        """logsumexp over the labels not in ``keep``; exact, since the max term is exp(0)."""
+        red = [i for i, c in enumerate(labels) if c not in keep]
+        if not red:
+            return t, labels
+        xp = backend.array_module(t._data)
+        kept = "".join(c for c in labels if c in keep)
+        m = t._data
+        for ax in red:
+            m = _finite_max(xp, m, ax)
+        s = contract((t - _make(m)).exp(), labels, None, None, kept, {})
+        return _safe_log(s) + _make(m.reshape(tuple(s.shape))), kept
 
-def _exp_shifted(t, labels, out):
-    """exp(t - m) with m the max over the labels ``out`` lacks (a constant, inf -> 0), and m
-    arranged to broadcast against ``out``."""
-    xp = backend.array_module(t._data)
-    axes = tuple(i for i, c in enumerate(labels) if c not in out)
-    data = t._data
-    if axes and all(data.shape[i] for i in axes):
-        m = data.max(axis=axes, keepdims=True)
-        m = xp.where(xp.isfinite(m), m, 0).astype(data.dtype)
-    else:
-        m = xp.zeros((1,) * data.ndim, dtype=data.dtype)
-    e = (t - _make(m)).exp()
-    kept = "".join(c for c in labels if c in out)
-    mk = m.reshape(tuple(s for i, s in enumerate(m.shape) if i not in axes))
-    order = [c for c in out if c in kept]
-    mk = mk.transpose([kept.index(c) for c in order])
-    mk = mk.reshape(tuple(mk.shape[order.index(c)] if c in kept else 1 for c in out))
-    return e, mk
+    def _pair(self, A3, B3):
+        xp = backend.array_module(A3._data)
+        nbt, m, k = A3.shape
+        n = B3.shape[2]
+        if k == 0:
+            return _make(xp.full((nbt, m, n), -np.inf, dtype=A3._data.dtype))
+        ma, mb = _finite_max(xp, A3._data, 2), _finite_max(xp, B3._data, 1)
+        s = contract((A3 - _make(ma)).exp(), "bmk", (B3 - _make(mb)).exp(), "bkn", "bmn", {})
+        info = dt.finfo(s._dtype)
+        # below this the terms that underflowed (< tiny each, k of them) are not negligible
+        bad = ~(s._data >= k * info.tiny / info.eps)
+        if not bad.any():
+            return s.log() + _make(ma + mb)
+        return self._repair(A3, B3, s, ma + mb, bad)
+
+    def _repair(self, A3, B3, s, shift, bad):
+        """Recompute the flagged entries as max-shifted logsumexp over k of A3 + B3."""
+        from .pointwise import where
+
+        xp = backend.array_module(s._data)
+        nbt, m, k = A3.shape
+        n = B3.shape[2]
+        flat = xp.nonzero(bad.reshape(-1))[0]
+        bi, rem = flat // (m * n), flat % (m * n)
+        mi, ni = rem // n, rem % n
+        rows_a = xp.broadcast_to((bi * m + mi)[:, None], (flat.size, k))
+        rows_b = xp.broadcast_to((bi * n + ni)[:, None], (flat.size, k))
+        pa = TakeAlong.apply(A3.reshape((nbt * m, k)), rows_a, 0)
+        pb = TakeAlong.apply(B3.permute((0, 2, 1)).reshape((nbt * n, k)), rows_b, 0)
+        terms = pa + pb
+        mr = _finite_max(xp, terms._data, 1)
+        sr = contract((terms - _make(mr)).exp(), "fk", None, None, "f", {})
+        fixed = _safe_log(sr) + _make(mr.reshape(-1))
+        full = PutAlongAdd.apply(fixed, flat, 0, (nbt * m * n,)).reshape((nbt, m, n))
+        mask = _make(bad)
+        fast = where(mask, _make(xp.ones_like(s._data)), s).log() + _make(shift)
+        return where(mask, full, fast)
 
 
 class _Best(_Combine):
@@ -386,21 +483,10 @@ class _Best(_Combine):
         return TakeAlong.apply(t2, idx, 1).reshape(kshape), "".join(kept)
 
     def _pair(self, a, sa, b, sb, out):
-        outset = set(out)
-        con = [c for c in sa if c in sb and c not in outset]
-        batch = [c for c in sa if c in sb and c in outset]
-        afree = [c for c in sa if c not in sb]
-        bfree = [c for c in sb if c not in sa]
-        A = a.permute(tuple(sa.index(c) for c in batch + afree + con))
-        B = b.permute(tuple(sb.index(c) for c in batch + con + bfree))
-        nb = len(batch)
-        shape = tuple(A.shape[:nb + len(afree)]) + tuple(B.shape[nb + len(con):])
-        nbt, m = _prod(A.shape[:nb]), _prod(A.shape[nb:nb + len(afree)])
-        k, n = _prod(A.shape[nb + len(afree):]), _prod(B.shape[nb + len(con):])
-        A3, B3 = A.reshape((nbt, m, k)), B.reshape((nbt, k, n))
+        A3, B3, shape, rs = _to_3d(a, sa, b, sb, out)
         idx = self._pair_winners(A3._data, B3._data)
         res = self.times(TakeAlong.apply(A3, idx, 2), TakeAlong.apply(B3, idx, 1))
-        return _align(res.reshape(shape), "".join(batch + afree + bfree), out)
+        return _align(res.reshape(shape), rs, out)
 
     def _pair_winners(self, A3, B3):
         """argmax/argmin over k of A3[:, m, k] (x) B3[:, k, n], in blocks of rows of m."""

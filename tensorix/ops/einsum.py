@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from collections import OrderedDict
 
+import numpy as np
+
 from .. import dtypes as dt
 from ..tensor import Tensor
 from ._common import same_device
@@ -69,11 +71,13 @@ def _check_operands(operands):
 
 def _promote(ops, dtype=None):
     """One dtype for all operands (PyTorch's promotion, or ``dtype`` when given)."""
-    if len(ops) > 1:
+    if any(type(t._data) is not np.ndarray for t in ops):
         same_device("einsum", *ops)
-    d = dtype if dtype is not None else (dt.result_type(*ops) if len(ops) > 1 else None)
+    d = dtype
     if d is None:
-        return list(ops)
+        d = ops[0]._dtype if ops else None
+        if any(t._dtype is not d for t in ops):
+            d = dt.result_type(*ops)
     return [t if t._dtype is d else t.to(d) for t in ops]
 
 
@@ -160,9 +164,13 @@ def einsum(*args, optimize="auto", semiring="sum-product") -> Tensor:
         >>> tensorix.einsum('ij,jk', a[0], b[0], semiring='max-plus').shape
         tensorix.Size([3, 5])
     """
-    equation, operands = split_args(args)
+    if args and type(args[0]) is str and all(type(t) is Tensor for t in args[1:]):
+        equation, operands = args[0], args[1:]  # the common form, without the general parse
+    else:
+        equation, operands = split_args(args)
     ops = _promote(_check_operands(operands))
-    sr = get_semiring(semiring)
+    sr = SEMIRINGS.get(semiring) if type(semiring) is str else None
+    sr = sr or get_semiring(semiring)
     shapes = tuple(t._data.shape for t in ops)
     dtype = ops[0]._dtype if ops else None
     return _execute(_expression(equation, shapes, dtype, sr, optimize).plan, sr, ops)
