@@ -5,15 +5,18 @@ operands (tensors with dimensions, 0-d tensors and Python bool/int/float/complex
 from __future__ import annotations
 
 import itertools
+import pathlib
 
 import numpy as np
 import pytest
 
 import tensorix as tx
 
-torch = pytest.importorskip("torch")
+from ._harness import torch
+
 hypothesis = pytest.importorskip("hypothesis")
 st = hypothesis.strategies
+needs_torch = pytest.mark.skipif(torch is None, reason="torch not installed")
 # torch warns once per process when it first makes a complex32 tensor (our complex64 case)
 pytestmark = pytest.mark.filterwarnings("ignore:ComplexHalf support is experimental:UserWarning")
 
@@ -39,6 +42,7 @@ def _tx_promote(a, b):
         return "error"
 
 
+@needs_torch
 def test_promote_types_table_matches_torch():
     mismatches = [(a, b, _tx_promote(a, b), _torch_promote(a, b))
                   for a, b in itertools.product(TABLE, TABLE)
@@ -108,13 +112,17 @@ def _outcome(fn):
 @pytest.fixture(params=["float32", "float64"], autouse=True)
 def default_dtype(request):
     """Every property holds under both default dtypes (Python floats follow the default)."""
-    old = torch.get_default_dtype()
     tx.set_default_dtype(getattr(tx, request.param))
+    if torch is None:
+        yield request.param
+        return
+    old = torch.get_default_dtype()
     torch.set_default_dtype(getattr(torch, request.param))
     yield request.param
     torch.set_default_dtype(old)
 
 
+@needs_torch
 def test_result_type_every_pair_matches_torch():
     """Exhaustive over (dtype, 0-d or 1-d) and Python scalars, both operand orders."""
     specs = [("tensor", d, n) for d in TABLE for n in (0, 1)] + \
@@ -130,6 +138,7 @@ def test_result_type_every_pair_matches_torch():
     assert not bad, bad[:10]
 
 
+@needs_torch
 @SETTINGS
 @hypothesis.given(_pair(TABLE))
 def test_result_type_matches_torch(pair):
@@ -139,6 +148,7 @@ def test_result_type_matches_torch(pair):
     assert got == want, (a, b)
 
 
+@needs_torch
 @SETTINGS
 @hypothesis.given(st.tuples(_tensor_spec(ARITH), _tensor_spec(ARITH), _tensor_spec(ARITH)))
 def test_three_operand_result_type_matches_torch(ops):
@@ -152,6 +162,7 @@ def test_three_operand_result_type_matches_torch(ops):
     assert got.name == _outcome(lambda: want), ops
 
 
+@needs_torch
 @SETTINGS
 @hypothesis.given(_pair(ARITH), st.sampled_from(["add", "mul", "div"]))
 def test_binary_op_dtype_matches_torch(pair, op):
@@ -169,6 +180,7 @@ def test_binary_op_dtype_matches_torch(pair, op):
                                    np.asarray(t_out.tolist(), dtype=complex), rtol=1e-2)
 
 
+@needs_torch
 @SETTINGS
 @hypothesis.given(_pair(ARITH), st.sampled_from([0, 1]))
 def test_where_dtype_matches_torch(pair, cond_ndim):
@@ -181,6 +193,7 @@ def test_where_dtype_matches_torch(pair, cond_ndim):
     assert got == want, (a, b)
 
 
+@needs_torch
 @pytest.mark.parametrize("scalar,expected", [(True, "int8"), (3, "int8"), (2.5, "default"),
                                              (1j, "complex")])
 def test_scalars_do_not_upcast_a_tensor_of_their_category(scalar, expected, default_dtype):
@@ -189,3 +202,34 @@ def test_scalars_do_not_upcast_a_tensor_of_their_category(scalar, expected, defa
     assert got.name == str(want)[6:]
     if expected == "default":
         assert got.name == default_dtype
+
+
+# -- the documented table ----------------------------------------------------------------------
+DOC = pathlib.Path(__file__).resolve().parents[1] / "docs" / "dtypes.md"
+_BEGIN, _END = "<!-- promotion-table:begin -->", "<!-- promotion-table:end -->"
+
+
+def _short(name):
+    return (name.replace("bfloat", "bf").replace("float", "f").replace("complex", "c")
+            .replace("uint", "u").replace("int", "i"))
+
+
+def render_promotion_table() -> str:
+    """The promote_types table of every dtype pair, as Markdown (x: no implicit promotion).
+    Regenerate the docs with ``python -c "from tests.test_promotion import
+    render_promotion_table as r; print(r())"``."""
+    names = [d.name for d in tx.dtypes.ALL]
+    rows = ["| | " + " | ".join(_short(n) for n in names) + " |",
+            "|---" * (len(names) + 1) + "|"]
+    for a in names:
+        cells = [_short(r) if (r := _tx_promote(a, b)) != "error" else "x" for b in names]
+        rows.append(f"| **{_short(a)}** | " + " | ".join(cells) + " |")
+    return "\n".join(rows)
+
+
+def test_docs_table_is_rendered_from_the_code():
+    text = DOC.read_text()
+    assert _BEGIN in text and _END in text, f"{DOC} lacks the table markers"
+    table = text.split(_BEGIN)[1].split(_END)[0].strip()
+    assert table == render_promotion_table(), (
+        "docs/dtypes.md is out of date; regenerate it with render_promotion_table()")
