@@ -57,9 +57,6 @@ def _root_grads(outputs, grad_outputs, op):
 
 def _fit(g, edge):
     """Unbroadcast ``g`` to the input's shape and cast it to the input's dtype."""
-    if type(g) is not Tensor:
-        raise RuntimeError(f"backward: a gradient must be a Tensor or None, got "
-                           f"{type(g).__name__}")
     if g._data.shape != edge[2]:
         from ..ops.reduce import sum_to
 
@@ -119,6 +116,7 @@ class _GraphTask:
         self.results = [None] * (len(capture) if capture else 0)
         self.buffers = {}  # node -> [gradient per output]
         self.leaf_grads = {}  # id(leaf) -> summed gradient
+        self.owned = set()  # ids of leaves whose summed gradient is an array made here
         self.deps = {}  # node or id(leaf) -> number of edges that have not delivered yet
         self.need = None
 
@@ -159,7 +157,7 @@ class _GraphTask:
             if out._base is not None:
                 refresh_view(out)
             if out.grad_fn is None:  # a leaf as an output: its seed is its gradient
-                self._leaf_grad(out, g)
+                self._leaf_grad(id(out), g)
                 continue
             if out.grad_fn not in self.buffers:
                 roots.append(out.grad_fn)
@@ -176,33 +174,45 @@ class _GraphTask:
         prev = state.enabled
         state.enabled = bool(self.create_graph)
         try:
+            buffers, pop = self.buffers, heapq.heappop
             while heap:
-                node = heapq.heappop(heap)[2]
-                in_grads = self._call(node, self.buffers.pop(node, None))
+                node = pop(heap)[2]
+                grads = buffers.pop(node, None)
+                if grads is None:  # no gradient reached this node: it passes none on
+                    in_grads = None
+                elif node._hooks or node._pre_hooks or self.capture:
+                    in_grads = self._call(node, grads)
+                else:
+                    in_grads = self._backward(node, grads)
                 self._propagate(node, in_grads, heap)
         finally:
             state.enabled = prev
         return self.results
 
     def _propagate(self, node, in_grads, heap):
-        deps = self.deps
+        """Send a node's input gradients along its edges; queue nodes whose consumers have
+        all run, deliver leaves whose last edge has arrived."""
+        deps, buffers = self.deps, self.buffers
         for i, edge in enumerate(node.next_edges):
             if edge is None:
                 continue
             g = None if in_grads is None else in_grads[i]
-            if g is not None:
+            if g is not None and (g._data.shape != edge[2] or g._dtype is not edge[3]):
                 g = _fit(g, edge)
             target = edge[0]
             if type(target) is Tensor:
-                if g is not None:
-                    self._leaf_grad(target, g)
                 key = id(target)
+                if g is not None:
+                    self._leaf_grad(key, g)
                 deps[key] -= 1
                 if deps[key] == 0 and key in self.leaf_grads:
                     self._deliver(target, self.leaf_grads.pop(key))
                 continue
             if g is not None:
-                self._buffer(target, edge[1], g)
+                if target._out_meta is None and target not in buffers:  # the common case
+                    buffers[target] = [g]
+                else:
+                    self._buffer(target, edge[1], g)
             deps[target] -= 1
             if deps[target] == 0:
                 heapq.heappush(heap, (-target._seq, id(target), target))
@@ -213,9 +223,18 @@ class _GraphTask:
             buf = self.buffers[node] = [None] * (len(node._out_meta) if node._out_meta else 1)
         buf[slot] = g if buf[slot] is None else self._sum(buf[slot], g)
 
-    def _leaf_grad(self, t, g):
-        old = self.leaf_grads.get(id(t))
-        self.leaf_grads[id(t)] = g if old is None else self._sum(old, g)
+    def _leaf_grad(self, key, g):
+        grads = self.leaf_grads
+        old = grads.get(key)
+        if old is None:
+            grads[key] = g
+        elif self.create_graph:
+            grads[key] = old + g
+        elif key in self.owned:  # our own accumulator: add in place
+            old._data += g._data
+        else:
+            grads[key] = _make(old._data + g._data, old._dtype)
+            self.owned.add(key)
 
     def _sum(self, a, b):
         """Two gradients for one slot (both already of its shape and dtype): an op when the
@@ -227,8 +246,6 @@ class _GraphTask:
     def _call(self, node, grads):
         """Hooks, captures, then the node's own backward; one gradient (or None) per input,
         or None when the node has nothing to do."""
-        if grads is None:  # no gradient reached this node: it passes none on
-            return None
         if node._hooks:
             for i, hooks in node._hooks.items():
                 if grads[i] is not None:

@@ -132,12 +132,6 @@ class Function:
         """With False, backward may receive None for outputs that got no gradient."""
         self.materialize_grads = bool(value)
 
-    def __getattr__(self, name):
-        # only reached for missing attributes: a tensor stashed on ctx and freed by release()
-        if not name.startswith("_") and getattr(self, "_saved", ()) is None:
-            raise RuntimeError(_FREED_MSG.format(self.name()) + f" (ctx.{name})")
-        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
-
     # -- node API ------------------------------------------------------------------------------
     @classmethod
     def name(cls) -> str:
@@ -190,11 +184,10 @@ class Function:
         return _Handle(hooks, fn)
 
     def release(self):
-        """Free what forward saved (the engine calls this unless retain_graph)."""
+        """Free what forward saved with save_for_backward (the engine calls this unless
+        retain_graph). Other ctx attributes stay, as in PyTorch: keep tensors that backward
+        needs in save_for_backward, which also checks them for in-place changes."""
         self._saved = None
-        d = self.__dict__
-        for k in [k for k, v in d.items() if isinstance(v, Tensor)]:
-            del d[k]
 
     @classmethod
     def apply(cls, *args, **kwargs):
