@@ -25,15 +25,27 @@ class Index:
     """A parsed index: ``basic`` (ints, slices, None; ends with Ellipsis so the result is
     always an array view) then ``adv`` (arrays and slices, or None when nothing is left)."""
 
-    __slots__ = ("basic", "adv", "copies")
+    __slots__ = ("basic", "adv", "copies", "new_dims")
 
-    def __init__(self, basic, adv, copies):
+    def __init__(self, basic, adv, copies, new_dims=()):
         self.basic, self.adv, self.copies = basic, adv, copies
+        # (position in the basic result, next input dim) for each None: torch gives the new
+        # dim the stride size * stride of that input dim (1 past the end), NumPy gives 0
+        self.new_dims = new_dims
 
     def get(self, data):
         """``data`` indexed: a view unless ``copies`` (integer or boolean arrays)."""
         region = data[self.basic]
-        return region if self.adv is None else region[self.adv]
+        if self.adv is not None:
+            return region[self.adv]
+        if self.new_dims:
+            strides = list(region.strides)
+            for pos, d in self.new_dims:
+                strides[pos] = data.shape[d] * data.strides[d] if d < data.ndim else \
+                    data.itemsize
+            region = backend.array_module(data).lib.stride_tricks.as_strided(
+                region, region.shape, tuple(strides))
+        return region
 
     def scatter(self, out, value, accumulate=False):
         """Write (or add, with ``accumulate``: duplicates add up) ``value`` into ``out``."""
@@ -183,7 +195,7 @@ def parse(index, shape, dev, op="getitem") -> Index:
         raise IndexError(f"{op}(): too many indices for tensor of dimension {len(shape)}")
     if sum(k == "ellipsis" for k, _ in items) > 1:
         raise IndexError(f"{op}(): an index can only have a single ellipsis ('...')")
-    basic, adv, d = [], [], 0
+    basic, adv, d, new_dims = [], [], 0, []
     for kind, value in items:
         if kind == "ellipsis":
             n = len(shape) - used
@@ -191,6 +203,8 @@ def parse(index, shape, dev, op="getitem") -> Index:
             adv += [_FULL] * n
             d += n
             continue
+        if kind in ("none", "bool"):
+            new_dims.append((sum(not isinstance(b, int) for b in basic), d))  # dims so far
         b, a, n = _place(kind, value, shape, d, op)
         basic += b
         adv += a
@@ -199,4 +213,4 @@ def parse(index, shape, dev, op="getitem") -> Index:
     while adv and isinstance(adv[-1], slice) and adv[-1] == _FULL:
         adv.pop()
     basic.append(Ellipsis)
-    return Index(tuple(basic), tuple(adv) if adv else None, copies)
+    return Index(tuple(basic), tuple(adv) if adv else None, copies, tuple(new_dims))

@@ -49,13 +49,63 @@ def _infer(shape, numel, op, src):
     return shape
 
 
+def _view_strides(old, strides, new):
+    """PyTorch's ``computeStride``: element strides that view ``old`` (with ``strides``) as
+    ``new``, or None when no view exists. Strides of size-1 dims follow torch, not NumPy."""
+    if not old:
+        return (1,) * len(new)
+    if 0 in old:
+        return strides if old == new else tuple(
+            int(np.prod([max(n, 1) for n in new[i + 1:]], dtype=np.int64))
+            for i in range(len(new)))
+    out, view_d = [0] * len(new), len(new) - 1
+    base, tensor_numel, view_numel = strides[-1], 1, 1
+    for d in range(len(old) - 1, -1, -1):
+        tensor_numel *= old[d]
+        if d == 0 or (old[d - 1] != 1 and strides[d - 1] != tensor_numel * base):
+            while view_d >= 0 and (view_numel < tensor_numel or new[view_d] == 1):
+                out[view_d] = view_numel * base
+                view_numel *= new[view_d]
+                view_d -= 1
+            if view_numel != tensor_numel:
+                return None
+            if d > 0:
+                base, tensor_numel, view_numel = strides[d - 1], 1, 1
+    return tuple(out) if view_d == -1 else None
+
+
+def _restride(data, shape, strides):
+    """``data`` seen with ``shape`` and element ``strides`` (a view)."""
+    item = data.itemsize
+    return backend.array_module(data).lib.stride_tricks.as_strided(
+        data, shape, tuple(s * item for s in strides))
+
+
+def _elem_strides(data):
+    return tuple(s // data.itemsize for s in data.strides)
+
+
 class Reshape(Function):
+    """A view when the strides allow one (with torch's strides), a copy otherwise; ``strides``
+    pins the view's strides (unsqueeze/squeeze)."""
+
     _view = True
 
+    @classmethod
+    def forward(cls, ctx, a, shape, strides=None):
+        data = a._data
+        ctx.shape = data.shape
+        if strides is None and data.flags.c_contiguous:
+            return data.reshape(shape)  # NumPy's contiguous strides are torch's
+        if strides is None:
+            strides = _view_strides(data.shape, _elem_strides(data), shape)
+        if strides is None:
+            return cls.copy(data, shape)
+        return _restride(data, shape, strides)
+
     @staticmethod
-    def forward(ctx, a, shape):
-        ctx.shape = a._data.shape
-        return a._data.reshape(shape)
+    def copy(data, shape):
+        return backend.array_module(data).ascontiguousarray(data).reshape(shape)
 
     @staticmethod
     def backward(ctx, g):
@@ -64,17 +114,11 @@ class Reshape(Function):
 
 class View(Reshape):
     @staticmethod
-    def forward(ctx, a, shape):
-        ctx.shape = a._data.shape
-        out = a._data.view()
-        try:
-            out.shape = shape  # raises instead of copying when strides do not allow a view
-        except AttributeError:
-            raise RuntimeError(
-                f"view(): view size is not compatible with input tensor's size and stride "
-                f"(input shape {list(a._data.shape)}, requested {list(shape)}); use "
-                ".reshape(...) instead") from None
-        return out
+    def copy(data, shape):
+        raise RuntimeError(
+            f"view(): view size is not compatible with input tensor's size and stride "
+            f"(input shape {list(data.shape)}, requested {list(shape)}); use .reshape(...) "
+            "instead")
 
 
 class Expand(Function):
@@ -82,8 +126,16 @@ class Expand(Function):
 
     @staticmethod
     def forward(ctx, a, shape):
-        ctx.shape = a._data.shape
-        return backend.array_module(a._data).broadcast_to(a._data, shape)
+        data = a._data
+        ctx.shape = data.shape
+        out = backend.array_module(data).broadcast_to(data, shape)  # read-only
+        lead = len(shape) - data.ndim
+        strides = tuple(0 if i < lead or data.shape[i - lead] != n else s // data.itemsize
+                        for i, (n, s) in enumerate(zip(shape, (0,) * lead + data.strides)))
+        if strides != _elem_strides(out):  # kept size-1 dims keep their stride, as in torch
+            repeats = any(st == 0 and n > 1 for st, n in zip(strides, shape))
+            out = _restride(out if repeats else data, shape, strides)
+        return out
 
     @staticmethod
     def backward(ctx, g):
@@ -654,7 +706,9 @@ def squeeze(input, dim=None) -> Tensor:
         dd = dim if isinstance(dim, (tuple, list)) else (dim,)
         dims = {norm_dim(d, len(shape), "squeeze") for d in dd}
         dims = {d for d in dims if d < len(shape) and shape[d] == 1}
-    return Reshape.apply(input, tuple(s for i, s in enumerate(shape) if i not in dims))
+    keep = [i for i in range(len(shape)) if i not in dims]
+    st = input.stride()
+    return Reshape.apply(input, tuple(shape[i] for i in keep), tuple(st[i] for i in keep))
 
 
 def unsqueeze(input, dim) -> Tensor:
@@ -662,9 +716,10 @@ def unsqueeze(input, dim) -> Tensor:
     check_tensor(input, "unsqueeze")
     nd = input._data.ndim
     d = norm_dim(dim, nd + 1, "unsqueeze")
-    shape = list(input._data.shape)
+    shape, st = list(input._data.shape), list(input.stride())
+    st.insert(d, shape[d] * st[d] if d < nd else 1)  # torch's stride for the new dim
     shape.insert(d, 1)
-    return Reshape.apply(input, tuple(shape))
+    return Reshape.apply(input, tuple(shape), tuple(st))
 
 
 def clone(input) -> Tensor:
