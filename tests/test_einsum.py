@@ -183,6 +183,9 @@ def test_argument_errors():
     with pytest.raises(ValueError, match="max-product semiring needs non-negative operands "
                                          "but operand 1 has negative entries"):
         tx.einsum("ij,jk", x, -x, semiring="max-product")
+    with pytest.raises(TypeError, match="log-sum-exp semiring needs real operands, but "
+                                        "operand 0 is complex128"):
+        tx.einsum("ij", T(np.ones((2, 2)) * 1j), semiring="log-sum-exp")
     with pytest.raises(TypeError, match="the equation must be a str"):
         tx.einsum_plan(3, (2, 2))
     with pytest.raises(TypeError, match="shape 0 must be a tuple of non-negative ints"):

@@ -314,6 +314,12 @@ class _Combine(Semiring):
         return self.times(_align(a, sa, out), _align(b, sb, out))
 
 
+def _real_only(semiring, t, k):
+    if t._dtype.is_complex:
+        raise TypeError(f"einsum(): the {semiring.name} semiring needs real operands, but "
+                        f"operand {k} is {t._dtype.name}")
+
+
 def _to_3d(a, sa, b, sb, out):
     """Both operands as (batch, m, k) and (batch, k, n) for a pairwise contraction; also the
     result's shape and labels before arranging (batch, a-only, b-only)."""
@@ -369,6 +375,7 @@ class LogSumExp(_Combine):
         return x + y
 
     def prepare(self, t, k):
+        _real_only(self, t, k)
         return t if t._dtype.category >= 2 else t.to(dt.get_default_dtype())
 
     def contract(self, a, sa, b, sb, out, sizes):
@@ -442,6 +449,7 @@ class _Best(_Combine):
         return x + y if self.plus_times else x * y
 
     def prepare(self, t, k):
+        _real_only(self, t, k)
         # max/min only distribute over a product of non-negative numbers; with a negative
         # entry the contraction order would change the result, so refuse it
         if not self.plus_times and t._data.size and bool((t._data < 0).any()):

@@ -187,8 +187,11 @@ def einsum_expression(equation, *shapes, optimize="auto", semiring="sum-product"
     Example::
 
         >>> expr = tensorix.einsum_expression('ij,jk,kl->il', (64, 8), (8, 64), (64, 8))
-        >>> expr(a, b, c)            # any tensors of those shapes
-        >>> print(expr.plan)
+        >>> a, b, c = tensorix.randn(64, 8), tensorix.randn(8, 64), tensorix.randn(64, 8)
+        >>> expr(a, b, c).shape
+        tensorix.Size([64, 8])
+        >>> expr.plan.path
+        [(1, 2), (0, 1)]
     """
     sr = get_semiring(semiring)
     shapes = tuple(_shape_of(s, k) for k, s in enumerate(shapes))
@@ -209,7 +212,5 @@ def einsum_plan(equation, *operands_or_shapes, optimize="auto",
     return einsum_expression(equation, *operands_or_shapes, optimize=optimize,
                              semiring=semiring).plan
 
-
-SEMIRING_NAMES = tuple(SEMIRINGS)
 
 TENSOR_METHODS: dict = {}
