@@ -4,6 +4,7 @@ scaling, 16-bit optimizers). See README.md here and docs/numerics.md."""
 
 from .casting import cast, decode, encode, f32_bits, quantize
 from .formats import FORMATS, ROUNDING_MODES, FormatSpec, get_format, make_format
+from .lmul import lmul, lmul_attention, lmul_matmul, lmul_offset_bits
 from .mx import (
     MX_ELEMENTS,
     MXArray,
@@ -20,6 +21,7 @@ from .nvfp4 import (
     nvfp4_dequantize,
     nvfp4_quantize,
 )
+from .ozaki import componentwise_error, exact_matmul, ozaki_gemm, ozaki_moduli
 from .packing import pack_fp4, pack_fp6, unpack_fp4, unpack_fp6
 from .sr import philox4x32, random_bits, sr_cast
 
@@ -28,4 +30,5 @@ __all__ = ["FORMATS", "ROUNDING_MODES", "FormatSpec", "get_format", "make_format
            "pack_fp4", "unpack_fp4", "pack_fp6", "unpack_fp6", "MX_ELEMENTS", "MXArray",
            "e8m0_scale_exponents", "mx_quantize", "mx_dequantize", "mx_fake_quant",
            "NVFP4Array", "nvfp4_quantize", "nvfp4_dequantize", "HiF4Array", "hif4_quantize",
-           "hif4_dequantize"]
+           "hif4_dequantize", "lmul", "lmul_matmul", "lmul_attention", "lmul_offset_bits",
+           "ozaki_gemm", "ozaki_moduli", "exact_matmul", "componentwise_error"]

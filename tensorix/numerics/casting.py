@@ -342,7 +342,7 @@ def decode(codes, fmt, out_dtype=np.float32, check=True):
             return (c.astype(np.uint32) << 16).view(np.float32).astype(out, copy=False)
         if f.name == "fp16":
             return c.astype(np.uint16).view(np.float16).astype(out)
-    raise ValueError(f"decode(): no decoder for the {f.bits}-bit format {f.name}")
+    return xp.take(_decode_table(f, out, xp), c.astype(np.intp))  # study formats <= 16 bits
 
 
 # -- Tensor level ------------------------------------------------------------------------------
