@@ -407,3 +407,30 @@ def test_creation_on_cuda():
         assert x.device.type == "cuda"
     y = tx.tensor([1.5, 2.5], device="cuda")
     assert tx.tensor(y).device.type == "cuda" and tx.tensor(y, device="cpu").tolist() == [1.5, 2.5]
+
+
+# -- complex / polar (values and gradients are in the op matrix; here: dtypes and errors) -------
+@needs_torch
+def test_complex_and_polar_dtypes_and_special_values():
+    re, im = [1.0, float("inf"), -0.0], [float("inf"), 2.0, 1.0]
+    for d in ("float32", "float64"):
+        x = tx.complex(tx.tensor(re, dtype=getattr(tx, d)), tx.tensor(im, dtype=getattr(tx, d)))
+        t = torch.complex(torch.tensor(re, dtype=getattr(torch, d)),
+                          torch.tensor(im, dtype=getattr(torch, d)))
+        _same(x, t)  # an infinite imaginary part leaves the real part alone
+    half = tx.complex(tx.ones(2, dtype=tx.float16), tx.zeros(2, dtype=tx.float16))
+    assert half.dtype is tx.complex64  # there is no complex32
+    p = tx.polar(tx.tensor([2.0]), tx.tensor([np.pi / 2]))
+    np.testing.assert_allclose(p.numpy(), [2j], atol=1e-6)
+
+
+def test_complex_and_polar_errors():
+    with pytest.raises(RuntimeError, match=r"complex\(\): expected both inputs to be Half, Float "
+                                           r"or Double tensors but got float32 and float64"):
+        tx.complex(tx.ones(2), tx.ones(2, dtype=tx.float64))
+    with pytest.raises(RuntimeError, match=r"polar\(\): expected both inputs to be Half, Float or "
+                                           r"Double tensors but got int64 and int64"):
+        tx.polar(tx.ones(2, dtype=tx.int64), tx.ones(2, dtype=tx.int64))
+    with pytest.raises(TypeError, match=r"complex\(\): argument 'imag' must be a Tensor, not "
+                                        r"float"):
+        tx.complex(tx.ones(2), 1.0)

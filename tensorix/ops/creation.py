@@ -16,19 +16,22 @@ import numpy as np
 
 from .. import backend
 from .. import dtypes as dt
+from ..autograd.function import Function
 from ..tensor import Size, Tensor, _make
 
 __all__ = ["tensor", "as_tensor", "asarray", "from_numpy", "from_dlpack", "zeros", "ones",
            "full", "empty", "zeros_like", "ones_like", "full_like", "empty_like", "arange",
-           "linspace", "logspace", "eye", "scalar_tensor", "tril_indices", "triu_indices"]
+           "linspace", "logspace", "eye", "scalar_tensor", "tril_indices", "triu_indices",
+           "complex", "polar"]
 
-_PY_SCALARS = (bool, int, float, complex)
+_pycomplex = complex  # the builtin: this module defines tensorix.complex below
+_PY_SCALARS = (bool, int, float, _pycomplex)
 
 
 # -- inference ---------------------------------------------------------------------------------
 def _python_scalar_dtype(types):
     """The promoted dtype of a set of Python scalar types (bool < int < float < complex)."""
-    if complex in types:
+    if _pycomplex in types:
         return dt.get_default_dtype().to_complex()
     if float in types:
         return dt.get_default_dtype()
@@ -331,7 +334,7 @@ def full(size, fill_value, dtype=None, device=None, requires_grad=False) -> Tens
     d = dt.as_dtype(dtype)
     shape = _shape((size,), "full")
     xp = _xp(device)
-    if isinstance(fill_value, complex) and not d.is_complex:
+    if isinstance(fill_value, _pycomplex) and not d.is_complex:
         raise RuntimeError(f"full(): value cannot be converted to type {d.name} without "
                            "overflow")
     data = xp.empty(shape, dtype=d.np)
@@ -465,7 +468,7 @@ def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False)
     steps = _steps(steps, "linspace")
     start = start.item() if isinstance(start, Tensor) else start
     end = end.item() if isinstance(end, Tensor) else end
-    cplx = isinstance(start, complex) or isinstance(end, complex)
+    cplx = isinstance(start, _pycomplex) or isinstance(end, _pycomplex)
     d = dt.as_dtype(dtype) if dtype is not None else (
         dt.get_default_dtype().to_complex() if cplx else dt.get_default_dtype())
     if d.category <= 1:  # integer results: the bounds are truncated first, like PyTorch
@@ -543,6 +546,60 @@ def triu_indices(row, col, offset=0, *, dtype=None, device=None) -> Tensor:
     diagonal ``offset``. Example: ``tensorix.triu_indices(2, 2)`` is ``[[0, 0, 1], [0, 1, 1]]``.
     """
     return _tri_indices(row, col, offset, dtype, device, "triu_indices", upper=True)
+
+
+# -- complex from parts --------------------------------------------------------------------------
+class Complex(Function):
+    """real + i * imag; the gradient splits the complex cotangent into its two parts."""
+
+    @staticmethod
+    def forward(ctx, re, im):
+        xp = backend.array_module(re._data)
+        shape = xp.broadcast_shapes(re._data.shape, im._data.shape)
+        out = xp.empty(shape, dtype=np.complex128 if re._data.dtype == np.float64
+                       else np.complex64)
+        out.real[...] = re._data  # not re + 1j * im: 1j * inf would put a nan in the real part
+        out.imag[...] = im._data
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        from .unary import imag, real
+
+        return real(g), imag(g)
+
+
+def _parts(a, b, op, names):
+    for x, name in zip((a, b), names):
+        if not isinstance(x, Tensor):
+            raise TypeError(f"{op}(): argument '{name}' must be a Tensor, not "
+                            f"{type(x).__name__}")
+    if a.dtype is not b.dtype or a.dtype not in (dt.float16, dt.float32, dt.float64):
+        raise RuntimeError(f"{op}(): expected both inputs to be Half, Float or Double tensors "
+                           f"but got {a.dtype.name} and {b.dtype.name}")
+
+
+def complex(real, imag) -> Tensor:  # noqa: A001 - torch's name
+    """The complex tensor ``real + i * imag`` (broadcast); both float16/32/64 of one dtype.
+    float32 gives complex64, float64 complex128; float16 gives complex64 (no complex32).
+
+    Example: ``tensorix.complex(tensorix.tensor([1.]), tensorix.tensor([2.]))`` is
+    ``tensor([1.+2.j])``.
+    """
+    _parts(real, imag, "complex", ("real", "imag"))
+    return Complex.apply(real, imag)
+
+
+def polar(abs, angle) -> Tensor:  # noqa: A002 - torch's argument name
+    """``abs * (cos(angle) + i sin(angle))`` elementwise (same dtype rules as :func:`complex`).
+
+    Example: ``tensorix.polar(tensorix.tensor([2.]), tensorix.tensor([0.]))`` is
+    ``tensor([2.+0.j])``.
+    """
+    from .unary import cos, sin
+
+    _parts(abs, angle, "polar", ("abs", "angle"))
+    return Complex.apply(abs * cos(angle), abs * sin(angle))
 
 
 def _rebuild(array, dtype_name, requires_grad, device):
