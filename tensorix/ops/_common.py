@@ -80,10 +80,19 @@ def promote(a, b, op: str):
         if not isinstance(b, Tensor):
             raise TypeError(f"{op}(): expected at least one Tensor operand, got "
                             f"{type(a).__name__} and {type(b).__name__}")
-        d = dt.result_type(a, b)
+        d = _result_type(a, b, op)
         return lift(a, d, b, op, "input"), lift(b, d, op=op)
-    d = dt.result_type(a, b)
+    d = _result_type(a, b, op)
     return lift(a, d, op=op, arg="input"), lift(b, d, a, op)
+
+
+def _result_type(a, b, op):
+    """dt.result_type, naming the op and argument when an operand is not a number."""
+    for arg, x in (("input", a), ("other", b)):
+        if not isinstance(x, (Tensor, numbers.Number)):
+            raise TypeError(f"{op}(): argument '{arg}' must be a Tensor or a number, not "
+                            f"{type(x).__name__}")
+    return dt.result_type(a, b)
 
 
 def float_input(x, op: str) -> Tensor:

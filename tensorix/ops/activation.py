@@ -25,7 +25,7 @@ from .. import dtypes as dt
 from ..autograd.function import Function
 from ..tensor import Tensor, _make
 from ._common import check_tensor, float_input
-from .pointwise import clamp, clamp_max, where
+from .pointwise import clamp, where
 from .unary import erf, erf_kernel, expm1, tanh
 
 __all__ = ["sigmoid", "logit", "softplus", "relu6", "leaky_relu", "elu", "selu", "celu",
@@ -144,7 +144,8 @@ class Hardtanh(Function):
     @staticmethod
     def backward(ctx, g):
         (a,) = ctx.saved_tensors
-        return g * (a > ctx.lo).logical_and(a < ctx.hi), None, None
+        # PyTorch: (x <= lo or x >= hi) ? 0 : grad; where, not *, so inf * 0 gives no nan
+        return where((a <= ctx.lo).logical_or(a >= ctx.hi), 0, g), None, None
 
 
 def sigmoid(input) -> Tensor:
@@ -162,7 +163,8 @@ def logit(input, eps=None) -> Tensor:
     if eps is not None:
         eps = _number(eps, "logit", "eps")
         x = clamp(x, eps, 1 - eps)
-    return (x / (1 - x)).log()
+    # log(x) - log1p(-x), not log(x / (1 - x)): at 0 and 1 the gradient is inf, not nan
+    return x.log() - (-x).log1p()
 
 
 def softplus(input, beta=1.0, threshold=20.0) -> Tensor:
@@ -204,8 +206,9 @@ def leaky_relu(input, negative_slope=0.01, inplace=False) -> Tensor:
 
 
 def _elu(x, alpha, scale, input_scale):
-    # clamp_max keeps the unused branch finite, so no inf * 0 = nan reaches the gradient
-    neg = expm1(clamp_max(x, 0) * input_scale) * alpha
+    # the inner where keeps the unused branch finite (no inf * 0 = nan in the gradient) and
+    # -0.0 negative, as PyTorch's expm1 kernel does
+    neg = expm1(where(x > 0, 0.0, x) * input_scale) * alpha
     out = where(x > 0, x, neg)
     return out if scale == 1 else out * scale
 
@@ -294,7 +297,7 @@ def tanhshrink(input) -> Tensor:
 
 def logsigmoid(input) -> Tensor:
     """``log(sigmoid(input))`` without underflow (``-softplus(-input)``)."""
-    return -softplus(-_real_float(input, "logsigmoid"))
+    return 0.0 - softplus(-_real_float(input, "logsigmoid"))  # 0 - 0 is +0, like PyTorch
 
 
 def _methods():

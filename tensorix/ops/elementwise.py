@@ -178,7 +178,8 @@ class Remainder(_Modulo):
 
 class _Extremum(Function):
     """maximum/minimum (nan propagates; a tie splits the gradient in half) and fmax/fmin (nan
-    ignored; a tie sends the gradient to ``input``), with PyTorch's gradient rules."""
+    ignored; a tie sends the gradient to ``input``), with PyTorch's gradient rules. Masks are
+    applied with ``where`` so an infinite gradient is not turned into nan by ``inf * 0``."""
 
     fn = "maximum"
 
@@ -190,14 +191,17 @@ class _Extremum(Function):
 
     @staticmethod
     def split(a, b):
+        """(mask of elements whose gradient goes to a, the same for b, ties or None)."""
         raise NotImplementedError
 
     @classmethod
     def backward(cls, ctx, g):
         a, b = ctx.saved_tensors
-        to_a, to_b = cls.split(a, b)
+        to_a, to_b, tie = cls.split(a, b)
         na, nb = ctx.needs_input_grad
-        return (g * to_a if na else None), (g * to_b if nb else None)
+        if tie is not None:
+            g = g.where(tie.logical_not(), g * 0.5)
+        return (g.where(to_a, 0) if na else None), (g.where(to_b, 0) if nb else None)
 
 
 class Maximum(_Extremum):
@@ -205,8 +209,7 @@ class Maximum(_Extremum):
 
     @staticmethod
     def split(a, b):
-        half = (a == b) * 0.5
-        return (a > b) + half, (a < b) + half
+        return (a < b).logical_not(), (a > b).logical_not(), a == b
 
 
 class Minimum(_Extremum):
@@ -214,8 +217,7 @@ class Minimum(_Extremum):
 
     @staticmethod
     def split(a, b):
-        half = (a == b) * 0.5
-        return (a < b) + half, (a > b) + half
+        return (a > b).logical_not(), (a < b).logical_not(), a == b
 
 
 class Fmax(_Extremum):
@@ -224,7 +226,7 @@ class Fmax(_Extremum):
     @staticmethod
     def split(a, b):
         take_a = (a >= b).logical_or(b.isnan())
-        return take_a, take_a.logical_not()
+        return take_a, take_a.logical_not(), None
 
 
 class Fmin(_Extremum):
@@ -233,7 +235,7 @@ class Fmin(_Extremum):
     @staticmethod
     def split(a, b):
         take_a = (a <= b).logical_or(b.isnan())
-        return take_a, take_a.logical_not()
+        return take_a, take_a.logical_not(), None
 
 
 class Lerp(Function):

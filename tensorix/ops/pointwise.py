@@ -28,6 +28,12 @@ def _xp(t):
     return backend.array_module(t._data)
 
 
+def _zeros(g):
+    """The gradient of a piecewise-constant op: zeros (not g * 0, which is nan where g is
+    inf)."""
+    return g.new_zeros(tuple(g.shape))
+
+
 class _Compare(Function):
     _differentiable = False
     fn = "equal"
@@ -109,7 +115,7 @@ class Sign(Function):
 
     @staticmethod
     def backward(ctx, g):
-        return g * 0
+        return _zeros(g)
 
 
 def sign(input) -> Tensor:
@@ -148,19 +154,19 @@ class Clamp(Function):
     def backward(ctx, g):
         x, lo, hi = ctx.saved_tensors
         nx, nlo, nhi = ctx.needs_input_grad
-        inside = True
+        inside = None
         if lo is not None:
             inside = x >= lo
         if hi is not None:
             inside = (x <= hi) if lo is None else inside.logical_and(x <= hi)
-        gx = g * inside if nx else None
+        gx = where(inside, g, 0) if nx else None  # where: an inf gradient stays out cleanly
         glo = ghi = None
         if nlo:
             to_lo = x < lo if hi is None else (x < lo).logical_and(lo < hi)
-            glo = g * to_lo
+            glo = where(to_lo, g, 0)
         if nhi:
             to_hi = x > hi if lo is None else (x > hi).logical_or(hi < lo)
-            ghi = g * to_hi
+            ghi = where(to_hi, g, 0)
         return gx, glo, ghi
 
 
@@ -293,7 +299,7 @@ class NanToNum(Function):
     @staticmethod
     def backward(ctx, g):
         (a,) = ctx.saved_tensors
-        return g * isfinite(a), None, None, None
+        return where(isfinite(a), g, 0), None, None, None
 
 
 def nan_to_num(input, nan=0.0, posinf=None, neginf=None) -> Tensor:
@@ -410,7 +416,7 @@ class _Rounding(Function):
 
     @staticmethod
     def backward(ctx, g):
-        return g * 0
+        return _zeros(g)
 
 
 class Trunc(_Rounding):
@@ -441,13 +447,14 @@ class Round(_Rounding):
 
     @staticmethod
     def backward(ctx, g):
-        return g * 0, None
+        return _zeros(g), None
 
 
 class Frac(Function):
     @staticmethod
     def forward(ctx, a):
-        return a._data - _xp(a).trunc(a._data)
+        with np.errstate(invalid="ignore"):  # inf - inf: nan, as in PyTorch
+            return a._data - _xp(a).trunc(a._data)
 
     @staticmethod
     def backward(ctx, g):
@@ -522,13 +529,26 @@ def floor_divide(input, other) -> Tensor:
     return FloorDivide.apply(a, b)
 
 
+def _equality(fn):
+    """``==`` / ``!=``: other types are not comparable (NotImplemented), so ``x == None`` is
+    False and ``x in [None, x]`` works, as with PyTorch tensors."""
+    def method(self, other):
+        if not isinstance(other, (Tensor, numbers.Number)):
+            return NotImplemented
+        return fn(self, other)
+
+    method.__name__ = fn.__name__
+    return method
+
+
 def _methods():
     from .inplace import make
 
     m = {
         "eq": eq, "ne": ne, "lt": lt, "le": le, "gt": gt, "ge": ge, "greater": gt,
         "greater_equal": ge, "less": lt, "less_equal": le, "not_equal": ne,
-        "__eq__": eq, "__ne__": ne, "__lt__": lt, "__le__": le, "__gt__": gt, "__ge__": ge,
+        "__eq__": _equality(eq), "__ne__": _equality(ne), "__lt__": lt, "__le__": le,
+        "__gt__": gt, "__ge__": ge,
         "where": lambda self, condition, other: where(condition, self, other),
         "sign": sign, "sgn": sgn, "clamp": clamp, "clip": clamp, "clamp_min": clamp_min,
         "clamp_max": clamp_max, "isnan": isnan, "isinf": isinf, "isposinf": isposinf,

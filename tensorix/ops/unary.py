@@ -134,14 +134,15 @@ class Tanh(_MathOut):
 class Relu(Function):
     @staticmethod
     def forward(ctx, a):
-        out = _make(_xp(a).maximum(a._data, 0).astype(a._data.dtype, copy=False))
+        # PyTorch: a < 0 ? 0 : a (so -0.0 and nan pass through)
+        out = _make(_xp(a).where(a._data < 0, 0, a._data).astype(a._data.dtype, copy=False))
         ctx.save_for_backward(out)
         return out
 
     @staticmethod
     def backward(ctx, g):
         (out,) = ctx.saved_tensors
-        return g * (out > 0)
+        return g.where((out <= 0).logical_not(), 0)  # PyTorch: out <= 0 ? 0 : g
 
 
 # -- exp / log variants ----------------------------------------------------------------------
@@ -460,7 +461,7 @@ class Angle(Function):
     def backward(ctx, g):
         (a,) = ctx.saved_tensors
         if not a._dtype.is_complex:
-            return g * 0
+            return g.new_zeros(tuple(g.shape))
         return (g * a / (a * a.conj()) * 1j).where(a != 0, 0)
 
 
