@@ -25,10 +25,12 @@ class Index:
     """A parsed index: ``basic`` (ints, slices, None; ends with Ellipsis so the result is
     always an array view) then ``adv`` (arrays and slices, or None when nothing is left)."""
 
-    __slots__ = ("basic", "adv", "copies", "new_dims")
+    __slots__ = ("basic", "adv", "copies", "arrays", "new_dims")
 
-    def __init__(self, basic, adv, copies, new_dims=()):
-        self.basic, self.adv, self.copies = basic, adv, copies
+    def __init__(self, basic, adv, arrays, copies, new_dims=()):
+        # ``arrays``: integer/boolean arrays take part (NumPy gathers a copy); ``copies``: the
+        # result is a copy (also for Python bools, which torch treats as advanced indices)
+        self.basic, self.adv, self.arrays, self.copies = basic, adv, arrays, copies
         # (position in the basic result, next input dim) for each None: torch gives the new
         # dim the stride size * stride of that input dim (1 past the end), NumPy gives 0
         self.new_dims = new_dims
@@ -37,20 +39,22 @@ class Index:
         """``data`` indexed: a view unless ``copies`` (integer or boolean arrays)."""
         region = data[self.basic]
         if self.adv is not None:
-            return region[self.adv]
-        if self.new_dims:
+            region = region[self.adv]
+        elif self.new_dims:
             strides = list(region.strides)
             for pos, d in self.new_dims:
                 strides[pos] = data.shape[d] * data.strides[d] if d < data.ndim else \
                     data.itemsize
             region = backend.array_module(data).lib.stride_tricks.as_strided(
                 region, region.shape, tuple(strides))
+        if self.copies and not self.arrays:
+            region = region.copy()
         return region
 
     def scatter(self, out, value, accumulate=False):
         """Write (or add, with ``accumulate``: duplicates add up) ``value`` into ``out``."""
         region = out[self.basic]
-        if not self.copies:
+        if not self.arrays:
             view = region if self.adv is None else region[self.adv]
             if accumulate:
                 view += value
@@ -209,8 +213,9 @@ def parse(index, shape, dev, op="getitem") -> Index:
         basic += b
         adv += a
         d += n
-    copies = any(not isinstance(a, slice) for a in adv)
+    arrays = any(not isinstance(a, slice) for a in adv)
+    copies = arrays or any(k == "bool" for k, _ in items)
     while adv and isinstance(adv[-1], slice) and adv[-1] == _FULL:
         adv.pop()
     basic.append(Ellipsis)
-    return Index(tuple(basic), tuple(adv) if adv else None, copies, tuple(new_dims))
+    return Index(tuple(basic), tuple(adv) if adv else None, arrays, copies, tuple(new_dims))
