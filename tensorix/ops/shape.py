@@ -194,7 +194,7 @@ def split(tensor, split_size_or_sections, dim=0) -> tuple:
         if s == 0 and n:
             raise RuntimeError(f"split(): split_size can only be 0 if dimension size is 0, but "
                                f"got dimension size of {n}")
-        sizes = [min(s, n - i) for i in range(0, n, s)] if s else [0]
+        sizes = [min(s, n - i) for i in range(0, n, s)] if n else [0]
     else:
         sizes = [int(k) for k in s]
         if any(k < 0 for k in sizes):
