@@ -18,7 +18,7 @@ import heapq
 
 from ..backend import array_module
 from ..tensor import Tensor, _make
-from .function import refresh_view
+from .function import EDGE, refresh_view
 from .grad_mode import state
 
 __all__ = ["backward", "grad"]
@@ -55,14 +55,14 @@ def _root_grads(outputs, grad_outputs, op):
     return grads
 
 
-def _fit(g, edge):
+def _fit(g, shape, dtype):
     """Unbroadcast ``g`` to the input's shape and cast it to the input's dtype."""
-    if g._data.shape != edge[2]:
+    if g._data.shape != shape:
         from ..ops.reduce import sum_to
 
-        g = sum_to(g, edge[2])
-    if g._dtype is not edge[3]:
-        g = g.to(edge[3])
+        g = sum_to(g, shape)
+    if g._dtype is not dtype:
+        g = g.to(dtype)
     return g
 
 
@@ -128,10 +128,9 @@ class _GraphTask:
         seen = set(roots)
         while stack:
             node = stack.pop()
-            for edge in node.next_edges:
-                if edge is None:
+            for target in node.next_edges[::EDGE]:
+                if target is None:
                     continue
-                target = edge[0]
                 key = id(target) if type(target) is Tensor else target
                 deps[key] = deps.get(key, 0) + 1
                 if key is target and target not in seen:
@@ -144,11 +143,12 @@ class _GraphTask:
         order is a topological order, so one pass in that order settles each node."""
         targets, need = self.capture, {}
         for node in sorted(nodes, key=lambda n: n._seq):
+            edges = node.next_edges
             need[node] = any(
-                edge is not None and (
-                    id(edge[0]) in targets if type(edge[0]) is Tensor else
-                    (id(edge[0]), edge[1]) in targets or need.get(edge[0], False))
-                for edge in node.next_edges)
+                target is not None and (
+                    id(target) in targets if type(target) is Tensor else
+                    (id(target), slot) in targets or need.get(target, False))
+                for target, slot in zip(edges[::EDGE], edges[1::EDGE]))
         self.need = need
 
     def run(self, outputs, grads):
@@ -192,14 +192,14 @@ class _GraphTask:
     def _propagate(self, node, in_grads, heap):
         """Send a node's input gradients along its edges; queue nodes whose consumers have
         all run, deliver leaves whose last edge has arrived."""
-        deps, buffers = self.deps, self.buffers
-        for i, edge in enumerate(node.next_edges):
-            if edge is None:
+        deps, buffers, edges = self.deps, self.buffers, node.next_edges
+        for i in range(0, len(edges), EDGE):
+            target = edges[i]
+            if target is None:
                 continue
-            g = None if in_grads is None else in_grads[i]
-            if g is not None and (g._data.shape != edge[2] or g._dtype is not edge[3]):
-                g = _fit(g, edge)
-            target = edge[0]
+            g = None if in_grads is None else in_grads[i // EDGE]
+            if g is not None and (g._data.shape != edges[i + 2] or g._dtype is not edges[i + 3]):
+                g = _fit(g, edges[i + 2], edges[i + 3])
             if type(target) is Tensor:
                 key = id(target)
                 if g is not None:
@@ -212,7 +212,7 @@ class _GraphTask:
                 if target._out_meta is None and target not in buffers:  # the common case
                     buffers[target] = [g]
                 else:
-                    self._buffer(target, edge[1], g)
+                    self._buffer(target, edges[i + 1], g)
             deps[target] -= 1
             if deps[target] == 0:
                 heapq.heappush(heap, (-target._seq, id(target), target))
@@ -304,7 +304,7 @@ def _check_count(node, in_grads):
     out, as the built-in ops do."""
     if type(in_grads) is not tuple:
         in_grads = tuple(in_grads) if type(in_grads) is list else (in_grads,)
-    n = len(node.next_edges)
+    n = len(node.next_edges) // EDGE
     if len(in_grads) == n:  # the common case: only the types to check
         for g in in_grads:
             if g is not None and type(g) is not Tensor:
@@ -316,9 +316,9 @@ def _check_count(node, in_grads):
     elif len(in_grads) > n and any(g is not None for g in in_grads[n:]):
         raise RuntimeError(f"function {node.name()} returned an incorrect number of gradients "
                            f"(expected {n}, got {len(in_grads)})")
-    for i, edge in enumerate(node.next_edges):
+    for i, target in enumerate(node.next_edges[::EDGE]):
         g = in_grads[i]
-        if edge is not None and g is not None and not isinstance(g, Tensor):
+        if target is not None and g is not None and not isinstance(g, Tensor):
             raise RuntimeError(f"function {node.name()} returned a gradient of type "
                                f"{type(g).__name__} for input {i}; expected a Tensor or None")
     return in_grads
