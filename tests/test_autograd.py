@@ -301,6 +301,8 @@ def test_detach_and_requires_grad():
     d.add_(1)  # shares memory and the version counter
     assert y._version_value == 1
     np.testing.assert_allclose(y.detach().numpy(), [3.0, 5.0])
+    with pytest.raises(RuntimeError, match="can't detach views in-place"):
+        (x * 1)[0:1].detach_()
     y.detach_()
     assert y.is_leaf and not y.requires_grad
     with pytest.raises(RuntimeError, match="only floating point and complex tensors"):
