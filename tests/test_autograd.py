@@ -274,7 +274,7 @@ def test_inference_mode():
     with tx.inference_mode():
         assert tx.is_inference_mode_enabled() and not tx.is_grad_enabled()
         assert not (x * 2).requires_grad
-    with tx.inference_mode(False):
+    with tx.inference_mode(mode=False):
         assert (x * 2).requires_grad
     assert not tx.is_inference_mode_enabled()
 

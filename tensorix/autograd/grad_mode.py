@@ -32,8 +32,8 @@ class _Mode:
 
     _args: tuple = ()
 
-    def __new__(cls, *args):
-        if len(args) == 1 and callable(args[0]) and not isinstance(args[0], bool):
+    def __new__(cls, *args, **kwargs):
+        if len(args) == 1 and not kwargs and callable(args[0]):
             return cls()(args[0])  # used bare as a decorator
         return super().__new__(cls)
 
