@@ -219,6 +219,26 @@ def scatter_add(input, dim, index, src) -> Tensor:
     return ScatterAdd.apply(input, d, index, src)
 
 
+def _multiply_at(out, ix, vals):
+    """``multiply.at`` in rounds of distinct targets: the k-th write to each position happens
+    in round k. CuPy has ``ufunc.at`` only for add/subtract/maximum/minimum, so the one
+    portable path is used on every backend."""
+    xp = backend.array_module(out)
+    flat = xp.ravel_multi_index(xp.broadcast_arrays(*ix), out.shape).reshape(-1)
+    vals = xp.broadcast_to(vals, xp.broadcast_arrays(*ix)[0].shape).reshape(-1)
+    order = xp.argsort(flat, kind="stable")
+    sorted_flat = flat[order]
+    starts = xp.concatenate([xp.ones(min(flat.size, 1), dtype=bool),
+                             sorted_flat[1:] != sorted_flat[:-1]])
+    group_start = xp.nonzero(starts)[0][xp.cumsum(starts) - 1]
+    rank = xp.empty_like(order)
+    rank[order] = xp.arange(flat.size) - group_start
+    view = out.reshape(-1)  # out is a fresh contiguous copy, so this is a view
+    for r in range(int(rank.max()) + 1 if flat.size else 0):
+        sel = rank == r
+        view[flat[sel]] *= vals[sel]
+
+
 def _identity(reduce, dtype):
     if reduce in ("sum", "mean"):
         return 0
@@ -239,9 +259,12 @@ class ScatterReduce(Function):
         out = a._data.copy()
         if not include_self:
             out[ix] = _identity(reduce, a._dtype)
-        ufunc = {"sum": xp.add, "mean": xp.add, "prod": xp.multiply, "amax": xp.maximum,
-                 "amin": xp.minimum}[reduce]
-        ufunc.at(out, ix, src._data)
+        if reduce == "prod":
+            _multiply_at(out, ix, src._data)
+        else:
+            ufunc = {"sum": xp.add, "mean": xp.add, "amax": xp.maximum,
+                     "amin": xp.minimum}[reduce]
+            ufunc.at(out, ix, src._data)
         hit = xp.zeros(out.shape, dtype=xp.int64)
         xp.add.at(hit, ix, 1)
         ctx.mask = _make(hit > 0)
@@ -573,7 +596,7 @@ class MaskedScatter(Function):
     @staticmethod
     def forward(ctx, a, mask, source):
         xp = _xp(a)
-        shape = xp.broadcast_shapes(a._data.shape, mask._data.shape)
+        shape = np.broadcast_shapes(a._data.shape, mask._data.shape)
         m = xp.broadcast_to(mask._data, shape)
         k = int(m.sum())
         if k > source._data.size:
@@ -622,7 +645,7 @@ def masked_select(input, mask) -> Tensor:
     if mask._dtype is not dt.bool:
         raise RuntimeError(f"masked_select(): expected BoolTensor for mask, got "
                            f"{mask._dtype.name}")
-    shape = tuple(_xp(input).broadcast_shapes(input._data.shape, mask._data.shape))
+    shape = tuple(np.broadcast_shapes(input._data.shape, mask._data.shape))
     return getitem(input.expand(shape), mask.expand(shape))
 
 
