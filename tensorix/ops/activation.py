@@ -150,15 +150,17 @@ class Hardtanh(Function):
 
 def sigmoid(input) -> Tensor:
     """The logistic function ``1 / (1 + exp(-input))``, elementwise, without overflow.
-
-    Example: ``tensorix.sigmoid(tensorix.tensor([0.]))`` is ``tensor([0.5000])``.
-    """
+    Example: ``tensorix.sigmoid(tensorix.tensor([0.]))`` is ``tensor([0.5000])``."""
     return Sigmoid.apply(_real_float(input, "sigmoid"))
 
 
 def logit(input, eps=None) -> Tensor:
     """``log(p / (1 - p))``, the inverse of sigmoid; with ``eps``, ``input`` is first clamped
-    to [eps, 1 - eps] (and the gradient is zero outside it)."""
+    to [eps, 1 - eps] (and the gradient is zero outside it).
+
+    Example: ``tensorix.logit(tensorix.tensor([0.5, 0.0]), eps=1e-6)`` is ``tensor([ 0.0000,
+    -13.8155])``.
+    """
     x = _real_float(input, "logit")
     if eps is not None:
         eps = _number(eps, "logit", "eps")
@@ -179,7 +181,11 @@ def softplus(input, beta=1.0, threshold=20.0) -> Tensor:
 
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False) -> Tensor:
     """``input`` clipped to [min_val, max_val], with zero gradient at and beyond the bounds;
-    integer tensors keep their dtype."""
+    integer tensors keep their dtype.
+
+    Example: ``tensorix.hardtanh(tensorix.tensor([-2.0, 0.5, 2.0]))`` is ``tensor([-1.0000,
+    0.5000, 1.0000])``.
+    """
     check_tensor(input, "hardtanh")
     lo, hi = _number(min_val, "hardtanh", "min_val"), _number(max_val, "hardtanh", "max_val")
     if lo > hi:
@@ -191,12 +197,15 @@ def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False) -> Tensor:
 
 
 def relu6(input, inplace=False) -> Tensor:
-    """``min(max(input, 0), 6)`` (``hardtanh(input, 0, 6)``)."""
+    """``min(max(input, 0), 6)`` (``hardtanh(input, 0, 6)``).
+    Example: ``tensorix.relu6(tensorix.tensor([-1.0, 3.0, 9.0]))`` is ``tensor([0., 3., 6.])``."""
     return hardtanh(input, 0.0, 6.0, inplace)
 
 
 def leaky_relu(input, negative_slope=0.01, inplace=False) -> Tensor:
-    """``input`` where positive, ``negative_slope * input`` elsewhere (slope at 0 too)."""
+    """``input`` where positive, ``negative_slope * input`` elsewhere (slope at 0 too).
+    Example: ``tensorix.leaky_relu(tensorix.tensor([-2.0, 2.0]), 0.1)`` is ``tensor([-0.2000,
+    2.0000])``."""
     slope = _number(negative_slope, "leaky_relu", "negative_slope")
     def fn(x):
         x = _real_float(x, "leaky_relu")
@@ -214,7 +223,8 @@ def _elu(x, alpha, scale, input_scale):
 
 
 def elu(input, alpha=1.0, inplace=False) -> Tensor:
-    """``input`` where positive, ``alpha * (exp(input) - 1)`` elsewhere."""
+    """``input`` where positive, ``alpha * (exp(input) - 1)`` elsewhere.
+    Example: ``tensorix.elu(tensorix.tensor([-1.0, 1.0]))`` is ``tensor([-0.6321, 1.0000])``."""
     a = _number(alpha, "elu", "alpha")
     return _maybe_inplace(lambda x: _elu(_real_float(x, "elu"), a, 1.0, 1.0), input, inplace,
                           "elu")
@@ -222,13 +232,18 @@ def elu(input, alpha=1.0, inplace=False) -> Tensor:
 
 def selu(input, inplace=False) -> Tensor:
     """``scale * elu(input, alpha)`` with the self-normalising constants (alpha ~ 1.6733,
-    scale ~ 1.0507)."""
+    scale ~ 1.0507).
+
+    Example: ``tensorix.selu(tensorix.tensor([-1.0, 1.0]))`` is ``tensor([-1.1113, 1.0507])``.
+    """
     return _maybe_inplace(lambda x: _elu(_real_float(x, "selu"), _SELU_ALPHA, _SELU_SCALE, 1.0),
                           input, inplace, "selu")
 
 
 def celu(input, alpha=1.0, inplace=False) -> Tensor:
-    """``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))``."""
+    """``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))``.
+    Example: ``tensorix.celu(tensorix.tensor([-1.0, 1.0]), alpha=2.0)`` is ``tensor([-0.7869,
+    1.0000])``."""
     a = _number(alpha, "celu", "alpha")
     if a == 0:
         raise ValueError("celu(): alpha must be nonzero (it divides the input)")
@@ -249,7 +264,8 @@ def gelu(input, approximate="none") -> Tensor:
 
 
 def silu(input, inplace=False) -> Tensor:
-    """``input * sigmoid(input)`` (a.k.a. swish)."""
+    """``input * sigmoid(input)`` (a.k.a. swish).
+    Example: ``tensorix.silu(tensorix.tensor([0.0, 1.0]))`` is ``tensor([0.0000, 0.7311])``."""
     def fn(x):
         x = _real_float(x, "silu")
         return x * sigmoid(x)
@@ -258,7 +274,8 @@ def silu(input, inplace=False) -> Tensor:
 
 
 def mish(input, inplace=False) -> Tensor:
-    """``input * tanh(softplus(input))``."""
+    """``input * tanh(softplus(input))``.
+    Example: ``tensorix.mish(tensorix.tensor([0.0, 1.0]))`` is ``tensor([0.0000, 0.8651])``."""
     def fn(x):
         x = _real_float(x, "mish")
         return x * tanh(softplus(x))
@@ -267,7 +284,9 @@ def mish(input, inplace=False) -> Tensor:
 
 
 def hardsigmoid(input, inplace=False) -> Tensor:
-    """``relu6(input + 3) / 6``: 0 below -3, 1 above 3, linear between."""
+    """``relu6(input + 3) / 6``: 0 below -3, 1 above 3, linear between.
+    Example: ``tensorix.hardsigmoid(tensorix.tensor([-4.0, 0.0, 4.0]))`` is ``tensor([0.0000,
+    0.5000, 1.0000])``."""
     def fn(x):
         return Hardtanh.apply(_real_float(x, "hardsigmoid") + 3, 0.0, 6.0) / 6
 
@@ -275,7 +294,9 @@ def hardsigmoid(input, inplace=False) -> Tensor:
 
 
 def hardswish(input, inplace=False) -> Tensor:
-    """``input * relu6(input + 3) / 6``."""
+    """``input * relu6(input + 3) / 6``.
+    Example: ``tensorix.hardswish(tensorix.tensor([-4.0, 1.0, 4.0]))`` is ``tensor([-0.0000,
+    0.6667, 4.0000])``."""
     def fn(x):
         x = _real_float(x, "hardswish")
         return x * Hardtanh.apply(x + 3, 0.0, 6.0) / 6
@@ -284,19 +305,25 @@ def hardswish(input, inplace=False) -> Tensor:
 
 
 def softsign(input) -> Tensor:
-    """``input / (1 + |input|)``."""
+    """``input / (1 + |input|)``.
+    Example: ``tensorix.softsign(tensorix.tensor([-1.0, 3.0]))`` is ``tensor([-0.5000,
+    0.7500])``."""
     x = _real_float(input, "softsign")
     return x / (x.abs() + 1)
 
 
 def tanhshrink(input) -> Tensor:
-    """``input - tanh(input)``."""
+    """``input - tanh(input)``.
+    Example: ``tensorix.tanhshrink(tensorix.tensor([0.0, 1.0]))`` is ``tensor([0.0000,
+    0.2384])``."""
     x = _real_float(input, "tanhshrink")
     return x - tanh(x)
 
 
 def logsigmoid(input) -> Tensor:
-    """``log(sigmoid(input))`` without underflow (``-softplus(-input)``)."""
+    """``log(sigmoid(input))`` without underflow (``-softplus(-input)``).
+    Example: ``tensorix.logsigmoid(tensorix.tensor([-100.0, 0.0]))`` is ``tensor([-100.0000,
+    -0.6931])``."""
     return 0.0 - softplus(-_real_float(input, "logsigmoid"))  # 0 - 0 is +0, like PyTorch
 
 

@@ -67,26 +67,33 @@ LogicalAnd, logical_and = _binary(
     "Elementwise ``input and other`` on truth values (nonzero is True), broadcast; returns "
     "bool. Example: ``tensorix.logical_and(x > 0, x < 1)``.", logical=True)
 LogicalOr, logical_or = _binary(
-    "logical_or", "logical_or", "Elementwise ``input or other`` on truth values; returns bool.",
+    "logical_or", "logical_or", "Elementwise ``input or other`` on truth values; returns bool. "
+    "Example: ``tensorix.logical_or(tensorix.tensor([0, 2]), tensorix.tensor([0, 0]))`` is "
+    "``tensor([False, True])``.",
     logical=True)
 LogicalXor, logical_xor = _binary(
-    "logical_xor", "logical_xor", "Elementwise exclusive or of truth values; returns bool.",
+    "logical_xor", "logical_xor", "Elementwise exclusive or of truth values; returns bool. "
+    "Example: ``tensorix.logical_xor(tensorix.tensor([1, 1]), tensorix.tensor([1, 0]))`` is "
+    "``tensor([False, True])``.",
     logical=True)
 BitwiseAnd, bitwise_and = _binary(
     "bitwise_and", "bitwise_and",
     "Bitwise AND of integer or bool tensors (the ``&`` operator), broadcast. Example: "
     "``tensorix.tensor([12]) & 10`` is ``tensor([8])``.")
 BitwiseOr, bitwise_or = _binary(
-    "bitwise_or", "bitwise_or", "Bitwise OR of integer or bool tensors (the ``|`` operator).")
+    "bitwise_or", "bitwise_or", "Bitwise OR of integer or bool tensors (the ``|`` operator). "
+    "Example: ``tensorix.tensor([12]) | 3`` is ``tensor([15])``.")
 BitwiseXor, bitwise_xor = _binary(
-    "bitwise_xor", "bitwise_xor", "Bitwise XOR of integer or bool tensors (the ``^`` operator).")
+    "bitwise_xor", "bitwise_xor", "Bitwise XOR of integer or bool tensors (the ``^`` "
+    "operator). Example: ``tensorix.tensor([12]) ^ 10`` is ``tensor([6])``.")
 LeftShift, bitwise_left_shift = _binary(
     "left_shift", "bitwise_left_shift",
     "``input << other`` on integer tensors (0 once the shift reaches the bit width). "
     "Example: ``tensorix.tensor([1, 3]) << 2`` is ``tensor([4, 12])``.", allow_bool=False)
 RightShift, bitwise_right_shift = _binary(
     "right_shift", "bitwise_right_shift",
-    "``input >> other`` on integer tensors, arithmetic (sign-filling) for signed dtypes.",
+    "``input >> other`` on integer tensors, arithmetic (sign-filling) for signed dtypes. "
+    "Example: ``tensorix.tensor([-8, 8]) >> 1`` is ``tensor([-4, 4])``.",
     allow_bool=False)
 
 
@@ -105,7 +112,10 @@ def logical_not(input) -> Tensor:
 
 
 def bitwise_not(input) -> Tensor:
-    """Bitwise NOT (the ``~`` operator): ``-x - 1`` for integers, ``not`` for bools."""
+    """Bitwise NOT (the ``~`` operator): ``-x - 1`` for integers, ``not`` for bools.
+
+    Example: ``~tensorix.tensor([0, 5])`` is ``tensor([-1, -6])``.
+    """
     check_tensor(input, "bitwise_not")
     _check_integral(input, "bitwise_not")
     return BitwiseNot.apply(input)

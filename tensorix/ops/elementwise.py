@@ -385,9 +385,7 @@ class ToDevice(Function):
 
 def add(input, other, *, alpha=1) -> Tensor:
     """``input + alpha * other`` with broadcasting and type promotion.
-
-    Example: ``tensorix.add(tensorix.ones(2, 3), tensorix.ones(3), alpha=2)``.
-    """
+    Example: ``tensorix.add(tensorix.ones(2, 3), tensorix.ones(3), alpha=2)``."""
     a, b = promote(input, other, "add")
     if alpha != 1:
         b = mul(b, alpha)
@@ -395,7 +393,8 @@ def add(input, other, *, alpha=1) -> Tensor:
 
 
 def sub(input, other, *, alpha=1) -> Tensor:
-    """``input - alpha * other`` (bool tensors are refused, as in PyTorch)."""
+    """``input - alpha * other`` (bool tensors are refused, as in PyTorch).
+    Example: ``tensorix.sub(tensorix.tensor([5, 3]), 2, alpha=2)`` is ``tensor([ 1, -1])``."""
     a, b = promote(input, other, "sub")
     if a._dtype is dt.bool:
         raise RuntimeError("sub(): subtraction with two bool tensors is not supported; use "
@@ -409,7 +408,8 @@ subtract = sub
 
 
 def rsub(input, other, *, alpha=1) -> Tensor:
-    """``other - alpha * input``."""
+    """``other - alpha * input``.
+    Example: ``tensorix.rsub(tensorix.tensor([1.0, 2.0]), 10)`` is ``tensor([9., 8.])``."""
     return sub(other, input, alpha=alpha)
 
 
@@ -457,7 +457,8 @@ divide = true_divide = div
 
 
 def neg(input) -> Tensor:
-    """``-input``."""
+    """``-input``.
+    Example: ``tensorix.neg(tensorix.tensor([1.5, -2.0]))`` is ``tensor([-1.5000, 2.0000])``."""
     check_tensor(input, "neg")
     if input._dtype is dt.bool:
         raise RuntimeError("neg(): negation, the `-` operator, on a bool tensor is not "
@@ -470,9 +471,7 @@ negative = neg
 
 def pow(input, exponent) -> Tensor:  # noqa: A001 - torch's name
     """``input ** exponent`` elementwise; either may be a Python number.
-
-    Example: ``tensorix.pow(x, 2)``; ``tensorix.pow(2, x)``.
-    """
+    Example: ``tensorix.pow(x, 2)``; ``tensorix.pow(2, x)``."""
     a, b = promote(input, exponent, "pow")
     if a._dtype.category == 1 and bool((b._data < 0).any()):
         raise RuntimeError("pow(): integers to negative integer powers are not allowed")
@@ -480,12 +479,14 @@ def pow(input, exponent) -> Tensor:  # noqa: A001 - torch's name
 
 
 def exp(input) -> Tensor:
-    """``e ** input``; integer inputs give the default float dtype."""
+    """``e ** input``; integer inputs give the default float dtype.
+    Example: ``tensorix.exp(tensorix.tensor([0.0, 1.0]))`` is ``tensor([1.0000, 2.7183])``."""
     return Exp.apply(float_input(input, "exp"))
 
 
 def log(input) -> Tensor:
-    """Natural logarithm (``-inf`` at 0, ``nan`` below, like PyTorch)."""
+    """Natural logarithm (``-inf`` at 0, ``nan`` below, like PyTorch).
+    Example: ``tensorix.log(tensorix.tensor([1.0, 0.0]))`` is ``tensor([0., -inf])``."""
     return Log.apply(float_input(input, "log"))
 
 
@@ -531,24 +532,28 @@ def remainder(input, other) -> Tensor:
 
 def maximum(input, other) -> Tensor:
     """Elementwise maximum with broadcasting; ``nan`` propagates (see ``fmax``).
-
-    Example: ``tensorix.maximum(x, tensorix.zeros(()))`` is ``relu(x)``.
-    """
+    Example: ``tensorix.maximum(x, tensorix.zeros(()))`` is ``relu(x)``."""
     return Maximum.apply(*_real_pair(input, other, "maximum"))
 
 
 def minimum(input, other) -> Tensor:
-    """Elementwise minimum with broadcasting; ``nan`` propagates (see ``fmin``)."""
+    """Elementwise minimum with broadcasting; ``nan`` propagates (see ``fmin``).
+    Example: ``tensorix.minimum(tensorix.tensor([1.0, 5.0]), tensorix.tensor([3.0, 2.0]))`` is
+    ``tensor([1., 2.])``."""
     return Minimum.apply(*_real_pair(input, other, "minimum"))
 
 
 def fmax(input, other) -> Tensor:
-    """Elementwise maximum that ignores ``nan`` (``nan`` only where both are)."""
+    """Elementwise maximum that ignores ``nan`` (``nan`` only where both are).
+    Example: ``tensorix.fmax(tensorix.tensor([float('nan'), 1.0]), tensorix.tensor([2.0,
+    float('nan')]))`` is ``tensor([2., 1.])``."""
     return Fmax.apply(*_real_pair(input, other, "fmax"))
 
 
 def fmin(input, other) -> Tensor:
-    """Elementwise minimum that ignores ``nan`` (``nan`` only where both are)."""
+    """Elementwise minimum that ignores ``nan`` (``nan`` only where both are).
+    Example: ``tensorix.fmin(tensorix.tensor([float('nan'), 1.0]), tensorix.tensor([2.0,
+    0.5]))`` is ``tensor([2.0000, 0.5000])``."""
     return Fmin.apply(*_real_pair(input, other, "fmin"))
 
 
@@ -575,7 +580,9 @@ def lerp(input, end, weight) -> Tensor:
 
 
 def hypot(input, other) -> Tensor:
-    """``sqrt(input**2 + other**2)`` without intermediate overflow, with broadcasting."""
+    """``sqrt(input**2 + other**2)`` without intermediate overflow, with broadcasting.
+    Example: ``tensorix.hypot(tensorix.tensor([3.0]), tensorix.tensor([4.0]))`` is
+    ``tensor([5.])``."""
     return Hypot.apply(*_float_pair(*_real_pair(input, other, "hypot"), "hypot"))
 
 
@@ -592,16 +599,16 @@ arctan2 = atan2
 
 
 def copysign(input, other) -> Tensor:
-    """``|input|`` with the sign of ``other`` (-0.0 counts as negative); floating result."""
+    """``|input|`` with the sign of ``other`` (-0.0 counts as negative); floating result.
+    Example: ``tensorix.copysign(tensorix.tensor([1.0, -2.0]), -0.0)`` is ``tensor([-1.,
+    -2.])``."""
     return Copysign.apply(*_float_pair(*_real_pair(input, other, "copysign"), "copysign"))
 
 
 def xlogy(input, other) -> Tensor:
     """``input * log(other)``, defined as 0 where ``input`` is 0 (unless ``other`` is nan).
-
     Example: ``tensorix.xlogy(tensorix.tensor([0., 2.]), tensorix.tensor([0., 1.]))`` is
-    ``tensor([0., 0.])``.
-    """
+    ``tensor([0., 0.])``."""
     return Xlogy.apply(*_float_pair(*_real_pair(input, other, "xlogy"), "xlogy"))
 
 
@@ -620,12 +627,16 @@ def float_power(input, exponent) -> Tensor:
 
 
 def logaddexp(input, other) -> Tensor:
-    """``log(exp(input) + exp(other))`` without overflow, with broadcasting."""
+    """``log(exp(input) + exp(other))`` without overflow, with broadcasting.
+    Example: ``tensorix.logaddexp(tensorix.tensor([1000.0]), tensorix.tensor([1000.0]))`` is
+    ``tensor([1000.6932])``."""
     return LogAddExp.apply(*_float_pair(*_real_pair(input, other, "logaddexp"), "logaddexp"))
 
 
 def logaddexp2(input, other) -> Tensor:
-    """``log2(2**input + 2**other)`` without overflow, with broadcasting."""
+    """``log2(2**input + 2**other)`` without overflow, with broadcasting.
+    Example: ``tensorix.logaddexp2(tensorix.tensor([3.0]), tensorix.tensor([3.0]))`` is
+    ``tensor([4.])``."""
     return LogAddExp2.apply(*_float_pair(*_real_pair(input, other, "logaddexp2"),
                                          "logaddexp2"))
 

@@ -51,7 +51,8 @@ def _compare(fn_name, public):
         return cls.apply(a, b)
 
     op.__name__ = public
-    op.__doc__ = f"Elementwise ``{public}`` comparison with broadcasting; returns a bool tensor."
+    op.__doc__ = (f"Elementwise ``{public}`` comparison with broadcasting; returns a bool tensor."
+                  f"\n\n    Example: ``tensorix.{public}(tensorix.tensor([1, 2, 3]), 2)``.")
     return cls, op
 
 
@@ -128,7 +129,8 @@ def sign(input) -> Tensor:
 
 
 def sgn(input) -> Tensor:
-    """``sign`` for reals; ``z / |z|`` (0 at 0) for complex."""
+    """``sign`` for reals; ``z / |z|`` (0 at 0) for complex.
+    Example: ``tensorix.sgn(tensorix.tensor([3 + 4j]))`` is ``tensor([0.6000+0.8000j])``."""
     return Sign.apply(check_tensor(input, "sgn"))
 
 
@@ -206,14 +208,16 @@ clip = clamp
 
 
 def clamp_min(input, min) -> Tensor:  # noqa: A002
-    """``clamp(input, min=min)``: elements below ``min`` become ``min``."""
+    """``clamp(input, min=min)``: elements below ``min`` become ``min``.
+    Example: ``tensorix.clamp_min(tensorix.tensor([-1.0, 2.0]), 0)`` is ``tensor([0., 2.])``."""
     if min is None:
         raise RuntimeError("clamp_min(): argument 'min' must not be None")
     return clamp(input, min=min)
 
 
 def clamp_max(input, max) -> Tensor:  # noqa: A002
-    """``clamp(input, max=max)``: elements above ``max`` become ``max``."""
+    """``clamp(input, max=max)``: elements above ``max`` become ``max``.
+    Example: ``tensorix.clamp_max(tensorix.tensor([-1.0, 2.0]), 0)`` is ``tensor([-1., 0.])``."""
     if max is None:
         raise RuntimeError("clamp_max(): argument 'max' must not be None")
     return clamp(input, max=max)
@@ -243,7 +247,8 @@ def _predicate(fn, for_ints, doc):
         return cls.apply(check_tensor(input, fn))
 
     op.__name__ = fn
-    op.__doc__ = doc + " Returns a bool tensor of the input's shape."
+    op.__doc__ = (doc + " Returns a bool tensor of the input's shape.\n\n    Example: "
+                  f"``tensorix.{fn}(tensorix.tensor([1.0, float('nan'), float('inf')]))``.")
     return cls, op
 
 
@@ -267,10 +272,8 @@ class SignBit(Function):
 
 def signbit(input) -> Tensor:
     """True where the sign bit is set: negative numbers, ``-0.0`` and negative nans.
-
     Example: ``tensorix.signbit(tensorix.tensor([-0.0, 0.0, -1.0]))`` is
-    ``tensor([True, False, True])``.
-    """
+    ``tensor([True, False, True])``."""
     check_tensor(input, "signbit")
     if input._dtype.is_complex:
         raise RuntimeError("signbit(): not implemented for complex tensors")
@@ -278,7 +281,8 @@ def signbit(input) -> Tensor:
 
 
 def isreal(input) -> Tensor:
-    """True where an element has no imaginary part (everywhere for real dtypes)."""
+    """True where an element has no imaginary part (everywhere for real dtypes).
+    Example: ``tensorix.isreal(tensorix.tensor([1 + 0j, 1j]))`` is ``tensor([ True, False])``."""
     check_tensor(input, "isreal")
     xp = _xp(input)
     if not input._dtype.is_complex:
@@ -390,7 +394,9 @@ def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> Tensor:
 
 
 def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
-    """Whether ``isclose`` holds everywhere (a Python bool)."""
+    """Whether ``isclose`` holds everywhere (a Python bool).
+    Example: ``tensorix.allclose(tensorix.tensor([1.0]), tensorix.tensor([1.0 + 1e-7]))`` is
+    ``True``."""
     return bool(isclose(input, other, rtol, atol, equal_nan)._data.all())
 
 
@@ -475,7 +481,8 @@ class FloorDivide(Function):
 
 
 def trunc(input) -> Tensor:
-    """Round toward zero (integers pass through)."""
+    """Round toward zero (integers pass through).
+    Example: ``tensorix.trunc(tensorix.tensor([-1.7, 1.7]))`` is ``tensor([-1., 1.])``."""
     check_tensor(input, "trunc")
     return input if input._dtype.category < 2 else Trunc.apply(input)
 
@@ -484,13 +491,15 @@ fix = trunc
 
 
 def floor(input) -> Tensor:
-    """Round down (integers pass through)."""
+    """Round down (integers pass through).
+    Example: ``tensorix.floor(tensorix.tensor([-1.5, 1.5]))`` is ``tensor([-2., 1.])``."""
     check_tensor(input, "floor")
     return input if input._dtype.category < 2 else Floor.apply(input)
 
 
 def ceil(input) -> Tensor:
-    """Round up (integers pass through)."""
+    """Round up (integers pass through).
+    Example: ``tensorix.ceil(tensorix.tensor([-1.5, 1.5]))`` is ``tensor([-1., 2.])``."""
     check_tensor(input, "ceil")
     return input if input._dtype.category < 2 else Ceil.apply(input)
 
@@ -516,7 +525,8 @@ def round(input, *, decimals=0) -> Tensor:  # noqa: A001 - torch's name
 
 
 def frac(input) -> Tensor:
-    """``input - trunc(input)`` (keeps the sign: ``frac(-1.5)`` is -0.5); floating only."""
+    """``input - trunc(input)`` (keeps the sign: ``frac(-1.5)`` is -0.5); floating only.
+    Example: ``tensorix.frac(tensorix.tensor([-1.25, 2.5]))`` is ``tensor([-0.2500, 0.5000])``."""
     check_tensor(input, "frac")
     if not input._dtype.is_floating_point:
         raise RuntimeError(f"frac(): expected a floating point tensor, got {input._dtype.name}")
@@ -524,7 +534,8 @@ def frac(input) -> Tensor:
 
 
 def floor_divide(input, other) -> Tensor:
-    """``floor(input / other)``, keeping integer dtypes (like Python's ``//``)."""
+    """``floor(input / other)``, keeping integer dtypes (like Python's ``//``).
+    Example: ``tensorix.floor_divide(tensorix.tensor([7, -7]), 2)`` is ``tensor([ 3, -4])``."""
     a, b = promote(input, other, "floor_divide")
     return FloorDivide.apply(a, b)
 

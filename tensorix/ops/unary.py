@@ -521,7 +521,8 @@ class Imag(Function):
 
 # -- wrappers --------------------------------------------------------------------------------
 def conj(input) -> Tensor:
-    """Complex conjugate; real tensors are returned unchanged (no copy)."""
+    """Complex conjugate; real tensors are returned unchanged (no copy).
+    Example: ``tensorix.conj(tensorix.tensor([1 + 2j]))`` is ``tensor([1.-2.j])``."""
     check_tensor(input, "conj")
     if not input._dtype.is_complex:
         return input
@@ -530,9 +531,7 @@ def conj(input) -> Tensor:
 
 def abs(input) -> Tensor:  # noqa: A001
     """``|input|`` elementwise, same shape (complex inputs give their real magnitude).
-
-    Example: ``tensorix.abs(tensorix.tensor([-1.5, 2.0]))`` is ``tensor([1.5, 2.])``.
-    """
+    Example: ``tensorix.abs(tensorix.tensor([-1.5, 2.0]))`` is ``tensor([1.5, 2.])``."""
     check_tensor(input, "abs")
     if input._dtype is dt.bool:
         raise RuntimeError("abs(): not implemented for bool tensors")
@@ -555,9 +554,7 @@ def rsqrt(input) -> Tensor:
 
 def square(input) -> Tensor:
     """``input * input``; integers stay integers and bools give int64, like PyTorch.
-
-    Example: ``tensorix.square(tensorix.tensor([-3, 2]))`` is ``tensor([9, 4])``.
-    """
+    Example: ``tensorix.square(tensorix.tensor([-3, 2]))`` is ``tensor([9, 4])``."""
     check_tensor(input, "square")
     if input._dtype is dt.bool:
         input = input.to(dt.int64)
@@ -565,12 +562,14 @@ def square(input) -> Tensor:
 
 
 def reciprocal(input) -> Tensor:
-    """``1 / input`` (integers give the default float dtype; ``inf`` at 0)."""
+    """``1 / input`` (integers give the default float dtype; ``inf`` at 0).
+    Example: ``tensorix.reciprocal(tensorix.tensor([2, 0]))`` is ``tensor([0.5000, inf])``."""
     return Reciprocal.apply(float_input(input, "reciprocal"))
 
 
 def tanh(input) -> Tensor:
-    """Hyperbolic tangent, elementwise."""
+    """Hyperbolic tangent, elementwise.
+    Example: ``tensorix.tanh(tensorix.tensor([0.0, 100.0]))`` is ``tensor([0., 1.])``."""
     return Tanh.apply(float_input(input, "tanh"))
 
 
@@ -589,22 +588,26 @@ def exp2(input) -> Tensor:
 
 
 def expm1(input) -> Tensor:
-    """``exp(input) - 1``, accurate for small ``input``."""
+    """``exp(input) - 1``, accurate for small ``input``.
+    Example: ``tensorix.expm1(tensorix.tensor([1e-10]))`` is ``tensor([1.0000e-10])``."""
     return Expm1.apply(float_input(input, "expm1"))
 
 
 def log2(input) -> Tensor:
-    """Base-2 logarithm (``-inf`` at 0, ``nan`` below)."""
+    """Base-2 logarithm (``-inf`` at 0, ``nan`` below).
+    Example: ``tensorix.log2(tensorix.tensor([8.0, 0.5]))`` is ``tensor([ 3., -1.])``."""
     return Log2.apply(float_input(input, "log2"))
 
 
 def log10(input) -> Tensor:
-    """Base-10 logarithm (``-inf`` at 0, ``nan`` below)."""
+    """Base-10 logarithm (``-inf`` at 0, ``nan`` below).
+    Example: ``tensorix.log10(tensorix.tensor([1000.0]))`` is ``tensor([3.0000])``."""
     return Log10.apply(float_input(input, "log10"))
 
 
 def log1p(input) -> Tensor:
-    """``log(1 + input)``, accurate for small ``input``."""
+    """``log(1 + input)``, accurate for small ``input``.
+    Example: ``tensorix.log1p(tensorix.tensor([1e-10]))`` is ``tensor([1.0000e-10])``."""
     return Log1p.apply(float_input(input, "log1p"))
 
 
@@ -614,52 +617,62 @@ def sin(input) -> Tensor:
 
 
 def cos(input) -> Tensor:
-    """Cosine, elementwise."""
+    """Cosine, elementwise.
+    Example: ``tensorix.cos(tensorix.tensor([0.0]))`` is ``tensor([1.])``."""
     return Cos.apply(float_input(input, "cos"))
 
 
 def tan(input) -> Tensor:
-    """Tangent, elementwise."""
+    """Tangent, elementwise.
+    Example: ``tensorix.tan(tensorix.tensor([0.7853982]))`` is ``tensor([1.])``."""
     return Tan.apply(float_input(input, "tan"))
 
 
 def asin(input) -> Tensor:
-    """Inverse sine (``nan`` outside [-1, 1]); alias ``arcsin``."""
+    """Inverse sine (``nan`` outside [-1, 1]); alias ``arcsin``.
+    Example: ``tensorix.asin(tensorix.tensor([1.0, 2.0]))`` is ``tensor([1.5708, nan])``."""
     return Asin.apply(float_input(input, "asin"))
 
 
 def acos(input) -> Tensor:
-    """Inverse cosine (``nan`` outside [-1, 1]); alias ``arccos``."""
+    """Inverse cosine (``nan`` outside [-1, 1]); alias ``arccos``.
+    Example: ``tensorix.acos(tensorix.tensor([1.0]))`` is ``tensor([0.])``."""
     return Acos.apply(float_input(input, "acos"))
 
 
 def atan(input) -> Tensor:
-    """Inverse tangent; alias ``arctan``."""
+    """Inverse tangent; alias ``arctan``.
+    Example: ``tensorix.atan(tensorix.tensor([float('inf')]))`` is ``tensor([1.5708])``."""
     return Atan.apply(float_input(input, "atan"))
 
 
 def sinh(input) -> Tensor:
-    """Hyperbolic sine, elementwise."""
+    """Hyperbolic sine, elementwise.
+    Example: ``tensorix.sinh(tensorix.tensor([0.0]))`` is ``tensor([0.])``."""
     return Sinh.apply(float_input(input, "sinh"))
 
 
 def cosh(input) -> Tensor:
-    """Hyperbolic cosine, elementwise."""
+    """Hyperbolic cosine, elementwise.
+    Example: ``tensorix.cosh(tensorix.tensor([0.0]))`` is ``tensor([1.])``."""
     return Cosh.apply(float_input(input, "cosh"))
 
 
 def asinh(input) -> Tensor:
-    """Inverse hyperbolic sine; alias ``arcsinh``."""
+    """Inverse hyperbolic sine; alias ``arcsinh``.
+    Example: ``tensorix.asinh(tensorix.tensor([0.0]))`` is ``tensor([0.])``."""
     return Asinh.apply(float_input(input, "asinh"))
 
 
 def acosh(input) -> Tensor:
-    """Inverse hyperbolic cosine (``nan`` below 1); alias ``arccosh``."""
+    """Inverse hyperbolic cosine (``nan`` below 1); alias ``arccosh``.
+    Example: ``tensorix.acosh(tensorix.tensor([1.0, 0.5]))`` is ``tensor([0., nan])``."""
     return Acosh.apply(float_input(input, "acosh"))
 
 
 def atanh(input) -> Tensor:
-    """Inverse hyperbolic tangent (``+-inf`` at +-1, ``nan`` beyond); alias ``arctanh``."""
+    """Inverse hyperbolic tangent (``+-inf`` at +-1, ``nan`` beyond); alias ``arctanh``.
+    Example: ``tensorix.atanh(tensorix.tensor([0.0, 1.0]))`` is ``tensor([0., inf])``."""
     return Atanh.apply(float_input(input, "atanh"))
 
 
@@ -669,50 +682,57 @@ arcsinh, arccosh, arctanh = asinh, acosh, atanh
 
 def erf(input) -> Tensor:
     """The error function ``2/sqrt(pi) * integral_0^x exp(-t^2) dt``, elementwise.
-
-    Example: ``tensorix.erf(tensorix.tensor([0., 1.]))`` is ``tensor([0.0000, 0.8427])``.
-    """
+    Example: ``tensorix.erf(tensorix.tensor([0., 1.]))`` is ``tensor([0.0000, 0.8427])``."""
     return Erf.apply(_real_float(input, "erf"))
 
 
 def erfc(input) -> Tensor:
-    """``1 - erf(input)``, accurate far into the right tail (``erfc(10)`` is 2.1e-45)."""
+    """``1 - erf(input)``, accurate far into the right tail (``erfc(10)`` is 2.1e-45).
+    Example: ``tensorix.erfc(tensorix.tensor([0.0, 5.0]))`` is ``tensor([1.0000e+00,
+    1.5375e-12])``."""
     return Erfc.apply(_real_float(input, "erfc"))
 
 
 def erfinv(input) -> Tensor:
     """Inverse of ``erf`` on [-1, 1] (``+-inf`` at +-1, ``nan`` beyond).
-
-    Example: ``tensorix.erfinv(tensorix.erf(x))`` recovers ``x``.
-    """
+    Example: ``tensorix.erfinv(tensorix.erf(x))`` recovers ``x``."""
     return Erfinv.apply(_real_float(input, "erfinv"))
 
 
 def deg2rad(input) -> Tensor:
-    """Degrees to radians (``input * pi / 180``)."""
+    """Degrees to radians (``input * pi / 180``).
+    Example: ``tensorix.deg2rad(tensorix.tensor([180]))`` is ``tensor([3.1416])``."""
     return float_input(input, "deg2rad") * (math.pi / 180)
 
 
 def rad2deg(input) -> Tensor:
-    """Radians to degrees (``input * 180 / pi``)."""
+    """Radians to degrees (``input * 180 / pi``).
+    Example: ``tensorix.rad2deg(tensorix.tensor([3.14159265]))`` is ``tensor([180.])``."""
     return float_input(input, "rad2deg") * (180 / math.pi)
 
 
 def angle(input) -> Tensor:
     """The argument of each element: ``atan2(imag, real)`` for complex input (real result);
-    for real input ``pi`` where negative, 0 elsewhere, ``nan`` kept."""
+    for real input ``pi`` where negative, 0 elsewhere, ``nan`` kept.
+
+    Example: ``tensorix.angle(tensorix.tensor([1j, -1.0]))`` is ``tensor([1.5708, 3.1416])``.
+    """
     return Angle.apply(float_input(input, "angle"))
 
 
 def real(input) -> Tensor:
     """The real part of a complex tensor (a copy, not a view as in PyTorch); real tensors
-    are returned unchanged."""
+    are returned unchanged.
+
+    Example: ``tensorix.real(tensorix.tensor([1 + 2j]))`` is ``tensor([1.])``.
+    """
     check_tensor(input, "real")
     return Real.apply(input) if input._dtype.is_complex else input
 
 
 def imag(input) -> Tensor:
-    """The imaginary part of a complex tensor (a copy, not a view as in PyTorch)."""
+    """The imaginary part of a complex tensor (a copy, not a view as in PyTorch).
+    Example: ``tensorix.imag(tensorix.tensor([1 + 2j]))`` is ``tensor([2.])``."""
     check_tensor(input, "imag")
     if not input._dtype.is_complex:
         raise RuntimeError("imag(): not implemented for tensors with non-complex dtypes "
