@@ -76,7 +76,7 @@ class Function:
     _view = False  # a view op: its output shares memory and the version counter with input 0
 
     @staticmethod
-    def forward(ctx, *args, **kwargs):
+    def forward(ctx, *args):
         raise NotImplementedError
 
     @staticmethod
@@ -195,12 +195,13 @@ class Function:
         self._saved = None
 
     @classmethod
-    def apply(cls, *args, **kwargs):
+    def apply(cls, *args):
         """Run forward and, where grad mode is on and an input requires grad, record a node.
 
-        This is the per-op hot path, so it is written flat: one scan of the arguments that
-        builds the edges as it goes, the forward with recording off, and the rest of the node
-        bookkeeping only when something requires grad.
+        Arguments are positional: backward returns one gradient per argument. This is the
+        per-op hot path, so it is written flat: one scan of the arguments that builds the
+        edges as it goes, the forward with recording off, and the rest of the node bookkeeping
+        only when something requires grad.
         """
         ctx = cls()
         ctx._saved = ()  # None once released
@@ -220,11 +221,11 @@ class Function:
         if enabled:  # forward never records, whatever it calls
             state.enabled = False
             try:
-                raw = cls.forward(ctx, *args, **kwargs)
+                raw = cls.forward(ctx, *args)
             finally:
                 state.enabled = True
         else:
-            raw = cls.forward(ctx, *args, **kwargs)
+            raw = cls.forward(ctx, *args)
         fresh = type(raw) is _ndarray and not cls._view
         if fresh:  # the common case, wrapped inline; it cannot be among the saved tensors
             out = _new_tensor(Tensor)
