@@ -8,10 +8,13 @@ not in ``out`` (nor in the other operand) is reduced with the semiring's additio
   ``Contract`` (the gradient of an einsum is an einsum of the gradient with the other operand),
   so derivatives of every order work;
 * log-sum-exp: max-shifted ``log(Contract(exp(a - ma), exp(b - mb))) + ma + mb``, built from
-  differentiable ops; the shifts are constants, which is exact since d/dm of the expression is 0;
+  differentiable ops; the shifts are constants, which is exact since d/dm of the expression is 0.
+  Entries whose shifted sum is too small to be accurate are recomputed with their own max;
 * max/min with product or plus: the winning index of each output element is found without
   recording, then the result is recomputed as ``gather(a) (x) gather(b)`` at those indices, so
-  gradients (and their gradients) flow to the winners only, like ``torch.max``;
+  gradients (and their gradients) flow to the winners only, like ``torch.max``. With a product,
+  operands must be non-negative: only then do max/min distribute over it, which any
+  contraction order relies on;
 * boolean (or, and): exact counts with a BLAS matmul in float32 (float64 past 2**24 terms),
   then ``> 0``; not differentiable.
 """
