@@ -21,9 +21,36 @@ from .nvfp4 import (
     nvfp4_dequantize,
     nvfp4_quantize,
 )
+from .optim16 import (
+    SGD16,
+    UPDATE_MODES,
+    AdamW16,
+    adamw16_update,
+    apply_update,
+    sgd16_update,
+    sgd_update_,
+)
 from .ozaki import componentwise_error, exact_matmul, ozaki_gemm, ozaki_moduli
 from .packing import pack_fp4, pack_fp6, unpack_fp4, unpack_fp6
+from .policy import POLICIES, GradScaler, Policy, autocast, get_policy, linear, matmul, round_tensor
 from .sr import philox4x32, random_bits, sr_cast
+from .unit_scaling import (
+    CONSTRAINTS,
+    apply_constraint,
+    residual_add,
+    residual_split,
+    scale_bwd,
+    scale_fwd,
+    unit_add,
+    unit_cross_entropy,
+    unit_dropout,
+    unit_gelu,
+    unit_linear,
+    unit_matmul,
+    unit_mse_loss,
+    unit_silu,
+    unit_softmax,
+)
 
 __all__ = ["FORMATS", "ROUNDING_MODES", "FormatSpec", "get_format", "make_format", "encode",
            "decode", "quantize", "cast", "f32_bits", "philox4x32", "random_bits", "sr_cast",
@@ -31,4 +58,10 @@ __all__ = ["FORMATS", "ROUNDING_MODES", "FormatSpec", "get_format", "make_format
            "e8m0_scale_exponents", "mx_quantize", "mx_dequantize", "mx_fake_quant",
            "NVFP4Array", "nvfp4_quantize", "nvfp4_dequantize", "HiF4Array", "hif4_quantize",
            "hif4_dequantize", "lmul", "lmul_matmul", "lmul_attention", "lmul_offset_bits",
-           "ozaki_gemm", "ozaki_moduli", "exact_matmul", "componentwise_error"]
+           "ozaki_gemm", "ozaki_moduli", "exact_matmul", "componentwise_error", "Policy",
+           "POLICIES", "autocast", "get_policy", "matmul", "linear", "round_tensor",
+           "GradScaler", "UPDATE_MODES", "sgd_update_", "apply_update", "sgd16_update",
+           "adamw16_update", "SGD16", "AdamW16", "CONSTRAINTS", "apply_constraint", "scale_fwd",
+           "scale_bwd", "unit_matmul", "unit_linear", "unit_add", "residual_split",
+           "residual_add", "unit_gelu", "unit_silu", "unit_softmax", "unit_dropout",
+           "unit_cross_entropy", "unit_mse_loss"]
