@@ -6,7 +6,7 @@ import math
 
 from ..backend import array_module
 from ..tensor import _make
-from .optimizer import Optimizer
+from .optimizer import Optimizer, as_real, check_betas, check_hparam
 
 __all__ = ["Adam", "AdamW", "adam_update"]
 
@@ -45,16 +45,11 @@ class Adam(Optimizer):
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0,
                  amsgrad=False, *, maximize=False):
         name = type(self).__name__
-        if lr < 0.0:
-            raise ValueError(f"{name}: invalid learning rate: {lr}")
-        if eps < 0.0:
-            raise ValueError(f"{name}: invalid epsilon value: {eps}")
-        for i, b in enumerate(betas):
-            if not 0.0 <= b < 1.0:
-                raise ValueError(f"{name}: invalid beta parameter at index {i}: {b}")
-        if weight_decay < 0.0:
-            raise ValueError(f"{name}: invalid weight_decay value: {weight_decay}")
-        super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps,
+        check_hparam(name, "lr", lr, lr >= 0.0, ">= 0")
+        check_hparam(name, "eps", eps, eps >= 0.0, ">= 0")
+        betas = check_betas(name, betas)
+        check_hparam(name, "weight_decay", weight_decay, weight_decay >= 0.0, ">= 0")
+        super().__init__(params, dict(lr=lr, betas=betas, eps=eps,
                                       weight_decay=weight_decay, amsgrad=amsgrad,
                                       maximize=maximize))
 
@@ -71,8 +66,9 @@ class Adam(Optimizer):
                     st["max_exp_avg_sq"] = _make(xp.zeros_like(p._data))
             st["step"] += 1
             vmax = st.get("max_exp_avg_sq")
-            adam_update(p._data, p.grad._data, st["exp_avg"]._data, st["exp_avg_sq"]._data,
-                        None if vmax is None else vmax._data, st["step"], lr=group["lr"],
+            adam_update(as_real(p._data), as_real(p.grad._data), as_real(st["exp_avg"]._data),
+                        as_real(st["exp_avg_sq"]._data),
+                        None if vmax is None else as_real(vmax._data), st["step"], lr=group["lr"],
                         beta1=beta1, beta2=beta2, eps=group["eps"],
                         weight_decay=group["weight_decay"], decoupled=self._decoupled,
                         amsgrad=group["amsgrad"], maximize=group["maximize"])

@@ -16,6 +16,30 @@ from ..tensor import Tensor, _make
 __all__ = ["Optimizer", "required"]
 
 
+def check_hparam(opt: str, arg: str, value, ok: bool, expected: str) -> None:
+    """Raise ``ValueError("<Optimizer>: invalid <arg> value: <v> (expected <...>)")`` unless
+    ``ok``: every optimizer validates its hyperparameters through this one message format."""
+    if not ok:
+        raise ValueError(f"{opt}: invalid {arg} value: {value!r} (expected {expected})")
+
+
+def check_betas(opt: str, betas, upper_inclusive: bool = False) -> tuple:
+    """Validate a ``betas`` pair: each in [0, 1) (or [0, 1] when ``upper_inclusive``)."""
+    if not isinstance(betas, (tuple, list)) or len(betas) != 2:
+        raise ValueError(f"{opt}: invalid betas value: {betas!r} (expected a pair of floats)")
+    for i, b in enumerate(betas):
+        ok = 0.0 <= b <= 1.0 if upper_inclusive else 0.0 <= b < 1.0
+        check_hparam(opt, f"betas[{i}]", b, ok, "0 <= beta <= 1" if upper_inclusive
+                     else "0 <= beta < 1")
+    return tuple(betas)
+
+
+def as_real(arr):
+    """A complex array viewed as interleaved (real, imag) floats, as PyTorch's optimizers do
+    with ``view_as_real``, so elementwise moment updates treat both parts independently."""
+    return arr.view(arr.real.dtype) if arr.dtype.kind == "c" else arr
+
+
 class _Required:
     def __repr__(self):
         return "<required parameter>"

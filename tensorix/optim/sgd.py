@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..tensor import _make
-from .optimizer import Optimizer, required
+from .optimizer import Optimizer, check_hparam, required
 
 __all__ = ["SGD", "sgd_update"]
 
@@ -32,12 +32,10 @@ class SGD(Optimizer):
 
     def __init__(self, params, lr=1e-3, momentum=0.0, dampening=0.0, weight_decay=0.0,
                  nesterov=False, *, maximize=False):
-        if lr is not required and lr < 0.0:
-            raise ValueError(f"SGD: invalid learning rate: {lr}")
-        if momentum < 0.0:
-            raise ValueError(f"SGD: invalid momentum value: {momentum}")
-        if weight_decay < 0.0:
-            raise ValueError(f"SGD: invalid weight_decay value: {weight_decay}")
+        if lr is not required:
+            check_hparam("SGD", "lr", lr, lr >= 0.0, ">= 0")
+        check_hparam("SGD", "momentum", momentum, momentum >= 0.0, ">= 0")
+        check_hparam("SGD", "weight_decay", weight_decay, weight_decay >= 0.0, ">= 0")
         if nesterov and (momentum <= 0 or dampening != 0):
             raise ValueError("SGD: Nesterov momentum requires a momentum and zero dampening")
         super().__init__(params, dict(lr=lr, momentum=momentum, dampening=dampening,
