@@ -9,11 +9,14 @@ torch is optional.
 from __future__ import annotations
 
 import argparse
+import pathlib
+import sys
 import time
 
 import numpy as np
 
-import tensorix as tx
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))  # run from a checkout
+import tensorix as tx  # noqa: E402
 
 try:
     import torch
