@@ -1,26 +1,50 @@
 """``tensorix.nn.functional``: the stateless math of the layers (modules call these).
 
-Activations and shape ops that are general tensor ops (relu, gelu, sigmoid, pad, ...) live in
+Files by family: ``_core`` (linear, softmax, nll/cross-entropy, dropout, embedding), ``_conv``
+(convolutions, unfold/fold), ``_pool``, ``_norm``, ``_loss``, ``_attention``, ``_interp``
+(interpolate), ``_misc`` (channel dropouts, distances, one_hot, pixel shuffle, embedding_bag)
+and ``_activation`` (activations with ``F.*`` signatures that are not plain tensor ops).
+
+Activations that are general tensor ops (gelu, silu, sigmoid, softplus, ...) live in
 ``tensorix.ops`` and are re-exported here under PyTorch's names.
 """
 
-from . import _conv, _core, _pool
+from ...ops import (
+    celu,
+    elu,
+    gelu,
+    hardsigmoid,
+    hardswish,
+    hardtanh,
+    leaky_relu,
+    logsigmoid,
+    mish,
+    pad,
+    relu6,
+    selu,
+    sigmoid,
+    silu,
+    softplus,
+    softsign,
+    tanh,
+    tanhshrink,
+)
+from . import _activation, _attention, _conv, _core, _interp, _loss, _misc, _norm, _pool
+from ._activation import *
+from ._attention import *
 from ._conv import *
 from ._core import *
+from ._interp import *
+from ._loss import *
+from ._misc import *
+from ._norm import *
 from ._pool import *
 
 # general tensor ops that PyTorch also exposes as F.<name>
-_FROM_OPS = ("relu", "relu6", "leaky_relu", "elu", "selu", "celu", "gelu", "silu", "mish",
-             "hardtanh", "hardsigmoid", "hardswish", "softsign", "tanhshrink", "logsigmoid",
-             "sigmoid", "tanh", "softplus", "pad", "threshold")
+_FROM_OPS = ["celu", "elu", "gelu", "hardsigmoid", "hardswish", "hardtanh", "leaky_relu",
+             "logsigmoid", "mish", "pad", "relu6", "selu", "sigmoid", "silu", "softplus",
+             "softsign", "tanh", "tanhshrink"]
 
-__all__ = _conv.__all__ + _core.__all__ + _pool.__all__ + list(_FROM_OPS)
-
-
-def __getattr__(name):
-    if name in _FROM_OPS:
-        from ... import ops
-
-        if hasattr(ops, name):
-            return getattr(ops, name)
-    raise AttributeError(f"module 'tensorix.nn.functional' has no attribute {name!r}")
+__all__ = (_activation.__all__ + _attention.__all__ + _conv.__all__ + _core.__all__
+           + _interp.__all__ + _loss.__all__ + _misc.__all__ + _norm.__all__ + _pool.__all__
+           + _FROM_OPS)

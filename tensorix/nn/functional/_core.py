@@ -1,7 +1,7 @@
 """The hot primitives of training: linear, softmax, log_softmax, nll_loss / cross_entropy,
-layer_norm, dropout and embedding.
+dropout and embedding (layer_norm lives with the other norms in ``_norm.py``).
 
-Linear, softmax, log_softmax, layer_norm and nll are primitives (one graph node each) for
+Linear, softmax, log_softmax and nll are primitives (one graph node each) for
 speed and, for the softmax family, numerical stability; their backwards are written with
 tensorix ops, so they are differentiable again.
 """
@@ -15,7 +15,7 @@ from ...ops._common import check_tensor, norm_dim
 from ...tensor import Tensor, _make
 
 __all__ = ["linear", "softmax", "log_softmax", "softmin", "nll_loss", "cross_entropy",
-           "layer_norm", "dropout", "embedding"]
+           "dropout", "embedding"]
 
 
 class Linear(Function):
@@ -258,65 +258,6 @@ def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean
         denom = valid.sum() if weight is None else (weight[target.clamp_min(0)] * valid).sum()
         smooth_red = smooth.sum() / denom
     return (1 - label_smoothing) * loss + (label_smoothing / c) * smooth_red
-
-
-class LayerNorm(Function):
-    @staticmethod
-    def forward(ctx, x, weight, bias, nd, eps):
-        xp = _xp(x)
-        axes = tuple(range(x._data.ndim - nd, x._data.ndim))
-        mu = x._data.mean(axis=axes, keepdims=True)
-        xc = x._data - mu
-        var = (xc * xc).mean(axis=axes, keepdims=True)
-        rstd = 1.0 / xp.sqrt(var + eps)
-        xhat = _make(xc * rstd)
-        out = xhat._data
-        if weight is not None:
-            out = out * weight._data
-        if bias is not None:
-            out = out + bias._data
-        ctx.axes = axes
-        ctx.save_for_backward(xhat, weight, _make(rstd))
-        return out
-
-    @staticmethod
-    def backward(ctx, g):
-        xhat, weight, rstd = ctx.saved_tensors
-        nx, nw, nb = ctx.needs_input_grad[:3]
-        axes = ctx.axes
-        lead = tuple(range(g.ndim - len(axes)))
-        gw = (g * xhat).sum(lead) if nw else None
-        gb = g.sum(lead) if nb else None
-        gx = None
-        if nx:
-            gh = g if weight is None else g * weight
-            gx = rstd * (gh - gh.mean(axes, keepdim=True)
-                         - xhat * (gh * xhat).mean(axes, keepdim=True))
-        return gx, gw, gb, None, None
-
-
-def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5) -> Tensor:
-    """Normalise over the trailing ``normalized_shape`` dims, then scale and shift.
-
-    Shapes: input (*, *normalized_shape); weight and bias shaped ``normalized_shape``.
-    Example: ``F.layer_norm(x, (x.shape[-1],))``.
-    """
-    shape = (normalized_shape,) if isinstance(normalized_shape, int) else \
-        tuple(normalized_shape)
-    if tuple(input.shape[input.ndim - len(shape):]) != shape:
-        raise RuntimeError(f"layer_norm(): given normalized_shape={list(shape)}, expected input "
-                           f"with shape [*, {', '.join(map(str, shape))}], but got input of "
-                           f"size {list(input.shape)}")
-    for name, t in (("weight", weight), ("bias", bias)):
-        if t is not None and tuple(t.shape) != shape:
-            raise RuntimeError(f"layer_norm(): expected {name} of shape {list(shape)}, got "
-                               f"{list(t.shape)}")
-    if input.dtype.low_precision or input.dtype is dt.float16:
-        out = LayerNorm.apply(input.to(dt.float32), None if weight is None else
-                              weight.to(dt.float32), None if bias is None else
-                              bias.to(dt.float32), len(shape), eps)
-        return out.to(input.dtype)
-    return LayerNorm.apply(input, weight, bias, len(shape), eps)
 
 
 def dropout(input, p=0.5, training=True, inplace=False, generator=None) -> Tensor:

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from ... import backend
 from ...autograd.function import Function
-from ...tensor import Tensor
+from ...tensor import Tensor, _make
 from ._conv import Unfold, _tuple, _unfold_raw
 
 __all__ = ["max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d", "avg_pool2d",
            "avg_pool3d", "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_max_pool1d",
-           "adaptive_max_pool2d", "lp_pool2d"]
+           "adaptive_max_pool2d", "lp_pool1d", "lp_pool2d", "max_unpool1d", "max_unpool2d",
+           "max_unpool3d"]
 
 
 def _pool_out(size, k, s, p, d, ceil_mode):
@@ -25,7 +26,7 @@ class MaxPool(Function):
     """Max over windows; ties go to the first maximum (as PyTorch on CPU)."""
 
     @staticmethod
-    def forward(ctx, x, kernel, stride, padding, dilation, out_sizes):
+    def forward(ctx, x, kernel, stride, padding, dilation, out_sizes, with_indices=False):
         xp = backend.array_module(x._data)
         nd = len(kernel)
         data = x._data
@@ -45,11 +46,30 @@ class MaxPool(Function):
         idx = flat.argmax(axis=-1)
         ctx.geometry = (data.shape, kernel, stride, padding, dilation, extra, out_sizes)
         ctx.idx = idx
-        return xp.take_along_axis(flat, idx[..., None], axis=-1)[..., 0]
+        out = xp.take_along_axis(flat, idx[..., None], axis=-1)[..., 0]
+        if not with_indices:
+            return out
+        indices = _make(_flat_indices(xp, idx, data.shape[2:], kernel, stride, padding,
+                                      dilation))
+        ctx.mark_non_differentiable(indices)
+        return out, indices
 
     @staticmethod
-    def backward(ctx, g):
-        return MaxPoolBackward.apply(g, ctx.idx, ctx.geometry)
+    def backward(ctx, g, *_):
+        return MaxPoolBackward.apply(g, ctx.idx, ctx.geometry), None, None, None, None, None, \
+            None
+
+
+def _flat_indices(xp, idx, spatial, kernel, stride, padding, dilation):
+    """Window argmax positions as PyTorch's indices: flat offsets into each (N, C) plane."""
+    nd = len(kernel)
+    offsets = xp.unravel_index(idx, kernel)
+    flat = xp.zeros(idx.shape, dtype=xp.int64)
+    for d in range(nd):
+        pos = xp.arange(idx.shape[2 + d]).reshape((-1,) + (1,) * (nd - 1 - d))
+        coord = pos * stride[d] - padding[d] + offsets[d] * dilation[d]
+        flat = flat * spatial[d] + coord
+    return flat
 
 
 class MaxPoolBackward(Function):
@@ -111,10 +131,7 @@ def _max_pool(x, kernel_size, stride, padding, dilation, ceil_mode, return_indic
                  for i in range(nd))
     if any(o <= 0 for o in outs):
         raise RuntimeError(f"{op}(): output size is too small for input {list(x.shape)}")
-    out = MaxPool.apply(x, k, s, p, d, outs)
-    if return_indices:
-        raise NotImplementedError(f"{op}(): return_indices=True is not supported yet")
-    return out
+    return MaxPool.apply(x, k, s, p, d, outs, bool(return_indices))
 
 
 def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
@@ -143,15 +160,33 @@ def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
 
 def _avg_pool(x, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override,
               nd, op):
+    from ...ops.creation import ones
+    from ...ops.shape import pad as pad_op
+
     if x.ndim == nd + 1:
         return _avg_pool(x.unsqueeze(0), kernel_size, stride, padding, ceil_mode,
                          count_include_pad, divisor_override, nd, op).squeeze(0)
+    if x.ndim != nd + 2:
+        raise RuntimeError(f"{op}(): expected a {nd + 1}D or {nd + 2}D input, got shape "
+                           f"{list(x.shape)}")
     k = _tuple(kernel_size, nd, "kernel_size", op)
     s = k if stride is None or stride == [] else _tuple(stride, nd, "stride", op)
     p = _tuple(padding, nd, "padding", op)
-    if ceil_mode:
-        raise NotImplementedError(f"{op}(): ceil_mode=True is not supported yet")
-    cols = Unfold.apply(x, k, s, p, (1,) * nd)  # (N, C, *K, *O)
+    if any(2 * p[i] > k[i] for i in range(nd)):
+        raise RuntimeError(f"{op}(): pad should be at most half of effective kernel size, but "
+                           f"got pad={list(p)}, kernel_size={list(k)}")
+    outs = [_pool_out(x.shape[2 + i], k[i], s[i], p[i], 1, ceil_mode) for i in range(nd)]
+    if any(o <= 0 for o in outs):
+        raise RuntimeError(f"{op}(): output size is too small for input {list(x.shape)}")
+    # ceil_mode windows may run past the padded input: pad the end with zeros that no
+    # divisor counts
+    extra = [max(0, (outs[i] - 1) * s[i] + k[i] - (x.shape[2 + i] + 2 * p[i]))
+             for i in range(nd)]
+    pads = []
+    for i in reversed(range(nd)):
+        pads += [p[i], p[i] + extra[i]]
+    cols = Unfold.apply(pad_op(x, pads), k, s, (0,) * nd, (1,) * nd)  # (N, C, *K, *O)
+    cols = cols[(slice(None),) * (2 + nd) + tuple(slice(0, o) for o in outs)]
     dims = tuple(range(2, 2 + nd))
     total = cols.sum(dim=dims)
     if divisor_override:
@@ -159,11 +194,18 @@ def _avg_pool(x, kernel_size, stride, padding, ceil_mode, count_include_pad, div
     ksize = 1
     for v in k:
         ksize *= v
-    if count_include_pad or not any(p):
+    if not any(extra) and (count_include_pad or not any(p)):
         return total / ksize
-    from ...ops.creation import ones
-
-    counts = Unfold.apply(ones(1, 1, *x.shape[2:], dtype=x.dtype), k, s, p, (1,) * nd)
+    # the divisor of each window: its cells inside the padded (count_include_pad) or the
+    # original input
+    if count_include_pad:
+        padded = [x.shape[2 + i] + 2 * p[i] for i in range(nd)]
+        counts_src = pad_op(ones(1, 1, *padded, dtype=x.dtype, device=x.device),
+                            [e for i in reversed(range(nd)) for e in (0, extra[i])])
+    else:
+        counts_src = pad_op(ones(1, 1, *x.shape[2:], dtype=x.dtype, device=x.device), pads)
+    counts = Unfold.apply(counts_src, k, s, (0,) * nd, (1,) * nd)
+    counts = counts[(slice(None),) * (2 + nd) + tuple(slice(0, o) for o in outs)]
     return total / counts.sum(dim=dims)
 
 
@@ -219,14 +261,43 @@ def adaptive_avg_pool2d(input, output_size) -> Tensor:
     return _adaptive(input, output_size, 2, "mean", "adaptive_avg_pool2d")
 
 
-def adaptive_max_pool1d(input, output_size) -> Tensor:
+def _adaptive_argmax(x, output_size, nd, op):
+    """Flat per-plane indices of each adaptive window's first maximum (PyTorch's)."""
+    import itertools
+
+    xp = backend.array_module(x._data)
+    data = x._data if x.ndim == nd + 2 else x._data[None]
+    spatial = data.shape[2:]
+    out = _tuple(output_size, nd, "output_size", op)
+    out = tuple(spatial[i] if o is None else o for i, o in enumerate(out))
+    idx = xp.zeros(data.shape[:2] + out, dtype=xp.int64)
+    for cell in itertools.product(*[range(o) for o in out]):
+        bounds = [((j * spatial[i]) // out[i], -(-((j + 1) * spatial[i]) // out[i]))
+                  for i, j in enumerate(cell)]
+        win = data[(slice(None), slice(None)) + tuple(slice(a, b) for a, b in bounds)]
+        local = xp.unravel_index(win.reshape(win.shape[:2] + (-1,)).argmax(-1), win.shape[2:])
+        flat = 0
+        for i in range(nd):
+            flat = flat * spatial[i] + local[i] + bounds[i][0]
+        idx[(slice(None), slice(None)) + cell] = flat
+    return _make(idx if x.ndim == nd + 2 else idx[0])
+
+
+def adaptive_max_pool1d(input, output_size, return_indices=False) -> Tensor:
     """Max pooling to a fixed output length."""
-    return _adaptive(input, output_size, 1, "max", "adaptive_max_pool1d")
+    out = _adaptive(input, output_size, 1, "max", "adaptive_max_pool1d")
+    if return_indices:
+        return out, _adaptive_argmax(input, output_size, 1, "adaptive_max_pool1d")
+    return out
 
 
-def adaptive_max_pool2d(input, output_size) -> Tensor:
-    """Max pooling to a fixed (H_out, W_out)."""
-    return _adaptive(input, output_size, 2, "max", "adaptive_max_pool2d")
+def adaptive_max_pool2d(input, output_size, return_indices=False) -> Tensor:
+    """Max pooling to a fixed (H_out, W_out); ``return_indices`` also gives the flat index of
+    each maximum in its (H, W) plane."""
+    out = _adaptive(input, output_size, 2, "max", "adaptive_max_pool2d")
+    if return_indices:
+        return out, _adaptive_argmax(input, output_size, 2, "adaptive_max_pool2d")
+    return out
 
 
 def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False) -> Tensor:
@@ -234,3 +305,73 @@ def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False) -> Te
     k = _tuple(kernel_size, 2, "kernel_size", "lp_pool2d")
     out = avg_pool2d(input ** norm_type, k, stride, 0, ceil_mode)
     return (out.sign() * out.abs().relu()).mul(k[0] * k[1]) ** (1.0 / norm_type)
+
+
+def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False) -> Tensor:
+    """Power-average pooling over (N, C, L)."""
+    out = avg_pool1d(input ** norm_type, kernel_size, stride, 0, ceil_mode)
+    return (out.sign() * out.abs().relu()).mul(kernel_size if isinstance(kernel_size, int)
+                                               else kernel_size[0]) ** (1.0 / norm_type)
+
+
+def _max_unpool(x, indices, kernel_size, stride, padding, output_size, nd, op):
+    from ...ops.creation import zeros
+
+    if x.ndim == nd + 1:
+        return _max_unpool(x.unsqueeze(0), indices.unsqueeze(0), kernel_size, stride, padding,
+                           output_size, nd, op).squeeze(0)
+    if x.ndim != nd + 2 or tuple(indices.shape) != tuple(x.shape):
+        raise RuntimeError(f"{op}(): expected a {nd + 2}D input and indices of its shape, got "
+                           f"{list(x.shape)} and {list(indices.shape)}")
+    k = _tuple(kernel_size, nd, "kernel_size", op)
+    s = k if stride is None else _tuple(stride, nd, "stride", op)
+    p = _tuple(padding, nd, "padding", op)
+    default = [(x.shape[2 + i] - 1) * s[i] - 2 * p[i] + k[i] for i in range(nd)]
+    if output_size is None:
+        size = default
+    else:
+        size = list(output_size)[-nd:]
+        if len(list(output_size)) not in (nd, nd + 2):
+            raise ValueError(f"{op}(): output_size must have {nd} or {nd + 2} elements, got "
+                             f"{list(output_size)}")
+        for i in range(nd):
+            lo, hi = default[i] - s[i], default[i] + s[i]
+            if not lo < size[i] < hi:
+                raise ValueError(f"{op}(): invalid output_size {list(output_size)} (dim {i} "
+                                 f"must be between {lo} and {hi})")
+    n, c = x.shape[:2]
+    plane = 1
+    for v in size:
+        plane *= v
+    idx = indices.reshape(n, c, -1)
+    if idx.numel() and (int(idx._data.max()) >= plane or int(idx._data.min()) < 0):
+        bad = int(idx._data.max()) if int(idx._data.max()) >= plane else int(idx._data.min())
+        raise RuntimeError(f"{op}(): Found an invalid max index: {bad} (output volumes are of "
+                           f"size {'x'.join(map(str, size))})")
+    out = zeros(n, c, plane, dtype=x.dtype, device=x.device)
+    return out.scatter(2, idx, x.reshape(n, c, -1)).reshape(n, c, *size)
+
+
+def max_unpool1d(input, indices, kernel_size, stride=None, padding=0,
+                 output_size=None) -> Tensor:
+    """Partial inverse of max_pool1d: values go back to their ``indices``, zeros elsewhere."""
+    return _max_unpool(input, indices, kernel_size, stride, padding, output_size, 1,
+                       "max_unpool1d")
+
+
+def max_unpool2d(input, indices, kernel_size, stride=None, padding=0,
+                 output_size=None) -> Tensor:
+    """Partial inverse of max_pool2d(return_indices=True).
+
+    Example: ``out, idx = F.max_pool2d(x, 2, return_indices=True);
+    F.max_unpool2d(out, idx, 2)`` has x's shape.
+    """
+    return _max_unpool(input, indices, kernel_size, stride, padding, output_size, 2,
+                       "max_unpool2d")
+
+
+def max_unpool3d(input, indices, kernel_size, stride=None, padding=0,
+                 output_size=None) -> Tensor:
+    """Partial inverse of max_pool3d(return_indices=True)."""
+    return _max_unpool(input, indices, kernel_size, stride, padding, output_size, 3,
+                       "max_unpool3d")

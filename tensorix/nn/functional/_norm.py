@@ -1,0 +1,328 @@
+"""Normalisation: layer_norm and batch_norm as primitives (one graph node each, for speed),
+group_norm and instance_norm on top of them, rms_norm, local_response_norm and normalize as
+composites.
+
+The primitives save the input plus the per-group mean and reciprocal std (not the normalised
+input, as PyTorch) and rebuild ``xhat`` in backward. When the backward itself is being recorded
+(``create_graph=True``), mean and rstd are recomputed from the input with ops, so second
+derivatives see their dependence on the input.
+"""
+
+from __future__ import annotations
+
+from ... import backend
+from ... import dtypes as dt
+from ...autograd.function import Function
+from ...autograd.grad_mode import state
+from ...ops._common import check_tensor
+from ...tensor import Tensor, _make
+
+__all__ = ["layer_norm", "batch_norm", "group_norm", "instance_norm", "rms_norm",
+           "local_response_norm", "normalize"]
+
+
+def _stats(x, axes, eps):
+    """mean and 1/sqrt(var + eps) over ``axes`` (biased var), with ops (differentiable)."""
+    mu = x.mean(axes, keepdim=True)
+    xc = x - mu
+    return mu, ((xc * xc).mean(axes, keepdim=True) + eps).rsqrt()
+
+
+def _raw_stats(data, axes, eps):
+    xp = backend.array_module(data)
+    mu = data.mean(axis=axes, keepdims=True)
+    xc = data - mu
+    var = (xc * xc).mean(axis=axes, keepdims=True)
+    return mu, xc, var, 1.0 / xp.sqrt(var + eps)
+
+
+def _xhat(ctx, x, mu, rstd):
+    if state.enabled:  # create_graph: the stats' dependence on x matters for the next order
+        mu, rstd = _stats(x, ctx.axes, ctx.eps)
+    return (x - mu) * rstd, rstd
+
+
+def _is_half(x):
+    return x.dtype.low_precision or x.dtype is dt.float16
+
+
+def _f32(t):
+    return None if t is None else t.to(dt.float32)
+
+
+class LayerNorm(Function):
+    @staticmethod
+    def forward(ctx, x, weight, bias, nd, eps):
+        axes = tuple(range(x._data.ndim - nd, x._data.ndim))
+        mu, xc, _, rstd = _raw_stats(x._data, axes, eps)
+        out = xc * rstd
+        if weight is not None:
+            out *= weight._data
+        if bias is not None:
+            out += bias._data
+        ctx.axes, ctx.eps = axes, eps
+        ctx.save_for_backward(x, weight, _make(mu), _make(rstd))
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        x, weight, mu, rstd = ctx.saved_tensors
+        nx, nw, nb = ctx.needs_input_grad[:3]
+        axes = ctx.axes
+        xhat, rstd = _xhat(ctx, x, mu, rstd)
+        lead = tuple(range(g.ndim - len(axes)))
+        gw = (g * xhat).sum(lead) if nw else None
+        gb = g.sum(lead) if nb else None
+        gx = None
+        if nx:
+            gh = g if weight is None else g * weight
+            gx = rstd * (gh - gh.mean(axes, keepdim=True)
+                         - xhat * (gh * xhat).mean(axes, keepdim=True))
+        return gx, gw, gb, None, None
+
+
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5) -> Tensor:
+    """Normalise over the trailing ``normalized_shape`` dims, then scale and shift.
+
+    Shapes: input (*, *normalized_shape); weight and bias shaped ``normalized_shape``.
+    Example: ``F.layer_norm(x, (x.shape[-1],))``.
+    """
+    check_tensor(input, "layer_norm")
+    shape = (normalized_shape,) if isinstance(normalized_shape, int) else \
+        tuple(normalized_shape)
+    if tuple(input.shape[input.ndim - len(shape):]) != shape or len(shape) > input.ndim:
+        raise RuntimeError(f"layer_norm(): given normalized_shape={list(shape)}, expected input "
+                           f"with shape [*, {', '.join(map(str, shape))}], but got input of "
+                           f"size {list(input.shape)}")
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and tuple(t.shape) != shape:
+            raise RuntimeError(f"layer_norm(): expected {name} of shape {list(shape)}, got "
+                               f"{list(t.shape)}")
+    if _is_half(input):
+        return LayerNorm.apply(input.to(dt.float32), _f32(weight), _f32(bias), len(shape),
+                               eps).to(input.dtype)
+    return LayerNorm.apply(input, weight, bias, len(shape), eps)
+
+
+class BatchNorm(Function):
+    """Training-mode batch norm over every dim but 1; updates the running stats in place."""
+
+    @staticmethod
+    def forward(ctx, x, weight, bias, running_mean, running_var, momentum, eps):
+        data = x._data
+        axes = (0,) + tuple(range(2, data.ndim))
+        mu, xc, var, rstd = _raw_stats(data, axes, eps)
+        shape = (1, -1) + (1,) * (data.ndim - 2)
+        out = xc * rstd
+        if weight is not None:
+            out *= weight._data.reshape(shape)
+        if bias is not None:
+            out += bias._data.reshape(shape)
+        if running_mean is not None or running_var is not None:
+            n = data.size // data.shape[1]
+            _update(running_mean, mu.reshape(-1), momentum)
+            _update(running_var, var.reshape(-1) * (n / max(n - 1, 1)), momentum)
+        ctx.axes, ctx.eps, ctx.shape = axes, eps, shape
+        ctx.save_for_backward(x, weight, _make(mu), _make(rstd))
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        x, weight, mu, rstd = ctx.saved_tensors
+        nx, nw, nb = ctx.needs_input_grad[:3]
+        axes = ctx.axes
+        xhat, rstd = _xhat(ctx, x, mu, rstd)
+        gw = (g * xhat).sum(axes) if nw else None
+        gb = g.sum(axes) if nb else None
+        gx = None
+        if nx:
+            gh = g if weight is None else g * weight.reshape(ctx.shape)
+            gx = rstd * (gh - gh.mean(axes, keepdim=True)
+                         - xhat * (gh * xhat).mean(axes, keepdim=True))
+        return gx, gw, gb, None, None, None, None
+
+
+def _update(stat, value, momentum):
+    """``stat = (1 - momentum) * stat + momentum * value`` in place (a buffer, no graph)."""
+    if stat is None:
+        return
+    d = stat._data
+    d *= 1 - momentum
+    d += (momentum * value).astype(d.dtype, copy=False)
+    stat._version[0] += 1
+
+
+def _per_channel_size(x):
+    n = 1
+    for i, s in enumerate(x.shape):
+        if i != 1:
+            n *= s
+    return n
+
+
+def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False,
+               momentum=0.1, eps=1e-5) -> Tensor:
+    """Normalise each channel (dim 1) over the batch and spatial dims, then scale and shift.
+
+    Training uses the batch statistics and updates ``running_mean``/``running_var`` in place
+    (``(1 - momentum) * running + momentum * batch``, unbiased batch variance); evaluation
+    uses the running statistics.
+    Shapes: input (N, C) or (N, C, *); running stats, weight and bias (C,).
+    Example: ``F.batch_norm(x, None, None, training=True)``.
+    """
+    check_tensor(input, "batch_norm")
+    if input.ndim < 2:
+        raise ValueError(f"batch_norm(): expected an input of at least 2 dims (N, C, ...), got "
+                         f"shape {list(input.shape)}")
+    c = input.shape[1]
+    for name, t in (("running_mean", running_mean), ("running_var", running_var),
+                    ("weight", weight), ("bias", bias)):
+        if t is not None and tuple(t.shape) != (c,):
+            raise RuntimeError(f"batch_norm(): expected {name} of shape [{c}] (the input's "
+                               f"channel count), got {list(t.shape)}")
+    if not training:
+        if running_mean is None or running_var is None:
+            raise RuntimeError("batch_norm(): running_mean and running_var must be defined in "
+                               "evaluation mode")
+        shape = (1, c) + (1,) * (input.ndim - 2)
+        scale = (running_var + eps).rsqrt()
+        if weight is not None:
+            scale = scale * weight
+        shift = -running_mean * scale
+        if bias is not None:
+            shift = shift + bias
+        return input * scale.reshape(shape) + shift.reshape(shape)
+    if _per_channel_size(input) <= 1:
+        raise ValueError(f"Expected more than 1 value per channel when training, got input "
+                         f"size {list(input.shape)}")
+    if _is_half(input):
+        return BatchNorm.apply(input.to(dt.float32), _f32(weight), _f32(bias), running_mean,
+                               running_var, momentum, eps).to(input.dtype)
+    return BatchNorm.apply(input, weight, bias, running_mean, running_var, momentum, eps)
+
+
+def _affine(out, weight, bias):
+    shape = (1, -1) + (1,) * (out.ndim - 2)
+    if weight is not None:
+        out = out * weight.reshape(shape)
+    if bias is not None:
+        out = out + bias.reshape(shape)
+    return out
+
+
+def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5) -> Tensor:
+    """Normalise each group of ``C / num_groups`` channels over (channels, spatial), per sample;
+    then a per-channel scale and shift.
+
+    Shapes: input (N, C, *), weight and bias (C,). Example: ``F.group_norm(x, 4)``.
+    """
+    check_tensor(input, "group_norm")
+    if input.ndim < 2:
+        raise RuntimeError(f"group_norm(): expected an input of at least 2 dims (N, C, ...), "
+                           f"got shape {list(input.shape)}")
+    n, c = input.shape[:2]
+    if num_groups <= 0 or c % num_groups:
+        raise RuntimeError(f"group_norm(): expected number of channels in input to be divisible "
+                           f"by num_groups, but got input of shape {list(input.shape)} and "
+                           f"num_groups={num_groups}")
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and tuple(t.shape) != (c,):
+            raise RuntimeError(f"group_norm(): expected {name} of shape [{c}], got "
+                               f"{list(t.shape)}")
+    grouped = input.reshape(n, num_groups, -1)
+    out = layer_norm(grouped, (grouped.shape[-1],), None, None, eps).reshape(input.shape)
+    return _affine(out, weight, bias)
+
+
+def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None,
+                  use_input_stats=True, momentum=0.1, eps=1e-5) -> Tensor:
+    """Normalise each (sample, channel) plane over its spatial dims.
+
+    With ``use_input_stats`` the plane's own statistics are used and the running stats (when
+    given) move towards their mean over the batch; otherwise the running stats are used.
+    Shapes: input (N, C, *), running stats, weight and bias (C,).
+    """
+    check_tensor(input, "instance_norm")
+    if input.ndim < 3:
+        raise ValueError(f"instance_norm(): expected an input of at least 3 dims (N, C, L...), "
+                         f"got shape {list(input.shape)}")
+    if not use_input_stats:
+        return batch_norm(input, running_mean, running_var, weight, bias, False, momentum, eps)
+    n, c = input.shape[:2]
+    spatial = 1
+    for s in input.shape[2:]:
+        spatial *= s
+    if spatial <= 1:
+        raise ValueError(f"Expected more than 1 spatial element when training, got input size "
+                         f"{list(input.shape)}")
+    flat = input.reshape(n, c, spatial)
+    if running_mean is not None or running_var is not None:
+        data = flat._data
+        mean = data.mean(axis=(0, 2))
+        var = data.var(axis=2, ddof=1).mean(axis=0)
+        _update(running_mean, mean, momentum)
+        _update(running_var, var, momentum)
+    out = layer_norm(flat, (spatial,), None, None, eps).reshape(input.shape)
+    return _affine(out, weight, bias)
+
+
+def rms_norm(input, normalized_shape, weight=None, eps=None) -> Tensor:
+    """``input / sqrt(mean(input**2) + eps) * weight`` over the trailing ``normalized_shape``
+    dims; ``eps`` defaults to the dtype's machine epsilon (as PyTorch).
+
+    Example: ``F.rms_norm(x, (x.shape[-1],))``.
+    """
+    check_tensor(input, "rms_norm")
+    shape = (normalized_shape,) if isinstance(normalized_shape, int) else \
+        tuple(normalized_shape)
+    if len(shape) > input.ndim or tuple(input.shape[input.ndim - len(shape):]) != shape:
+        raise RuntimeError(f"rms_norm(): given normalized_shape={list(shape)}, expected input "
+                           f"with shape [*, {', '.join(map(str, shape))}], but got input of "
+                           f"size {list(input.shape)}")
+    if weight is not None and tuple(weight.shape) != shape:
+        raise RuntimeError(f"rms_norm(): expected weight of shape {list(shape)}, got "
+                           f"{list(weight.shape)}")
+    x = input.to(dt.float32) if _is_half(input) else input
+    if eps is None:
+        eps = float(dt.finfo(input.dtype).eps)
+    axes = tuple(range(x.ndim - len(shape), x.ndim))
+    out = x * ((x * x).mean(axes, keepdim=True) + eps).rsqrt()
+    out = out.to(input.dtype)
+    return out if weight is None else out * weight
+
+
+def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0) -> Tensor:
+    """Normalise each channel by the sum of squares of ``size`` neighbouring channels:
+    ``x / (k + alpha / size * sum(x**2))**beta`` (zero-padded at the channel ends).
+
+    Shapes: input (N, C, *) with at least 3 dims.
+    """
+    from ...ops.shape import pad
+    from ._pool import avg_pool2d, avg_pool3d
+
+    check_tensor(input, "local_response_norm")
+    if input.ndim < 3:
+        raise ValueError(f"local_response_norm(): expected 3D or higher dimensional input, got "
+                         f"{input.ndim}D")
+    if input.numel() == 0:
+        return input
+    sq = (input * input).unsqueeze(1)
+    if input.ndim == 3:
+        div = pad(sq, (0, 0, size // 2, (size - 1) // 2))
+        div = avg_pool2d(div, (size, 1), stride=1).squeeze(1)
+    else:
+        n, c = input.shape[:2]
+        div = sq.reshape(n, 1, c, input.shape[2], -1)
+        div = pad(div, (0, 0, 0, 0, size // 2, (size - 1) // 2))
+        div = avg_pool3d(div, (size, 1, 1), stride=1).squeeze(1).reshape(input.shape)
+    return input / (div * alpha + k) ** beta
+
+
+def normalize(input, p=2.0, dim=1, eps=1e-12) -> Tensor:
+    """``input / max(||input||_p, eps)`` along ``dim``.
+
+    Example: ``F.normalize(tensorix.tensor([[3., 4.]]))`` is ``[[0.6, 0.8]]``.
+    """
+    check_tensor(input, "normalize")
+    norm = input.norm(p, dim, keepdim=True)
+    return input / norm.clamp_min(eps).expand_as(input)
