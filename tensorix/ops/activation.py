@@ -25,6 +25,7 @@ from .. import dtypes as dt
 from ..autograd.function import Function
 from ..tensor import Tensor, _make
 from ._common import check_tensor, float_input
+from .elementwise import quiet
 from .pointwise import clamp, where
 from .unary import erf, erf_kernel, expm1, tanh
 
@@ -73,7 +74,7 @@ class Sigmoid(Function):
     @staticmethod
     def forward(ctx, a):
         xp, x = _xp(a), _wide(a)
-        with np.errstate(all="ignore"):
+        with quiet():
             e = xp.exp(-xp.abs(x))
             out = xp.where(x >= 0, 1 / (1 + e), e / (1 + e))
         out = _make(out.astype(a._data.dtype, copy=False))
@@ -92,7 +93,7 @@ class Softplus(Function):
         ctx.save_for_backward(a)
         ctx.beta, ctx.threshold = beta, threshold
         xp, x = _xp(a), _wide(a)
-        with np.errstate(all="ignore"):
+        with quiet():
             z = x * beta
             soft = (xp.maximum(z, 0) + xp.log1p(xp.exp(-xp.abs(z)))) / beta
             return xp.where(z > threshold, x, soft).astype(a._data.dtype, copy=False)
@@ -113,7 +114,7 @@ class Gelu(Function):
         ctx.save_for_backward(a)
         ctx.approximate = approximate
         xp, x = _xp(a), a._data
-        with np.errstate(all="ignore"):
+        with quiet():
             if approximate == "tanh":
                 w = _wide(a)
                 out = 0.5 * w * (1 + xp.tanh(Gelu._K * (w + Gelu._C * w * w * w)))

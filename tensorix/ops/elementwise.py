@@ -23,16 +23,52 @@ __all__ = ["add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_d
            "float_power", "logaddexp", "logaddexp2"]
 
 
-def _quiet():
-    # PyTorch computes inf/nan silently (1/0, inf - inf); NumPy would warn
-    return np.errstate(all="ignore")
+# PyTorch computes inf/nan silently (1/0, inf - inf) where NumPy warns. np.errstate costs
+# about 2 us per op, ten times a small add, so forwards set NumPy's floating-point error state
+# (a context variable since NumPy 2) directly; older NumPy gets the same set/reset protocol
+# from np.seterr.
+try:
+    from numpy._core._ufunc_config import _extobj_contextvar as _FPE
+
+    with np.errstate(all="ignore"):
+        _FPE_IGNORE = _FPE.get()
+except ImportError:  # pragma: no cover - NumPy < 2
+    class _Seterr:
+        @staticmethod
+        def set(_):
+            return np.seterr(all="ignore")
+
+        @staticmethod
+        def reset(token):
+            np.seterr(**token)
+
+    _FPE, _FPE_IGNORE = _Seterr(), None
+
+
+class quiet:  # noqa: N801 - used like np.errstate
+    """``with quiet():`` silences NumPy's floating-point warnings (like
+    ``np.errstate(all="ignore")``, at a tenth of the cost); re-entrant and thread-safe."""
+
+    __slots__ = ("_token",)
+
+    def __enter__(self):
+        self._token = _FPE.set(_FPE_IGNORE)
+
+    def __exit__(self, *exc):
+        _FPE.reset(self._token)
+
+
+_quiet = quiet
 
 
 class Add(Function):
     @staticmethod
     def forward(ctx, a, b):
-        with _quiet():
+        token = _FPE.set(_FPE_IGNORE)  # quiet(), inlined: these are the hottest ops
+        try:
             return a._data + b._data
+        finally:
+            _FPE.reset(token)
 
     @staticmethod
     def backward(ctx, g):
@@ -42,8 +78,11 @@ class Add(Function):
 class Sub(Function):
     @staticmethod
     def forward(ctx, a, b):
-        with _quiet():
+        token = _FPE.set(_FPE_IGNORE)  # quiet(), inlined: these are the hottest ops
+        try:
             return a._data - b._data
+        finally:
+            _FPE.reset(token)
 
     @staticmethod
     def backward(ctx, g):
@@ -54,8 +93,11 @@ class Mul(Function):
     @staticmethod
     def forward(ctx, a, b):
         ctx.save_for_backward(a, b)
-        with _quiet():
+        token = _FPE.set(_FPE_IGNORE)  # quiet(), inlined: these are the hottest ops
+        try:
             return a._data * b._data
+        finally:
+            _FPE.reset(token)
 
     @staticmethod
     def backward(ctx, g):
@@ -68,8 +110,11 @@ class Div(Function):
     @staticmethod
     def forward(ctx, a, b):
         ctx.save_for_backward(a, b)
-        with _quiet():
+        token = _FPE.set(_FPE_IGNORE)  # quiet(), inlined: these are the hottest ops
+        try:
             return a._data / b._data
+        finally:
+            _FPE.reset(token)
 
     @staticmethod
     def backward(ctx, g):

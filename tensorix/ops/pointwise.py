@@ -16,6 +16,7 @@ from .. import dtypes as dt
 from ..autograd.function import Function
 from ..tensor import Tensor, _make
 from ._common import check_tensor, lift, promote, same_device
+from .elementwise import quiet
 
 __all__ = ["eq", "ne", "lt", "le", "gt", "ge", "greater", "greater_equal", "less",
            "less_equal", "not_equal", "where", "sign", "sgn", "clamp", "clip", "clamp_min",
@@ -145,7 +146,7 @@ class Clamp(Function):
         ctx.save_for_backward(x, lo, hi)
         xp = _xp(x)
         out = x._data
-        with np.errstate(invalid="ignore"):
+        with quiet():
             if lo is not None:
                 out = xp.maximum(out, lo._data)
             if hi is not None:
@@ -200,7 +201,8 @@ def clamp(input, min=None, max=None) -> Tensor:  # noqa: A002 - torch's names
     x = lift(input, d, op="clamp", arg="input")
     lo = None if min is None else lift(min, d, x, "clamp", "min")
     hi = None if max is None else lift(max, d, x, "clamp", "max")
-    same_device("clamp", x, lo, hi)
+    if isinstance(min, Tensor) or isinstance(max, Tensor):
+        same_device("clamp", x, lo, hi)
     return Clamp.apply(x, lo, hi)
 
 
@@ -371,7 +373,7 @@ class IsClose(Function):
         if a._dtype.category < 2 or a._dtype.low_precision:
             x = x.astype(dt.get_default_dtype().np if a._dtype.category < 2 else np.float32)
             y = y.astype(x.dtype)
-        with np.errstate(all="ignore"):
+        with quiet():
             err = xp.abs(x - y)
             return close | (xp.isfinite(err) & (err <= atol + rtol * xp.abs(y)))
 
@@ -446,7 +448,7 @@ class Round(_Rounding):
         if decimals == 0:
             return xp.rint(a._data)
         scale = a._data.dtype.type(10.0 ** (decimals if decimals > 0 else -decimals))
-        with np.errstate(all="ignore"):
+        with quiet():
             if decimals > 0:
                 return xp.rint(a._data * scale) / scale
             return xp.rint(a._data / scale) * scale
@@ -459,7 +461,7 @@ class Round(_Rounding):
 class Frac(Function):
     @staticmethod
     def forward(ctx, a):
-        with np.errstate(invalid="ignore"):  # inf - inf: nan, as in PyTorch
+        with quiet():  # inf - inf: nan, as in PyTorch
             return a._data - _xp(a).trunc(a._data)
 
     @staticmethod
@@ -475,7 +477,7 @@ class FloorDivide(Function):
         xp = _xp(a)
         if a._dtype.category < 2 and bool((b._data == 0).any()):
             raise ZeroDivisionError("floor_divide(): integer division by zero")
-        with np.errstate(all="ignore"):
+        with quiet():
             return xp.floor_divide(a._data, b._data)
 
 

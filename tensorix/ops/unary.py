@@ -17,6 +17,7 @@ from .. import dtypes as dt
 from ..autograd.function import Function
 from ..tensor import Tensor, _make
 from ._common import check_tensor, float_input
+from .elementwise import quiet as _quiet
 
 __all__ = ["conj", "abs", "absolute", "sqrt", "rsqrt", "square", "reciprocal", "tanh", "relu",
            "exp2", "expm1", "log2", "log10", "log1p", "sin", "cos", "tan", "asin", "acos",
@@ -29,8 +30,6 @@ def _xp(t):
     return backend.array_module(t._data)
 
 
-def _quiet():
-    return np.errstate(all="ignore")
 
 
 def _real_float(x, op):
