@@ -1,19 +1,28 @@
-"""Data loading: datasets, samplers, DataLoader, and small bundled datasets."""
+"""Data loading: datasets, samplers, DataLoader, and small bundled datasets (the 8x8 digits
+and a public-domain text; see ``files/README.md``)."""
 
 from .dataset import (
-                      BatchSampler,
+                      ChainDataset,
                       ConcatDataset,
                       Dataset,
                       IterableDataset,
-                      RandomSampler,
-                      Sampler,
-                      SequentialSampler,
                       Subset,
                       TensorDataset,
                       random_split,
 )
-from .loader import DataLoader, default_collate
+from .datasets import CharDataset, CharVocab, load_digits, load_text
+from .loader import DataLoader, default_collate, default_convert
+from .sampler import (
+                      BatchSampler,
+                      RandomSampler,
+                      Sampler,
+                      SequentialSampler,
+                      SubsetRandomSampler,
+                      WeightedRandomSampler,
+)
 
 __all__ = ["Dataset", "IterableDataset", "TensorDataset", "Subset", "ConcatDataset",
-           "random_split", "Sampler", "SequentialSampler", "RandomSampler", "BatchSampler",
-           "DataLoader", "default_collate"]
+           "ChainDataset", "random_split", "Sampler", "SequentialSampler", "RandomSampler",
+           "SubsetRandomSampler", "WeightedRandomSampler", "BatchSampler", "DataLoader",
+           "default_collate", "default_convert", "load_digits", "load_text", "CharVocab",
+           "CharDataset"]

@@ -1,18 +1,24 @@
-"""Datasets and samplers: Dataset, TensorDataset, IterableDataset, Subset, random_split,
-SequentialSampler, RandomSampler, BatchSampler."""
+"""Datasets: Dataset, IterableDataset, TensorDataset, Subset, ConcatDataset, ChainDataset and
+random_split (PyTorch's semantics)."""
 
 from __future__ import annotations
 
+import bisect
 import math
+import warnings
 
 from ..tensor import Tensor
 
 __all__ = ["Dataset", "IterableDataset", "TensorDataset", "Subset", "ConcatDataset",
-           "random_split", "Sampler", "SequentialSampler", "RandomSampler", "BatchSampler"]
+           "ChainDataset", "random_split"]
 
 
 class Dataset:
-    """A map-style dataset: implement ``__getitem__(i)`` and ``__len__()``."""
+    """A map-style dataset: implement ``__getitem__(i)`` and ``__len__()``.
+
+    Optionally implement ``__getitems__(indices)`` returning the list of samples at once
+    (the DataLoader then fetches each batch with one call).
+    """
 
     def __getitem__(self, index):
         raise NotImplementedError(f"{type(self).__name__} must implement __getitem__")
@@ -22,10 +28,22 @@ class Dataset:
 
 
 class IterableDataset(Dataset):
-    """A stream-style dataset: implement ``__iter__()``."""
+    """A stream-style dataset: implement ``__iter__()``.
+
+    Example::
+
+        class Counter(IterableDataset):
+            def __iter__(self):
+                return iter(range(10))
+
+        list(DataLoader(Counter(), batch_size=4))  # 3 batches: 4, 4 and 2 items
+    """
 
     def __iter__(self):
         raise NotImplementedError(f"{type(self).__name__} must implement __iter__")
+
+    def __add__(self, other):
+        return ChainDataset([self, other])
 
 
 class TensorDataset(Dataset):
@@ -37,6 +55,9 @@ class TensorDataset(Dataset):
     def __init__(self, *tensors: Tensor):
         if not tensors:
             raise ValueError("TensorDataset(): needs at least one tensor")
+        if any(not isinstance(t, Tensor) for t in tensors):
+            raise TypeError(f"TensorDataset(): expected tensors, got "
+                            f"{[type(t).__name__ for t in tensors]}")
         n = tensors[0].shape[0] if tensors[0].ndim else None
         if any(t.ndim == 0 or t.shape[0] != n for t in tensors):
             raise ValueError(f"TensorDataset(): size mismatch between tensors: first dims "
@@ -51,52 +72,108 @@ class TensorDataset(Dataset):
 
 
 class Subset(Dataset):
-    """The samples of ``dataset`` at ``indices``."""
+    """The samples of ``dataset`` at ``indices``. Example: ``Subset(ds, range(100))``."""
 
     def __init__(self, dataset, indices):
-        self.dataset, self.indices = dataset, list(indices)
+        self.dataset, self.indices = dataset, [int(i) for i in indices]
 
     def __getitem__(self, i):
         if isinstance(i, list):
-            return [self.dataset[self.indices[j]] for j in i]
+            return self.__getitems__(i)
         return self.dataset[self.indices[i]]
+
+    def __getitems__(self, idx):
+        inner = [self.indices[j] for j in idx]
+        getitems = getattr(self.dataset, "__getitems__", None)
+        if getitems is not None:
+            return getitems(inner)
+        return [self.dataset[j] for j in inner]
 
     def __len__(self):
         return len(self.indices)
 
 
 class ConcatDataset(Dataset):
-    """Datasets one after another."""
+    """Map-style datasets one after another. Example: ``ConcatDataset([train, extra])``."""
 
     def __init__(self, datasets):
         self.datasets = list(datasets)
-        self.sizes = [len(d) for d in self.datasets]
+        if not self.datasets:
+            raise ValueError("ConcatDataset: datasets should not be an empty iterable")
+        for d in self.datasets:
+            if isinstance(d, IterableDataset):
+                raise TypeError("ConcatDataset: does not support IterableDataset (use "
+                                "ChainDataset)")
+        self.cumulative_sizes = []
+        total = 0
+        for d in self.datasets:
+            total += len(d)
+            self.cumulative_sizes.append(total)
 
     def __len__(self):
-        return sum(self.sizes)
+        return self.cumulative_sizes[-1]
 
     def __getitem__(self, i):
+        n = len(self)
         if i < 0:
-            i += len(self)
-        for d, n in zip(self.datasets, self.sizes):
-            if i < n:
-                return d[i]
-            i -= n
-        raise IndexError("ConcatDataset: index out of range")
+            if -i > n:
+                raise ValueError(f"ConcatDataset: absolute value of index {i} should not "
+                                 f"exceed dataset length {n}")
+            i += n
+        if i >= n:
+            raise IndexError(f"ConcatDataset: index {i} out of range for length {n}")
+        k = bisect.bisect_right(self.cumulative_sizes, i)
+        start = self.cumulative_sizes[k - 1] if k else 0
+        return self.datasets[k][i - start]
+
+
+class ChainDataset(IterableDataset):
+    """Iterable datasets streamed one after another."""
+
+    def __init__(self, datasets):
+        self.datasets = list(datasets)
+
+    def __iter__(self):
+        for d in self.datasets:
+            if not isinstance(d, IterableDataset):
+                raise TypeError("ChainDataset: only supports IterableDataset")
+            yield from d
+
+    def __len__(self):
+        return sum(len(d) for d in self.datasets)
+
+
+def _fraction_lengths(n, fractions):
+    """PyTorch's rule: floor each share, then hand out the remainder round-robin."""
+    sizes = [int(math.floor(n * f)) for f in fractions]
+    for i in range(n - sum(sizes)):
+        sizes[i % len(sizes)] += 1
+    for i, k in enumerate(sizes):
+        if k == 0:
+            warnings.warn(f"random_split(): length of split at index {i} is 0; this might "
+                          "result in an empty dataset", UserWarning, stacklevel=3)
+    return sizes
 
 
 def random_split(dataset, lengths, generator=None):
-    """Split into non-overlapping random subsets of the given lengths (or fractions).
+    """Split into non-overlapping random subsets of the given lengths, or of the given
+    fractions (summing to 1: floors, then the remainder one by one from the first split).
 
     Example: ``train, val = random_split(ds, [0.8, 0.2], generator=tensorix.Generator()
     .manual_seed(0))``.
     """
     n = len(dataset)
-    if all(0 <= x <= 1 for x in lengths) and math.isclose(sum(lengths), 1) and sum(lengths) != n:
-        sizes = [int(math.floor(n * f)) for f in lengths]
-        for i in range(n - sum(sizes)):
-            sizes[i % len(sizes)] += 1
-        lengths = sizes
+    lengths = list(lengths)
+    if math.isclose(sum(lengths), 1) and sum(lengths) <= 1 and not all(
+            isinstance(k, int) for k in lengths):
+        for i, f in enumerate(lengths):
+            if f < 0 or f > 1:
+                raise ValueError(f"random_split(): fraction at index {i} is not between 0 "
+                                 f"and 1: {f}")
+        lengths = _fraction_lengths(n, lengths)
+    if any(not isinstance(k, int) or k < 0 for k in lengths):
+        raise ValueError(f"random_split(): lengths must be non-negative integers or fractions "
+                         f"summing to 1, got {lengths}")
     if sum(lengths) != n:
         raise ValueError(f"random_split(): sum of input lengths ({sum(lengths)}) does not equal "
                          f"the length of the input dataset ({n})")
@@ -108,65 +185,3 @@ def random_split(dataset, lengths, generator=None):
         out.append(Subset(dataset, perm[start:start + k]))
         start += k
     return out
-
-
-class Sampler:
-    """Yields indices into a dataset."""
-
-    def __iter__(self):
-        raise NotImplementedError
-
-
-class SequentialSampler(Sampler):
-    def __init__(self, data_source):
-        self.data_source = data_source
-
-    def __iter__(self):
-        return iter(range(len(self.data_source)))
-
-    def __len__(self):
-        return len(self.data_source)
-
-
-class RandomSampler(Sampler):
-    """A random permutation each epoch, drawn from ``generator`` (reproducible)."""
-
-    def __init__(self, data_source, replacement=False, num_samples=None, generator=None):
-        self.data_source, self.replacement = data_source, replacement
-        self.num_samples = len(data_source) if num_samples is None else num_samples
-        self.generator = generator
-
-    def __iter__(self):
-        from ..ops.random import randint, randperm
-
-        n = len(self.data_source)
-        if self.replacement:
-            return iter(randint(0, n, (self.num_samples,), generator=self.generator).tolist())
-        return iter(randperm(n, generator=self.generator).tolist()[:self.num_samples])
-
-    def __len__(self):
-        return self.num_samples
-
-
-class BatchSampler(Sampler):
-    """Group another sampler's indices into lists of ``batch_size``."""
-
-    def __init__(self, sampler, batch_size, drop_last):
-        if not isinstance(batch_size, int) or batch_size <= 0:
-            raise ValueError(f"BatchSampler: batch_size should be a positive integer, got "
-                             f"{batch_size}")
-        self.sampler, self.batch_size, self.drop_last = sampler, batch_size, drop_last
-
-    def __iter__(self):
-        batch = []
-        for i in self.sampler:
-            batch.append(i)
-            if len(batch) == self.batch_size:
-                yield batch
-                batch = []
-        if batch and not self.drop_last:
-            yield batch
-
-    def __len__(self):
-        n = len(self.sampler)
-        return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
