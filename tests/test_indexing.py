@@ -9,6 +9,8 @@ import warnings
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import tensorix as tx
 from tensorix.testing import assert_close, gradcheck, gradgradcheck
@@ -83,6 +85,80 @@ def test_zero_dim_integer_tensor_index_is_a_view():
     x = tx.arange(12.).reshape(3, 4)
     v = x[tx.tensor(1)]
     assert v._base is x._base and v.shape == (4,)
+
+
+# -- the property test: random index tuples against torch -----------------------------------------
+def _draw_item(draw, kind, shape, d):
+    """(item, dims consumed) for one index item of ``kind`` at input dim ``d``."""
+    n = shape[d]
+    if kind == "int":
+        return draw(st.integers(-n, n - 1)), 1
+    if kind == "slice":
+        bound = st.integers(-n - 1, n + 1)
+        return slice(draw(bound), draw(bound), draw(st.integers(1, 3))), 1
+    if kind in ("array", "list"):
+        vals = draw(st.lists(st.integers(-n, n - 1), min_size=1, max_size=3))
+        return (np.array(vals) if kind == "array" else vals), 1
+    k = draw(st.integers(1, min(2, len(shape) - d)))
+    size = int(np.prod(shape[d:d + k]))
+    bits = draw(st.lists(st.booleans(), min_size=size, max_size=size))
+    return np.array(bits).reshape(shape[d:d + k]), k
+
+
+@st.composite
+def _index_cases(draw):
+    shape = tuple(draw(st.lists(st.integers(1, 4), min_size=1, max_size=4)))
+    items, d = [], 0
+    kinds = st.sampled_from(["int", "slice", "None", "array", "mask", "...", "list", "bool"])
+    for _ in range(draw(st.integers(0, 5))):
+        kind = draw(kinds)
+        if kind in ("None", "bool"):
+            items.append(None if kind == "None" else draw(st.booleans()))
+        elif kind == "...":
+            if not any(i is Ellipsis for i in items):
+                items.append(Ellipsis)
+                d = len(shape)  # the items after it index the trailing dims: keep it simple
+        elif d < len(shape):
+            item, used = _draw_item(draw, kind, shape, d)
+            items.append(item)
+            d += used
+    return shape, tuple(items)
+
+
+def _lib_index(index, lib):
+    torch = _torch()
+
+    def conv(i):
+        if isinstance(i, (np.ndarray, list)):
+            return tx.tensor(i) if lib == "tx" else torch.tensor(np.asarray(i))
+        return i
+
+    return tuple(conv(i) for i in index)
+
+
+@settings(max_examples=200, deadline=None)
+@given(_index_cases())
+def test_random_indices_get_and_set_like_torch(case):
+    torch = _torch()
+    shape, index = case
+    x = np.arange(int(np.prod(shape)), dtype=np.float64).reshape(shape)
+    try:
+        want = torch.tensor(x)[_lib_index(index, "t")]
+    except (IndexError, RuntimeError, ValueError):
+        with pytest.raises((IndexError, RuntimeError, ValueError)):
+            tx.tensor(x)[_lib_index(index, "tx")]
+        return
+    got = tx.tensor(x)[_lib_index(index, "tx")]
+    assert tuple(got.shape) == tuple(want.shape), case
+    assert_close(got, want, what=str(case))
+    ids = torch.arange(x.size).reshape(shape)[_lib_index(index, "t")].reshape(-1)
+    if len(set(ids.tolist())) != ids.numel():
+        return  # duplicate targets: torch leaves the winning write unspecified
+    vals = np.random.default_rng(0).standard_normal(tuple(want.shape))
+    a, t = tx.tensor(x), torch.tensor(x)
+    a[_lib_index(index, "tx")] = tx.tensor(vals)
+    t[_lib_index(index, "t")] = torch.tensor(vals)
+    assert_close(a, t, what=f"setitem {case}")
 
 
 # -- setitem --------------------------------------------------------------------------------------

@@ -25,12 +25,12 @@ class Index:
     """A parsed index: ``basic`` (ints, slices, None; ends with Ellipsis so the result is
     always an array view) then ``adv`` (arrays and slices, or None when nothing is left)."""
 
-    __slots__ = ("basic", "adv", "copies", "arrays", "new_dims")
+    __slots__ = ("basic", "adv", "copies", "new_dims")
 
-    def __init__(self, basic, adv, arrays, copies, new_dims=()):
-        # ``arrays``: integer/boolean arrays take part (NumPy gathers a copy); ``copies``: the
-        # result is a copy (also for Python bools, which torch treats as advanced indices)
-        self.basic, self.adv, self.arrays, self.copies = basic, adv, arrays, copies
+    def __init__(self, basic, adv, copies, new_dims=()):
+        # copies: integer or boolean arrays take part (Python bools too: torch makes them 0-d
+        # bool tensors), so the result is gathered, not a view
+        self.basic, self.adv, self.copies = basic, adv, copies
         # (position in the basic result, next input dim) for each None: torch gives the new
         # dim the stride size * stride of that input dim (1 past the end), NumPy gives 0
         self.new_dims = new_dims
@@ -47,14 +47,12 @@ class Index:
                     data.itemsize
             region = backend.array_module(data).lib.stride_tricks.as_strided(
                 region, region.shape, tuple(strides))
-        if self.copies and not self.arrays:
-            region = region.copy()
         return region
 
     def scatter(self, out, value, accumulate=False):
         """Write (or add, with ``accumulate``: duplicates add up) ``value`` into ``out``."""
         region = out[self.basic]
-        if not self.arrays:
+        if not self.copies:
             view = region if self.adv is None else region[self.adv]
             if accumulate:
                 view += value
@@ -69,7 +67,7 @@ class Index:
         """``adv`` with boolean masks expanded into integer arrays (for ``ufunc.at``)."""
         out = []
         for a in self.adv:
-            if isinstance(a, slice) or a.dtype.kind != "b":
+            if isinstance(a, slice) or a.dtype.kind != "b" or a.ndim == 0:
                 out.append(a)
             else:
                 out.extend(backend.array_module(a).nonzero(a))
@@ -102,12 +100,11 @@ def _from_list(items):
 
 
 def _array_item(arr, kind_of, op, dev):
-    """Classify an index array: ``int`` (0-d integer: a select), ``bool`` (0-d mask),
-    ``mask`` or ``array``."""
+    """Classify an index array: ``int`` (0-d integer: a select), ``mask`` (boolean, 0-d
+    included) or ``array``."""
     kind = np.dtype(arr.dtype).kind
     if kind == "b" or np.dtype(arr.dtype) == np.uint8:
-        arr = backend.to_device(arr, dev).astype(bool, copy=False)
-        return ("bool", bool(arr)) if arr.ndim == 0 else ("mask", arr)
+        return "mask", backend.to_device(arr, dev).astype(bool, copy=False)
     if kind not in "iu":
         raise IndexError(f"{op}(): tensors used as indices must be long, int, byte or bool "
                          f"tensors, got {kind_of}")
@@ -121,8 +118,8 @@ def _item(item, op, dev):
         return "none", None
     if item is Ellipsis:
         return "ellipsis", None
-    if isinstance(item, (bool, np.bool_)):
-        return "bool", bool(item)
+    if isinstance(item, (bool, np.bool_)):  # torch: a 0-d bool tensor, an advanced index
+        return "mask", backend.to_device(np.asarray(bool(item)), dev)
     if isinstance(item, (int, np.integer)):
         return "int", int(item)
     if isinstance(item, slice):
@@ -175,8 +172,6 @@ def _place(kind, value, shape, d, op):
     """(basic entries, adv entries, dims consumed) for one item at input dim ``d``."""
     if kind == "none":
         return [None], [_FULL], 0
-    if kind == "bool":  # True adds a dim of size 1, False one of size 0 (like None + slice)
-        return [None], [_FULL if value else slice(0, 0)], 0
     if kind == "int":
         _check_int(value, shape[d], d, op)
         return [value], [], 1
@@ -207,15 +202,14 @@ def parse(index, shape, dev, op="getitem") -> Index:
             adv += [_FULL] * n
             d += n
             continue
-        if kind in ("none", "bool"):
+        if kind == "none":
             new_dims.append((sum(not isinstance(b, int) for b in basic), d))  # dims so far
         b, a, n = _place(kind, value, shape, d, op)
         basic += b
         adv += a
         d += n
-    arrays = any(not isinstance(a, slice) for a in adv)
-    copies = arrays or any(k == "bool" for k, _ in items)
+    copies = any(not isinstance(a, slice) for a in adv)
     while adv and isinstance(adv[-1], slice) and adv[-1] == _FULL:
         adv.pop()
     basic.append(Ellipsis)
-    return Index(tuple(basic), tuple(adv) if adv else None, arrays, copies, tuple(new_dims))
+    return Index(tuple(basic), tuple(adv) if adv else None, copies, tuple(new_dims))

@@ -81,6 +81,19 @@ def _restride(data, shape, strides):
         data, shape, tuple(s * item for s in strides))
 
 
+def _canonical(data):
+    """C-contiguous with the standard stride on every dim (NumPy's flag ignores size-1 dims,
+    whose odd strides torch carries into a view)."""
+    if not data.flags.c_contiguous:
+        return False
+    acc = data.itemsize
+    for n, s in zip(reversed(data.shape), reversed(data.strides)):
+        if s != acc and n != 0:
+            return False
+        acc *= n
+    return True
+
+
 def _elem_strides(data):
     return tuple(s // data.itemsize for s in data.strides)
 
@@ -95,7 +108,7 @@ class Reshape(Function):
     def forward(cls, ctx, a, shape, strides=None):
         data = a._data
         ctx.shape = data.shape
-        if strides is None and data.flags.c_contiguous:
+        if strides is None and _canonical(data):
             return data.reshape(shape)  # NumPy's contiguous strides are torch's
         if strides is None:
             strides = _view_strides(data.shape, _elem_strides(data), shape)
