@@ -8,13 +8,15 @@ tensorix ops, so they are differentiable again.
 
 from __future__ import annotations
 
+import numpy as np
+
 from ... import backend
 from ... import dtypes as dt
 from ...autograd.function import Function
 from ...ops._common import check_tensor, norm_dim
 from ...tensor import Tensor, _make
 
-__all__ = ["linear", "softmax", "log_softmax", "softmin", "nll_loss", "cross_entropy",
+__all__ = ["linear", "bilinear", "softmax", "log_softmax", "softmin", "nll_loss", "cross_entropy",
            "dropout", "embedding"]
 
 
@@ -65,6 +67,24 @@ def linear(input, weight, bias=None) -> Tensor:
     return Linear.apply(input, weight, bias)
 
 
+def bilinear(input1, input2, weight, bias=None) -> Tensor:
+    """``out[..., o] = input1 @ weight[o] @ input2 + bias[o]``.
+
+    Shapes: input1 (*, in1), input2 (*, in2), weight (out, in1, in2), bias (out,) -> (*, out).
+    """
+    from ...ops.einsum import einsum
+
+    check_tensor(input1, "bilinear", "input1")
+    check_tensor(input2, "bilinear", "input2")
+    if weight.ndim != 3 or input1.shape[-1] != weight.shape[1] or \
+            input2.shape[-1] != weight.shape[2] or input1.shape[:-1] != input2.shape[:-1]:
+        raise RuntimeError(f"bilinear(): input1 {list(input1.shape)}, input2 "
+                           f"{list(input2.shape)} and weight {list(weight.shape)} do not fit "
+                           "(*, in1), (*, in2), (out, in1, in2)")
+    out = einsum("...i,oij,...j->...o", input1, weight, input2)
+    return out if bias is None else out + bias
+
+
 def _xp(t):
     return backend.array_module(t._data)
 
@@ -73,8 +93,9 @@ class Softmax(Function):
     @staticmethod
     def forward(ctx, x, dim):
         xp = _xp(x)
-        e = xp.exp(x._data - x._data.max(axis=dim, keepdims=True))
-        e /= e.sum(axis=dim, keepdims=True)
+        with np.errstate(invalid="ignore"):  # an all -inf row gives NaN, silently (PyTorch)
+            e = xp.exp(x._data - x._data.max(axis=dim, keepdims=True))
+            e /= e.sum(axis=dim, keepdims=True)
         out = _make(e)
         ctx.dim = dim
         ctx.save_for_backward(out)
@@ -90,8 +111,9 @@ class LogSoftmax(Function):
     @staticmethod
     def forward(ctx, x, dim):
         xp = _xp(x)
-        shifted = x._data - x._data.max(axis=dim, keepdims=True)
-        out = _make(shifted - xp.log(xp.exp(shifted).sum(axis=dim, keepdims=True)))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            shifted = x._data - x._data.max(axis=dim, keepdims=True)
+            out = _make(shifted - xp.log(xp.exp(shifted).sum(axis=dim, keepdims=True)))
         ctx.dim = dim
         ctx.save_for_backward(out)
         return out

@@ -10,6 +10,7 @@ gradients (of any order) come for free.
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
@@ -164,16 +165,24 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     return x
 
 
+def _deprecated(name):
+    warnings.warn(f"`nn.functional.{name}` is deprecated. Use `nn.functional.interpolate` "
+                  "instead.", UserWarning, stacklevel=3)
+
+
 def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None) -> Tensor:
-    """Deprecated alias of :func:`interpolate`."""
+    """Deprecated alias of :func:`interpolate` (warns, as PyTorch)."""
+    _deprecated("upsample")
     return interpolate(input, size, scale_factor, mode, align_corners)
 
 
 def upsample_nearest(input, size=None, scale_factor=None) -> Tensor:
-    """``interpolate(..., mode='nearest')``."""
+    """``interpolate(..., mode='nearest')`` (deprecated; warns)."""
+    _deprecated("upsample_nearest")
     return interpolate(input, size, scale_factor, mode="nearest")
 
 
 def upsample_bilinear(input, size=None, scale_factor=None) -> Tensor:
-    """``interpolate(..., mode='bilinear', align_corners=True)`` (the old default)."""
+    """``interpolate(..., mode='bilinear', align_corners=True)`` (deprecated; warns)."""
+    _deprecated("upsample_bilinear")
     return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)

@@ -51,7 +51,7 @@ def dropout1d(input, p=0.5, training=True, inplace=False, generator=None) -> Ten
                            "input. Note that dropout1d exists to provide channel-wise dropout "
                            "on inputs with 1 spatial dimension, a channel dimension, and an "
                            "optional batch dimension (i.e. 2D or 3D inputs).")
-    if input.ndim == 2:
+    if input.ndim == 2 and training:
         return _feature_dropout(input.unsqueeze(0), p, training, False, generator).squeeze(0)
     return _feature_dropout(input, p, training, inplace, generator)
 
@@ -83,7 +83,7 @@ def dropout3d(input, p=0.5, training=True, inplace=False, generator=None) -> Ten
         warnings.warn(f"dropout3d: Received a {input.ndim}-D input to dropout3d, which is "
                       "deprecated and will result in an error in a future release.",
                       UserWarning, stacklevel=2)
-    if input.ndim == 4:
+    if input.ndim == 4 and training:
         return _feature_dropout(input.unsqueeze(0), p, training, False, generator).squeeze(0)
     return _feature_dropout(input, p, training, inplace, generator)
 
@@ -121,7 +121,8 @@ def feature_alpha_dropout(input, p=0.5, training=False, inplace=False,
 
 
 def cosine_similarity(x1, x2, dim=1, eps=1e-8) -> Tensor:
-    """``x1 . x2 / (max(||x1||, eps) * max(||x2||, eps))`` along ``dim`` (after broadcasting).
+    """``x1 . x2 / (max(||x1||, eps) * max(||x2||, eps))`` along ``dim`` (after broadcasting;
+    the clamp does not cut the gradient, as in PyTorch).
 
     Example: ``F.cosine_similarity(tensorix.randn(4, 8), tensorix.randn(4, 8))`` has shape (4,).
     """
@@ -130,8 +131,10 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8) -> Tensor:
     check_tensor(x1, "cosine_similarity", "x1")
     check_tensor(x2, "cosine_similarity", "x2")
     a, b = broadcast_tensors(x1, x2)
-    na = a.norm(2, dim, keepdim=True).clamp_min(eps)
-    nb = b.norm(2, dim, keepdim=True).clamp_min(eps)
+    na, nb = a.norm(2, dim, keepdim=True), b.norm(2, dim, keepdim=True)
+    # PyTorch clamps the norms under no_grad: the gradient passes as if unclamped
+    na = na + (na.detach().clamp_min(eps) - na.detach())
+    nb = nb + (nb.detach().clamp_min(eps) - nb.detach())
     return ((a / na) * (b / nb)).sum(dim)
 
 
@@ -252,9 +255,8 @@ def _bags(input, offsets, include_last_offset, op):
         raise RuntimeError(f"{op}: offsets[-1] can not be greater than input's length {n}, "
                            f"but got offsets[-1] of {int(off[-1])}")
     starts = off[:-1] if include_last_offset else off
+    # as PyTorch, the last bag runs to the end of input (include_last_offset's end unused)
     bag = xp.searchsorted(starts, xp.arange(n), side="right") - 1
-    if include_last_offset and off.size:  # entries past the last offset belong to no bag
-        bag = xp.where(xp.arange(n) < off[-1], bag, -1)
     return input._data, bag, len(starts)
 
 
