@@ -94,4 +94,8 @@ def load(f, map_location=None, weights_only=True):
         structure = json.loads(metadata[_KEY])
     except json.JSONDecodeError as e:
         raise CheckpointError(f"load(): {f} has a corrupted structure record ({e})") from None
-    return _unflatten(structure, arrays, map_location)
+    try:
+        return _unflatten(structure, arrays, map_location)
+    except (KeyError, TypeError, ValueError) as e:
+        raise CheckpointError(f"load(): {f} has a structure record that does not match its "
+                              f"tensors ({type(e).__name__}: {e})") from None

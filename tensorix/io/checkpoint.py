@@ -1,0 +1,106 @@
+"""Whole training checkpoints: model, optimizer, scheduler, data-loader position, step, user
+extras and the random-number generator states, in one safetensors file (via
+:func:`tensorix.save`), so that a run resumed in a new process follows the bit-identical
+trajectory of an uninterrupted one."""
+
+from __future__ import annotations
+
+from .safetensors import CheckpointError
+from .serialization import load, save
+
+__all__ = ["save_checkpoint", "load_checkpoint"]
+
+_FORMAT = "tensorix.checkpoint/1"
+_PARTS = ("model", "optimizer", "scheduler", "loader")
+
+
+def _state_of(obj):
+    """``obj.state_dict()``, or a dict of them for a ``{name: obj}`` mapping (several
+    optimizers or schedulers)."""
+    if obj is None:
+        return None
+    if isinstance(obj, dict):
+        return {str(k): v.state_dict() for k, v in obj.items()}
+    return obj.state_dict()
+
+
+def _restore(obj, state, part, path, strict):
+    if state is None:
+        raise CheckpointError(f"load_checkpoint(): {path} holds no {part} state, but a {part} "
+                              "was passed to restore")
+    if isinstance(obj, dict):
+        missing = [k for k in obj if str(k) not in state]
+        if missing:
+            raise CheckpointError(f"load_checkpoint(): {path} has no {part} state named "
+                                  f"{missing}; it has {sorted(state)}")
+        for k, v in obj.items():
+            _restore(v, state[str(k)], f"{part} {k!r}", path, strict)
+        return
+    if part == "model":
+        obj.load_state_dict(state, strict=strict)
+    else:
+        obj.load_state_dict(state)
+
+
+def save_checkpoint(path, *, model=None, optimizer=None, scheduler=None, loader=None,
+                    step=None, extra=None, generators=None) -> None:
+    """Write a full training checkpoint to ``path`` (atomically; no pickle).
+
+    Captured: ``model.state_dict()``, ``optimizer.state_dict()``, ``scheduler.state_dict()``
+    (each may also be a ``{name: object}`` dict), the DataLoader's position inside its epoch
+    (``loader``), ``step``, ``extra`` (numbers, strings, lists, dicts and tensors), the
+    default generator's state (``tensorix.get_rng_state()``) and the states of any other
+    ``generators`` (``{name: tensorix.Generator}``, e.g. the one given to a DataLoader).
+
+    Example::
+
+        save_checkpoint("run.safetensors", model=model, optimizer=opt, scheduler=sched,
+                        loader=loader, step=step, extra={"best_loss": best})
+    """
+    from ..ops.random import get_rng_state
+
+    gens = {str(k): g.get_state() for k, g in (generators or {}).items()}
+    record = {"format": _FORMAT, "step": step, "extra": extra,
+              "rng": {"default": get_rng_state(), "generators": gens}}
+    for part, obj in zip(_PARTS, (model, optimizer, scheduler, loader)):
+        record[part] = _state_of(obj)
+    save(record, path)
+
+
+def load_checkpoint(path, *, model=None, optimizer=None, scheduler=None, loader=None,
+                    generators=None, restore_rng=True, strict=True, map_location=None) -> dict:
+    """Restore what :func:`save_checkpoint` wrote into the given objects, in place.
+
+    Pass objects built the same way as the saved ones (the optimizer over the model's
+    parameters, the scheduler over that optimizer): their states are overwritten. The default
+    generator's state is restored unless ``restore_rng=False``; ``generators`` named at save
+    time are restored by name. ``strict`` applies to the model's keys.
+    Returns ``{"step": ..., "extra": ...}``.
+
+    Raises :class:`CheckpointError` for a corrupted file, a file that is not a checkpoint, or
+    a part requested here that the file does not hold.
+
+    Example::
+
+        info = load_checkpoint("run.safetensors", model=model, optimizer=opt,
+                               scheduler=sched, loader=loader)
+        start = info["step"] + 1
+    """
+    from ..ops.random import set_rng_state
+
+    record = load(path, map_location=map_location)
+    if not isinstance(record, dict) or record.get("format") != _FORMAT:
+        raise CheckpointError(f"load_checkpoint(): {path} is not a tensorix training "
+                              "checkpoint (written by save_checkpoint)")
+    for part, obj in zip(_PARTS, (model, optimizer, scheduler, loader)):
+        if obj is not None:
+            _restore(obj, record.get(part), part, path, strict)
+    rng = record["rng"]
+    if restore_rng:
+        set_rng_state(rng["default"])
+    for name, gen in (generators or {}).items():
+        if str(name) not in rng["generators"]:
+            raise CheckpointError(f"load_checkpoint(): {path} has no state for generator "
+                                  f"{name!r}; it has {sorted(rng['generators'])}")
+        gen.set_state(rng["generators"][str(name)])
+    return {"step": record["step"], "extra": record["extra"]}
