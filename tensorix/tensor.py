@@ -299,6 +299,7 @@ class Tensor:
             return memo[id(self)]
         new = _make(self._data.copy(), self._dtype)
         new._rg = self._rg
+        _copy_kinds(self, new)
         memo[id(self)] = new
         if self.grad is not None:
             new.grad = self.grad.__deepcopy__(memo)
@@ -307,8 +308,9 @@ class Tensor:
     def __reduce__(self):
         from .ops.creation import _rebuild
 
+        kinds = tuple(name for name, (test, _) in TENSOR_KINDS.items() if test(self))
         return (_rebuild, (self.__array__().copy(), self._dtype.name, self._rg,
-                           str(self.device)))
+                           str(self.device), kinds))
 
     def __len__(self):
         if self._data.ndim == 0:
@@ -364,6 +366,23 @@ class _Handle:
     def remove(self):
         if self._hook in self._hooks:
             self._hooks.remove(self._hook)
+
+
+# Marks that upper layers put on plain tensors (nn.Parameter is one), by name: (test(t),
+# "module:function" that marks a tensor). deepcopy and pickle carry them over; the marker is
+# named by path so that unpickling in a fresh process can import it.
+TENSOR_KINDS: dict = {}
+
+
+def _copy_kinds(src, dst, kinds=None):
+    import importlib
+
+    for name in (kinds if kinds is not None else
+                 [n for n, (test, _) in TENSOR_KINDS.items() if test(src)]):
+        if name not in TENSOR_KINDS:  # a fresh process: the marker's module registers on import
+            importlib.import_module(name.rpartition(".")[0])
+        mod, _, fn = TENSOR_KINDS[name][1].partition(":")
+        getattr(importlib.import_module(mod), fn)(dst)
 
 
 def _init(t, data, dtype):

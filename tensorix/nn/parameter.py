@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import weakref
 
-from ..tensor import Tensor
+from ..tensor import TENSOR_KINDS, Tensor
 
 __all__ = ["Parameter", "Buffer", "is_parameter"]
 
@@ -26,6 +26,10 @@ def _mark(t):
 def is_parameter(t) -> bool:
     ref = _PARAMS.get(id(t))
     return ref is not None and ref() is t
+
+
+# deepcopy and pickle keep a parameter a parameter
+TENSOR_KINDS["tensorix.nn.parameter.Parameter"] = (is_parameter, "tensorix.nn.parameter:_mark")
 
 
 class _ParameterMeta(type):

@@ -602,10 +602,14 @@ def polar(abs, angle) -> Tensor:  # noqa: A002 - torch's argument name
     return Complex.apply(abs * cos(angle), abs * sin(angle))
 
 
-def _rebuild(array, dtype_name, requires_grad, device):
-    """Unpickle a tensor (see Tensor.__reduce__)."""
-    return tensor(array, dtype=dt._BY_NAME[dtype_name], device=device,
-                  requires_grad=requires_grad)
+def _rebuild(array, dtype_name, requires_grad, device, kinds=()):
+    """Unpickle a tensor (see Tensor.__reduce__), restoring marks such as nn.Parameter."""
+    from ..tensor import _copy_kinds
+
+    t = tensor(array, dtype=dt._BY_NAME[dtype_name], device=device,
+               requires_grad=requires_grad)
+    _copy_kinds(None, t, kinds)
+    return t
 
 
 def _new_method(fn):
