@@ -26,8 +26,8 @@ def _state_of(obj):
 
 def _restore(obj, state, part, path, strict):
     if state is None:
-        raise CheckpointError(f"load_checkpoint(): {path} holds no {part} state, but a {part} "
-                              "was passed to restore")
+        raise CheckpointError(f"load_checkpoint(): {path} holds no {part} state to restore "
+                              f"into the given {part}")
     if isinstance(obj, dict):
         missing = [k for k in obj if str(k) not in state]
         if missing:
