@@ -22,18 +22,23 @@ def adam_update(p, g, m, v, vmax, step, *, lr, beta1, beta2, eps, weight_decay, 
             p *= 1 - lr * weight_decay
         else:
             g = g + weight_decay * p
+    # in place, with few temporaries: the update runs for every parameter on every step
     m *= beta1
     m += (1 - beta1) * g
+    sq = g * g
+    sq *= 1 - beta2
     v *= beta2
-    v += (1 - beta2) * (g * g)
+    v += sq
     bc1 = 1 - beta1 ** step
     bc2_sqrt = math.sqrt(1 - beta2 ** step)
     if amsgrad:
         xp.maximum(vmax, v, out=vmax)
-        denom = xp.sqrt(vmax) / bc2_sqrt + eps
-    else:
-        denom = xp.sqrt(v) / bc2_sqrt + eps
-    p -= (lr / bc1) * (m / denom)
+    denom = xp.sqrt(vmax if amsgrad else v, out=sq)
+    denom /= bc2_sqrt
+    denom += eps
+    step_dir = xp.divide(m, denom, out=denom)
+    step_dir *= lr / bc1
+    p -= step_dir
 
 
 class Adam(Optimizer):

@@ -20,7 +20,7 @@ def sgd_update(p, g, buf, *, lr, momentum, dampening, weight_decay, nesterov, ma
             buf = g.copy()
         else:
             buf *= momentum
-            buf += (1 - dampening) * g
+            buf += g if dampening == 0 else (1 - dampening) * g
         g = g + momentum * buf if nesterov else buf
     p -= lr * g
     return buf
