@@ -174,7 +174,16 @@ class Optimizer:
 
 
 def _copy_value(v, like=None):
-    if isinstance(v, Tensor):
-        t = _make(v._data.copy(), v._dtype)
-        return t if like is None else t.to(like.device)
-    return copy.deepcopy(v)
+    """A private copy of a state value; when loading (``like`` = the parameter), per-element
+    floating state follows the parameter's dtype and device, as PyTorch's load does (so a
+    float32 checkpoint loads into a bf16 model); scalars such as NAdam's mu_product keep
+    their precision."""
+    if not isinstance(v, Tensor):
+        return copy.deepcopy(v)
+    t = _make(v._data.copy(), v._dtype)
+    if like is None:
+        return t
+    if (t.dtype.is_floating_point and like.dtype.is_floating_point and t.dtype != like.dtype
+            and tuple(t.shape) == tuple(like.shape)):
+        t = t.to(like.dtype)
+    return t.to(like.device)

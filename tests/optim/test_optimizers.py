@@ -360,3 +360,20 @@ def test_pure_update_functions_work_on_raw_arrays():
     optim.adagrad_update(p, g, s, 1, lr=0.1, lr_decay=0.0, weight_decay=0.0, eps=0.0,
                          maximize=False)
     np.testing.assert_allclose(p, 0.8, rtol=1e-6)
+
+
+def test_load_state_dict_casts_moments_to_the_parameter_dtype():
+    """Like torch: a float32 optimizer state loads into float64 parameters as float64."""
+    a = tx.ones(3, requires_grad=True)
+    opt = optim.NAdam([a], lr=0.1)
+    a.grad = tx.ones(3)
+    opt.step()
+    b = tx.ones(3, dtype=tx.float64, requires_grad=True)
+    opt64 = optim.NAdam([b], lr=0.1)
+    opt64.load_state_dict(opt.state_dict())
+    st = opt64.state[b]
+    assert st["exp_avg"].dtype == tx.float64 and st["exp_avg_sq"].dtype == tx.float64
+    assert st["mu_product"].dtype == tx.float32  # the scalar keeps its precision
+    b.grad = tx.ones(3, dtype=tx.float64)
+    opt64.step()
+    assert b.dtype == tx.float64
