@@ -1,0 +1,526 @@
+"""Text form: a tokenizer and a recursive-descent parser producing the IR of ``_ir``.
+
+Statements end at a newline (outside brackets, and unless the line ends with an operator or
+a comma) or at a '.' followed by white space. Comments: ``#`` and ``//`` to the end of the line.
+Names starting with a lowercase letter (or '_') are index variables; names starting with an
+uppercase letter, quoted strings and integers are constants. See docs/logic.md for the grammar.
+"""
+
+from __future__ import annotations
+
+import re
+
+from . import _ir as ir
+from ._errors import ParseError
+
+__all__ = ["parse_program", "tokenize"]
+
+_OPS3 = ("max=", "min=", "avg=")
+_OPS2 = ("<-", ":-", "+=", "|=", "!=", "==", "<=", ">=")
+_OPS1 = "[](){},=?+-*/^:.<>!←¬"
+_CONT = {"<-", ":-", "←", ",", "=", "+", "-", "*", "/", "+=", "|=", "max=", "min=", "avg=",
+         "(", "[", "{"}
+_NUM = re.compile(r"\d+\.\d+(?:[eE][+-]?\d+)?|\d+(?:[eE][+-]?\d+)?|\.\d+(?:[eE][+-]?\d+)?")
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*['′]*")
+PROJ = {"=", "+=", "|=", "max=", "min=", "avg="}
+RULE = {"<-", ":-", "←"}
+CMP = {"!=", "==", "<", "<=", ">", ">="}
+NEG = {"not", "!", "¬"}
+
+
+class Tok:
+    __slots__ = ("kind", "value", "line", "col", "pos")
+
+    def __init__(self, kind, value, line, col, pos):
+        self.kind, self.value, self.line, self.col, self.pos = kind, value, line, col, pos
+
+    def __repr__(self):
+        return f"{self.kind}:{self.value!r}@{self.line}:{self.col}"
+
+
+def _skip_comment(text, i):
+    if text.startswith("#", i) or text.startswith("//", i):
+        j = text.find("\n", i)
+        return len(text) if j < 0 else j
+    if text.startswith("/*", i):
+        j = text.find("*/", i)
+        if j < 0:
+            raise ParseError("unterminated /* comment", _line_of(text, i), 0, "")
+        return j + 2
+    return None
+
+
+def _line_of(text, i):
+    return text.count("\n", 0, i) + 1
+
+
+class _Lexer:
+    def __init__(self, text):
+        self.text, self.toks, self.depth = text, [], 0
+        self.line, self.line_start = 1, 0
+
+    def emit(self, kind, value, i):
+        self.toks.append(Tok(kind, value, self.line, i - self.line_start + 1, i))
+
+    def end_statement(self, i):
+        if self.toks and self.toks[-1].kind != "NL":
+            self.emit("NL", "", i)
+
+    def newline(self, i):
+        if self.depth == 0 and self.toks and not (self.toks[-1].kind == "OP"
+                                                   and self.toks[-1].value in _CONT):
+            self.end_statement(i)
+        self.line += 1
+        self.line_start = i + 1
+
+    def op(self, text, i):
+        for group in (_OPS3, _OPS2):
+            for o in group:
+                if text.startswith(o, i):
+                    return o
+        return text[i] if text[i] in _OPS1 else None
+
+    def run(self):  # noqa: C901 - one flat dispatch over the token kinds
+        text, i, n = self.text, 0, len(self.text)
+        while i < n:
+            c = text[i]
+            j = _skip_comment(text, i)
+            if j is not None:
+                self.line += text.count("\n", i, j)
+                i = j
+            elif c == "\n":
+                self.newline(i)
+                i += 1
+            elif c.isspace():
+                i += 1
+            elif c.isdigit() or (c == "." and i + 1 < n and text[i + 1].isdigit()):
+                m = _NUM.match(text, i)
+                self.emit("NUM", m.group(), i)
+                i = m.end()
+            elif c.isalpha() or c == "_":
+                m = _NAME.match(text, i)
+                word = m.group()
+                if word in ("max", "min", "avg") and text.startswith("=", m.end()) and \
+                        not text.startswith("==", m.end()):
+                    self.emit("OP", word + "=", i)
+                    i = m.end() + 1
+                else:
+                    self.emit("NAME", word.replace("′", "'"), i)
+                    i = m.end()
+            elif c in "\"'":
+                j = text.find(c, i + 1)
+                if j < 0 or "\n" in text[i:j]:
+                    raise ParseError("unterminated string", self.line, i - self.line_start + 1,
+                                     text.splitlines()[self.line - 1] if text else "")
+                self.emit("STR", text[i + 1:j], i)
+                i = j + 1
+            elif c == "." and self.depth == 0 and (i + 1 >= n or text[i + 1].isspace()):
+                self.end_statement(i)
+                i += 1
+            else:
+                o = self.op(text, i)
+                if o is None:
+                    raise ParseError(f"unexpected character {c!r}", self.line,
+                                     i - self.line_start + 1, text.splitlines()[self.line - 1])
+                self.depth += o in "([{"
+                self.depth -= o in ")]}" and self.depth > 0
+                self.emit("OP", o, i)
+                i += len(o)
+        self.end_statement(n)
+        self.emit("EOF", "", n)
+        return self.toks
+
+
+def tokenize(text):
+    """The token list of a program text (NAME, NUM, STR, OP, NL for statement ends, EOF)."""
+    return _Lexer(text).run()
+
+
+def _stamp(stmt, line, text):
+    """The statement with its source line and text (frozen dataclasses are set in place)."""
+    object.__setattr__(stmt, "line", line)
+    object.__setattr__(stmt, "text", text)
+    return stmt
+
+
+def _is_var(name):
+    return name[0].islower() or name[0] == "_"
+
+
+class _Parser:
+    def __init__(self, text, functions):
+        self.text, self.toks, self.k = text, tokenize(text), 0
+        self.functions = functions
+        self.lines = text.splitlines()
+
+    # -- token helpers --
+    @property
+    def tok(self):
+        return self.toks[self.k]
+
+    def peek(self, d=1):
+        return self.toks[min(self.k + d, len(self.toks) - 1)]
+
+    def at(self, kind, value=None):
+        t = self.tok
+        return t.kind == kind and (value is None or t.value == value)
+
+    def at_op(self, *values):
+        return self.tok.kind == "OP" and self.tok.value in values
+
+    def next(self):
+        t = self.tok
+        self.k += 1
+        return t
+
+    def error(self, msg, tok=None):
+        t = tok or self.tok
+        line = self.lines[t.line - 1] if 0 < t.line <= len(self.lines) else ""
+        found = {"NL": "end of statement", "EOF": "end of input"}.get(t.kind, repr(t.value))
+        return ParseError(f"{msg}, found {found}", t.line, t.col, line)
+
+    def expect(self, value):
+        if not self.at_op(value):
+            raise self.error(f"expected {value!r}")
+        return self.next()
+
+    # -- program --
+    def program(self):
+        out = []
+        while not self.at("EOF"):
+            if self.at("NL"):
+                self.next()
+                continue
+            start = self.tok
+            stmts = self.statement()
+            if not (self.at("NL") or self.at("EOF")):
+                raise self.error("expected the end of the statement")
+            end = self.tok.pos
+            src = " ".join(self.text[start.pos:end].split())
+            out.extend(_stamp(s, start.line, src) for s in stmts)
+        return out
+
+    def statement(self):
+        t = self.tok
+        if t.kind == "NAME" and t.value in ("domain", "relation", "tensor") and \
+                self.peek().kind == "NAME":
+            return [self.declaration()]
+        if t.kind != "NAME":
+            raise self.error("expected a tensor name at the start of a statement")
+        head = self.head()
+        if self.at_op("?"):
+            self.next()
+            return [ir.Query(head)]
+        if self.at("OP") and self.tok.value in RULE:
+            self.next()
+            body = self.rule_body()
+            return [ir.Equation(ir.Ref(head.name, head.idx, True), "=", body, rule=True)]
+        if self.at("OP") and self.tok.value in PROJ:
+            op = self.next().value
+            return [self.equation(head, op)]
+        if head.atom and (self.at_op(",") or self.at("NL") or self.at("EOF")):
+            facts = [head]
+            while self.at_op(","):
+                self.next()
+                facts.append(self.atom_or_ref(self.next_name()))
+            return [ir.Fact(a) for a in facts]
+        raise self.error("expected '=', '<-', '?' or a list of facts after "
+                         f"{ir.fmt_ref(head)!r}")
+
+    def next_name(self):
+        if not self.at("NAME"):
+            raise self.error("expected a name")
+        return self.next().value
+
+    def declaration(self):
+        kind, name = self.next().value, self.next().value
+        if kind == "domain":
+            self.expect("=")
+            if self.at("NUM"):
+                return ir.Decl("domain", name, (int(self.next().value),))
+            self.expect("{")
+            syms = [self.const_value()]
+            while self.at_op(","):
+                self.next()
+                syms.append(self.const_value())
+            self.expect("}")
+            return ir.Decl("domain", name, tuple(syms))
+        close = ")" if kind == "relation" else "]"
+        self.expect("(" if kind == "relation" else "[")
+        axes = []
+        while not self.at_op(close):
+            t = self.next()
+            if t.kind not in ("NAME", "NUM"):
+                raise self.error("expected a domain name or a size", t)
+            axes.append(int(t.value) if t.kind == "NUM" else t.value)
+            if not self.at_op(close):
+                self.expect(",")
+        self.next()
+        return ir.Decl(kind, name, tuple(axes))
+
+    def const_value(self):
+        t = self.next()
+        if t.kind == "NUM":
+            return int(t.value)
+        if t.kind in ("NAME", "STR"):
+            return t.value
+        raise self.error("expected a constant", t)
+
+    # -- heads, atoms and references --
+    def head(self):
+        name = self.next().value
+        return self.atom_or_ref(name)
+
+    def atom_or_ref(self, name):
+        if self.at_op("("):
+            self.next()
+            args = []
+            while not self.at_op(")"):
+                args.append(self.atom_arg())
+                if not self.at_op(")"):
+                    self.expect(",")
+            self.next()
+            return ir.Ref(name, tuple(args), True)
+        if self.at_op("["):
+            self.next()
+            idx = []
+            while not self.at_op("]"):
+                idx.append(self.index())
+                if not self.at_op("]"):
+                    self.expect(",")
+            self.next()
+            return ir.Ref(name, tuple(idx), False)
+        return ir.Ref(name, (), False)
+
+    def atom_arg(self):
+        t = self.tok
+        if t.kind == "NAME":
+            self.next()
+            return ir.IVar(t.value) if _is_var(t.value) else ir.IConst(t.value)
+        if t.kind == "STR":
+            self.next()
+            return ir.IConst(t.value)
+        if t.kind == "NUM" or (t.kind == "OP" and t.value == "-"):
+            return ir.IConst(self.signed_int())
+        raise self.error("expected a variable or a constant in an atom")
+
+    def signed_int(self):
+        sign = -1 if self.at_op("-") else 1
+        if self.at_op("-"):
+            self.next()
+        t = self.next()
+        if t.kind != "NUM" or not t.value.isdigit():
+            raise self.error("expected an integer", t)
+        return sign * int(t.value)
+
+    def index(self):
+        if self.at_op(":"):
+            self.next()
+            stop = self.signed_int() if self.at("NUM") or self.at_op("-") else None
+            return ir.ISlice(None, stop)
+        mark = ""
+        if self.at_op("*"):
+            self.next()
+            mark = "*"
+        if self.at("STR"):
+            return ir.IConst(self.next().value)
+        if self.at("NAME") and not _is_var(self.tok.value):
+            return ir.IConst(self.next().value)
+        if (self.at("NUM") or self.at_op("-")) and self._slice_ahead():
+            start = self.signed_int()
+            self.expect(":")
+            stop = self.signed_int() if self.at("NUM") or self.at_op("-") else None
+            return ir.ISlice(start, stop)
+        ix = self.affine_index()
+        if self.at_op("/"):
+            self.next()
+            if not isinstance(ix, ir.IVar):
+                raise self.error("only a variable can be divided in an index ('x/2')")
+            t = self.next()
+            if t.kind not in ("NUM", "NAME"):
+                raise self.error("expected an integer or a constant name after '/'", t)
+            ix = ir.IDiv(ix.name, int(t.value) if t.kind == "NUM" else t.value)
+        if self.at_op("."):
+            self.next()
+            mark = "."
+        if mark and isinstance(ix, ir.IVar):
+            ix = ir.IVar(ix.name, mark)
+        return ix
+
+    def _slice_ahead(self):
+        d = 2 if self.at_op("-") else 1
+        return self.peek(d).kind == "OP" and self.peek(d).value == ":"
+
+    def affine_index(self):
+        terms, const, sign = [], 0, 1
+        if self.at_op("-"):
+            self.next()
+            sign = -1
+        while True:
+            t = self.next()
+            if t.kind == "NUM":
+                if not t.value.isdigit():
+                    raise self.error("index arithmetic takes integers", t)
+                if self.at_op("*") or self.at("NAME"):
+                    if self.at_op("*"):
+                        self.next()
+                    v = self.next()
+                    if v.kind != "NAME" or not _is_var(v.value):
+                        raise self.error("expected an index variable after a coefficient", v)
+                    terms.append((sign * int(t.value), v.value))
+                else:
+                    const += sign * int(t.value)
+            elif t.kind == "NAME" and _is_var(t.value):
+                terms.append((sign, t.value))
+            else:
+                raise self.error("expected an index variable or an integer", t)
+            if not self.at_op("+", "-"):
+                break
+            sign = 1 if self.next().value == "+" else -1
+        return ir.affine(terms, const)
+
+    # -- equations and rules --
+    def equation(self, head, op):
+        if head.idx == () and not head.atom and (self.at_op("[") or self._number_only()):
+            return ir.Literal(head.name, self.literal())
+        rhs = self.expr()
+        return ir.Equation(head, op, rhs)
+
+    def _number_only(self):
+        d = 1 if self.at_op("-") else 0
+        return self.peek(d).kind == "NUM" and self.peek(d + 1).kind in ("NL", "EOF")
+
+    def literal(self):
+        if self.at_op("["):
+            self.next()
+            items = []
+            while not self.at_op("]"):
+                items.append(self.literal())
+                if not self.at_op("]"):
+                    self.expect(",")
+            self.next()
+            return items
+        sign = -1.0 if self.at_op("-") else 1.0
+        if self.at_op("-"):
+            self.next()
+        t = self.next()
+        if t.kind != "NUM":
+            raise self.error("expected a number in a literal tensor", t)
+        return sign * float(t.value)
+
+    def rule_body(self):
+        lits = [self.body_literal()]
+        while self.at_op(","):
+            self.next()
+            lits.append(self.body_literal())
+        body = lits[0]
+        for b in lits[1:]:
+            body = ir.mul(body, b)
+        return body
+
+    def body_literal(self):
+        t = self.tok
+        if (t.kind == "NAME" and t.value == "not") or (t.kind == "OP" and t.value in NEG):
+            self.next()
+            a = self.atom_or_ref(self.next_name())
+            return ir.Not(ir.Ref(a.name, a.idx, True))
+        if t.kind == "NAME" and not (self.peek().kind == "OP" and self.peek().value in "(["):
+            left = self.index()
+            if not (self.at("OP") and self.tok.value in CMP):
+                raise self.error("expected an atom or a comparison in a rule body")
+            op = self.next().value
+            return ir.Cmp(op, left, self.index())
+        a = self.atom_or_ref(self.next_name())
+        return ir.Ref(a.name, a.idx, True)
+
+    # -- right-hand expressions --
+    def expr(self):
+        e = self.mterm()
+        while self.at_op("+", "-"):
+            op = self.next().value
+            t = self.mterm()
+            e = ir.add(e, t) if op == "+" else ir.sub(e, t)
+        return e
+
+    def _starts_primary(self):
+        t = self.tok
+        return t.kind in ("NAME", "NUM") or (t.kind == "OP" and t.value == "(")
+
+    def mterm(self):
+        e = self.unary()
+        while True:
+            if self.at_op("*"):
+                self.next()
+                e = ir.mul(e, self.unary())
+            elif self.at_op("/"):
+                self.next()
+                e = ir.div(e, self.unary())
+            elif self._starts_primary():
+                e = ir.mul(e, self.unary())
+            else:
+                return e
+
+    def unary(self):
+        if self.at_op("-"):
+            self.next()
+            return ir.neg(self.unary())
+        if self.at_op("+"):
+            self.next()
+            return self.unary()
+        return self.power()
+
+    def power(self):
+        base = self.primary()
+        if self.at_op("^"):
+            self.next()
+            sign = -1.0 if self.at_op("-") else 1.0
+            if self.at_op("-"):
+                self.next()
+            t = self.next()
+            if t.kind != "NUM":
+                raise self.error("expected a number as the exponent", t)
+            return ir.power(base, sign * float(t.value))
+        return base
+
+    def primary(self):
+        t = self.next()
+        if t.kind == "NUM":
+            return ir.Num(float(t.value))
+        if t.kind == "OP" and t.value == "(":
+            e = self.expr()
+            self.expect(")")
+            return e
+        if t.kind == "NAME" and t.value in NEG and self.at("NAME"):
+            a = self.atom_or_ref(self.next_name())
+            return ir.Not(ir.Ref(a.name, a.idx, True))
+        if t.kind == "NAME":
+            if self.at_op("(") and t.value in self.functions:
+                return self.call(t.value)
+            return self.atom_or_ref(t.value)
+        raise self.error("expected a number, a tensor, a call or '('", t)
+
+    def call(self, fn):
+        self.expect("(")
+        args, kwargs = [], []
+        while not self.at_op(")"):
+            if self.at("NAME") and self.peek().kind == "OP" and self.peek().value == "=":
+                k = self.next().value
+                self.next()
+                sign = -1.0 if self.at_op("-") else 1.0
+                if self.at_op("-"):
+                    self.next()
+                v = self.next()
+                if v.kind != "NUM":
+                    raise self.error(f"expected a number for the keyword {k!r}", v)
+                kwargs.append((k, sign * float(v.value)))
+            else:
+                args.append(self.expr())
+            if not self.at_op(")"):
+                self.expect(",")
+        self.next()
+        return ir.Call(fn, tuple(args), tuple(kwargs))
+
+
+def parse_program(text, functions):
+    """Statements of a program text; ``functions`` = names parsed as calls."""
+    return _Parser(text, functions).program()
