@@ -1,10 +1,20 @@
-"""Neural-network modules: ``Module`` and containers here, layers in ``nn/layers/``, the math
-in ``nn.functional``, initialisers in ``nn.init``, utilities in ``nn.utils``."""
+"""Neural-network modules: ``Module`` and containers here, layers in ``nn/layers/`` (one file
+per family), the math in ``nn.functional``, initialisers in ``nn.init``, utilities in
+``nn.utils``.
 
-from . import parameter
+Example::
+
+    from tensorix import nn
+    model = nn.Sequential(nn.Linear(784, 128), nn.ReLU(), nn.Linear(128, 10))
+    loss = nn.CrossEntropyLoss()(model(x), y)
+"""
+
+from . import functional, init, layers, parameter, utils
 from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
+from .layers import *
 from .module import Module
 from .parameter import Buffer, Parameter
 
-__all__ = ["Module", "Parameter", "Buffer", "Sequential", "ModuleList", "ModuleDict",
-           "ParameterList", "ParameterDict"]
+__all__ = (["Module", "Parameter", "Buffer", "Sequential", "ModuleList", "ModuleDict",
+            "ParameterList", "ParameterDict", "functional", "init", "utils"]
+           + layers.__all__)

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator
 from .. import dtypes as dt
 from ..autograd.grad_mode import no_grad
 from ..tensor import Tensor
-from .parameter import Buffer, is_parameter
+from .parameter import Buffer, _mark, is_parameter
 
 __all__ = ["Module"]
 
@@ -120,6 +120,14 @@ class Module:
                 self._non_persistent.discard(name)
                 return
         object.__delattr__(self, name)
+
+    def __setstate__(self, state):
+        # copy.deepcopy and pickle rebuild the parameter tensors as fresh Tensors: mark them
+        # as Parameters again (the marker is an identity set, see parameter.py)
+        self.__dict__.update(state)
+        for p in self.__dict__.get("_parameters", {}).values():
+            if p is not None:
+                _mark(p)
 
     def __dir__(self):
         return sorted(set(super().__dir__()) | set(self._parameters) | set(self._buffers)
