@@ -46,12 +46,18 @@ def _inner(fn, min_time):
 
 
 def best_ms(fns, repeat, min_time=0.02):
-    """Best per-call time (ms) of each function; the functions take turns in every round, so
-    a load change on a shared machine hits them alike."""
+    """Best per-call time (ms) of each function. The functions take turns in every round (a
+    load change on a shared machine hits them alike), starting from a different one each
+    round, after a short pause: torch's OpenMP threads keep spinning for a while after a call
+    and would otherwise slow down whatever runs right after torch."""
     inner = [_inner(f, min_time) for f in fns]
     best = [float("inf")] * len(fns)
-    for _ in range(repeat):
-        for i, (f, n) in enumerate(zip(fns, inner)):
+    for r in range(repeat):
+        for j in range(len(fns)):
+            i = (r + j) % len(fns)
+            f, n = fns[i], inner[i]
+            time.sleep(0.02)
+            f()  # untimed: wakes this library's threads
             t0 = time.perf_counter()
             for _ in range(n):
                 f()
