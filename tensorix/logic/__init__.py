@@ -45,8 +45,10 @@ from ._dsl import (
     step,
     tanh,
 )
+from ._embed import EmbeddingResult, embed
 from ._errors import ParseError, ProgramError, TensorLogicError
 from ._functions import register_function
+from ._learn import FitResult, fit, parameters
 from ._relation import Relation
 from ._runner import ComponentReport, RunReport
 from .program import Program, load, parse
@@ -55,4 +57,5 @@ __all__ = ["Program", "parse", "load", "Relation", "Domain", "RunReport", "Compo
            "TensorLogicError", "ParseError", "ProgramError", "register_function", "index",
            "indices", "const", "Index", "Expr", "TensorHandle", "fn", "step", "sig", "sigmoid",
            "relu", "tanh", "exp", "log", "sqrt", "abs_", "sin", "cos", "softmax", "lnorm",
-           "norm", "max_of", "min_of", "avg_of", "or_of", "not_"]
+           "norm", "max_of", "min_of", "avg_of", "or_of", "not_", "fit", "FitResult",
+           "parameters", "embed", "EmbeddingResult"]

@@ -128,7 +128,9 @@ class _Typer:
                 self.declaration(s)
 
     def declaration(self, d):
-        where = f"the declaration {d.text or d.name!r}" + (f" (line {d.line})" if d.line else "")
+        text = d.text or (f"{d.kind} {d.name}" + ("({})" if d.kind == "relation" else "[{}]")
+                          .format(", ".join(map(str, d.spec))))
+        where = f"the declaration {text!r}" + (f" (line {d.line})" if d.line else "")
         if d.kind == "domain":
             self.decl_domains[d.name] = (d, where)
             return
@@ -147,7 +149,7 @@ class _Typer:
             for k, n in enumerate(arr.shape):
                 self.cons.append((_tslot(name, k), "size", n,
                                   f"the data for {name!r} (shape {tuple(arr.shape)})"))
-        for name, (cols, _) in self.reldata.items():
+        for name, cols in self.reldata.items():
             where = f"the relation data for {name!r}"
             self.note_arity(name, len(cols), where)
             self.note_kind(name, "bool", where)

@@ -74,7 +74,9 @@ class Program:
         self._version = 0
         self._compiled = None
         self.values = {}
+        self.params = {}
         self.report = None
+        self.last_magic = None
         if text is not None:
             self.parse(text)
 
@@ -281,6 +283,8 @@ class Program:
             self.set_data(k, v)
         if datalog not in ("semi-naive", "naive"):
             raise ValueError(f"run(): datalog must be 'semi-naive' or 'naive', got {datalog!r}")
+        if params is None and self.params:
+            params = self.params
         compiled = self.compile(params=params is not None)
         values, base = self.initial_values(compiled, params)
         comps = compiled.comps
