@@ -10,7 +10,7 @@ __all__ = ["weight_norm", "remove_weight_norm"]
 
 
 def _norm_except_dim(v, dim):
-    if dim is None or dim == -1 and v.ndim == 0:
+    if dim is None or dim == -1:  # PyTorch's convention: -1 means the norm of everything
         return v.norm()
     dim = dim % v.ndim
     axes = tuple(i for i in range(v.ndim) if i != dim)
@@ -49,7 +49,7 @@ def weight_norm(module, name="weight", dim=0):
     weight = getattr(module, name)
     del module._parameters[name]
     with no_grad():
-        g = _norm_except_dim(weight, None if dim == -1 else dim).detach().clone()
+        g = _norm_except_dim(weight, dim).detach().clone()
         v = weight.detach().clone()
     module.register_parameter(name + "_g", Parameter(g))
     module.register_parameter(name + "_v", Parameter(v))
