@@ -4,7 +4,7 @@ The public surface is listed in ``__all__``: tensor creation and ops from ``tens
 dtypes, devices, grad modes and the ``autograd`` package.
 """
 
-from . import autograd, backend, dtypes, ops
+from . import _alloc, autograd, backend, dtypes, ops
 from ._repr import get_printoptions, printoptions, set_printoptions
 from .autograd import enable_grad, inference_mode, no_grad, set_grad_enabled
 from .autograd.grad_mode import is_grad_enabled, is_inference_mode_enabled
@@ -12,6 +12,8 @@ from .backend import Device, device
 from .dtypes import *
 from .ops import *
 from .tensor import Size, Tensor
+
+_alloc.tune()  # keep freed array memory mapped for reuse (see _alloc.py)
 
 __version__ = "0.1.0"
 

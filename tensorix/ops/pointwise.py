@@ -66,11 +66,29 @@ Ge, ge = _compare("greater_equal", "ge")
 greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne
 
 
+# NumPy's where branches per element: on a random mask that costs ~4 ns an element on this
+# kind of CPU, ten times a bitwise select, so large selects of one dtype go through the bits
+# (an identical result: each element's bits come from a or from b).
+_UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+
+
+def _select(c, a, b):
+    """``where(c, a, b)`` for arrays ``a`` and ``b`` of one dtype."""
+    if type(c) is np.ndarray and c.size >= 4096 and a.dtype == b.dtype and \
+            a.dtype.kind in "fiub" and a.dtype.itemsize in _UINT:
+        u = _UINT[a.dtype.itemsize]
+        m = c.astype(u)
+        np.negative(m, out=m)  # 1 -> all bits set
+        ai, bi = a.view(u), b.view(u)
+        return np.bitwise_xor(bi, np.bitwise_and(np.bitwise_xor(ai, bi), m)).view(a.dtype)
+    return backend.array_module(a).where(c, a, b)
+
+
 class Where(Function):
     @staticmethod
     def forward(ctx, cond, a, b):
         ctx.cond = cond
-        return _xp(a).where(cond._data, a._data, b._data)
+        return _select(cond._data, a._data, b._data)
 
     @staticmethod
     def backward(ctx, g):

@@ -30,6 +30,9 @@ def _xp(t):
     return backend.array_module(t._data)
 
 
+_UINT = {2: np.uint16, 4: np.uint32, 8: np.uint64}  # same-size unsigned ints (bit views)
+
+
 
 
 def _real_float(x, op):
@@ -134,7 +137,16 @@ class Relu(Function):
     @staticmethod
     def forward(ctx, a):
         # PyTorch: a < 0 ? 0 : a (so -0.0 and nan pass through)
-        out = _make(_xp(a).where(a._data < 0, 0, a._data).astype(a._data.dtype, copy=False))
+        d = a._data
+        if type(d) is np.ndarray and d.size >= 4096 and d.dtype.kind == "f" and \
+                d.itemsize in _UINT:
+            # clear the bits of the negatives: NumPy's where branches per element, ~10x slower
+            u = _UINT[d.itemsize]
+            keep = np.less(d, 0).astype(u)
+            keep -= 1  # 0 for negatives, all bits set elsewhere
+            out = _make(np.bitwise_and(d.view(u), keep, out=keep).view(d.dtype))
+        else:
+            out = _make(_xp(a).where(d < 0, 0, d).astype(d.dtype, copy=False))
         ctx.save_for_backward(out)
         return out
 

@@ -146,9 +146,13 @@ def _conv(x, weight, bias, stride, padding, dilation, groups, nd, op):
     length = 1
     for s in sizes:
         length *= s
-    cols = cols.reshape(n, groups, cg * k, length)
+    # one GEMM per group for the whole batch, (O/G, C/G*K) @ (C/G*K, N*L), not one small
+    # GEMM per sample: the windows go batch-inside, (C, *K, N, *O), in the one copy that
+    # im2col makes anyway, and the result (O, N, *O) is returned as a (N, O, *O) view
+    perm = (1, *range(2, 2 + nd), 0, *range(2 + nd, 2 + 2 * nd))
+    cols = cols.permute(perm).reshape(groups, cg * k, n * length)
     w = weight.reshape(groups, o // groups, cg * k)
-    out = (w @ cols).reshape(n, o, *sizes)  # (N, G, O/G, L)
+    out = (w @ cols).reshape(o, n, *sizes).transpose(0, 1)  # (G, O/G, N*L) -> (N, O, *O)
     if bias is not None:
         out = out + bias.reshape(o, *([1] * nd))
     return out

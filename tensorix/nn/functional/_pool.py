@@ -3,6 +3,10 @@ average and adaptive pooling composed from the Unfold primitive and reductions."
 
 from __future__ import annotations
 
+import itertools
+
+import numpy as np
+
 from ... import backend
 from ...autograd.function import Function
 from ...tensor import Tensor, _make
@@ -32,6 +36,12 @@ class MaxPool(Function):
         data = x._data
         extra = [max(0, (out_sizes[i] - 1) * stride[i] + dilation[i] * (kernel[i] - 1) + 1
                      - (data.shape[2 + i] + 2 * padding[i])) for i in range(nd)]
+        fast = _tiled(data, kernel, stride, padding, dilation, extra)
+        if fast is not None and not with_indices:
+            ctx.geometry = (data.shape, kernel, stride, padding, dilation, extra, out_sizes)
+            out, ctx.idx = _tiled_max(data, kernel, out_sizes)
+            if out is not None:
+                return out
         fill = -xp.inf if data.dtype.kind == "f" else xp.iinfo(data.dtype).min
         padded = xp.pad(data, [(0, 0), (0, 0)] + [(padding[i], padding[i] + extra[i])
                                                    for i in range(nd)], constant_values=fill)
@@ -60,6 +70,49 @@ class MaxPool(Function):
             None
 
 
+_SIGN = {2: np.uint16(1 << 15), 4: np.uint32(1 << 31), 8: np.uint64(1 << 63)}
+
+
+def _tiled(data, kernel, stride, padding, dilation, extra):
+    """True for windows that tile the input (stride == kernel, no padding, dilation or
+    ceil-mode overhang) of a NumPy real array: the fast path of max pooling."""
+    if type(data) is not np.ndarray or data.dtype.kind not in "fiu" or \
+            (data.dtype.kind == "f" and data.itemsize not in _SIGN):
+        return None
+    if tuple(stride) != tuple(kernel) or any(padding) or any(d != 1 for d in dilation) or \
+            any(extra):
+        return None
+    return True
+
+
+def _tile_views(data, kernel, out_sizes):
+    """One strided view per kernel offset, in row-major kernel order: view p holds element p
+    of every window."""
+    return [data[(slice(None), slice(None)) + tuple(slice(o, o + n * k, k) for o, n, k in
+                                                    zip(offs, out_sizes, kernel))]
+            for offs in itertools.product(*[range(k) for k in kernel])]
+
+
+def _tiled_max(data, kernel, out_sizes):
+    """Max over tiling windows and the first position of the max, from elementwise maxima of
+    the tile views: several times faster than gathering the windows. Returns (None, None)
+    where it could differ from the general path's argmax in the sign of a zero (a -0.0 in
+    the input) or the place of a NaN."""
+    views = _tile_views(data, kernel, out_sizes)
+    out = np.maximum(views[0], views[1]) if len(views) > 1 else views[0].copy()
+    for v in views[2:]:
+        np.maximum(out, v, out=out)
+    if data.dtype.kind == "f" and (np.isnan(out).any() or np.equal(
+            data.view(_SIGN[data.itemsize].dtype), _SIGN[data.itemsize]).any()):
+        return None, None
+    idx = np.full(out.shape, len(views) - 1, dtype=np.intp)
+    for p in range(len(views) - 2, -1, -1):  # idx = p where view p is the max, else later
+        idx -= p
+        idx *= np.not_equal(views[p], out)
+        idx += p
+    return out, idx
+
+
 def _flat_indices(xp, idx, spatial, kernel, stride, padding, dilation):
     """Window argmax positions as PyTorch's indices: flat offsets into each (N, C) plane."""
     nd = len(kernel)
@@ -80,6 +133,12 @@ class MaxPoolBackward(Function):
         ctx.idx, ctx.geometry = idx, geometry
         shape, kernel, stride, padding, dilation, extra, out_sizes = geometry
         xp = backend.array_module(g._data)
+        if _tiled(g._data, kernel, stride, padding, dilation, extra):
+            # windows tile the input: each gradient goes to one place, no fold needed
+            full = xp.zeros(shape, dtype=g._data.dtype)
+            for p, view in enumerate(_tile_views(full, kernel, out_sizes)):
+                view += (idx == p) * g._data
+            return full
         nd = len(kernel)
         n, c = shape[:2]
         k = 1

@@ -1,0 +1,113 @@
+"""The performance fast paths give bit-for-bit the results of the general code they bypass.
+
+Each fast path only takes inputs above a size or of a shape the op matrix's small samples do
+not reach (large selects and ReLUs as bit operations, max pooling over tiling windows), so
+these tests feed such inputs and compare with the plain NumPy / general path.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import tensorix as tx
+import tensorix.nn.functional as F
+from tensorix import _alloc
+from tensorix.nn.functional import _pool
+
+RNG = np.random.default_rng(7)
+
+
+def _specials(x):
+    """Put -0.0, nan, -inf and inf into a float array (in place) and return it."""
+    if x.dtype.kind == "f":
+        flat = x.reshape(-1)
+        flat[:4] = [-0.0, np.nan, -np.inf, np.inf]
+    return x
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16, np.int64, np.int8,
+                                   np.uint8, np.bool_])
+def test_large_where_equals_numpy(dtype):
+    a = _specials((RNG.standard_normal((96, 80)) * 50).astype(dtype))
+    b = (RNG.standard_normal((96, 80)) * 50).astype(dtype)
+    c = RNG.random((96, 80)) < 0.5
+    got = tx.where(tx.from_numpy(c), tx.from_numpy(a), tx.from_numpy(b)).numpy()
+    assert got.dtype == a.dtype and got.tobytes() == np.where(c, a, b).tobytes()
+
+
+def test_large_where_broadcasts_and_strides():
+    a = RNG.standard_normal((80, 96)).astype(np.float32).T  # non-contiguous
+    b = RNG.standard_normal((96, 1)).astype(np.float32)
+    c = RNG.random((1, 80)) < 0.3
+    got = tx.where(tx.from_numpy(c), tx.from_numpy(a), tx.from_numpy(b)).numpy()
+    assert got.tobytes() == np.where(c, a, b).tobytes()
+    got = tx.where(tx.from_numpy(c), tx.from_numpy(a), 0.0).numpy()
+    assert got.tobytes() == np.where(c, a, np.float32(0)).tobytes()
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
+def test_large_relu_matches_torch_bits(dtype):
+    torch = pytest.importorskip("torch")
+    x = _specials(RNG.standard_normal((64, 100)).astype(dtype))
+    got = F.relu(tx.from_numpy(x)).numpy()
+    assert got.tobytes() == torch.relu(torch.from_numpy(x)).numpy().tobytes()
+    t = tx.from_numpy(x.copy()).requires_grad_()
+    F.relu(t).backward(tx.ones_like(t))
+    ref = torch.from_numpy(x.copy()).requires_grad_()
+    torch.relu(ref).backward(torch.ones_like(ref))
+    assert t.grad.numpy().tobytes() == ref.grad.numpy().tobytes()
+
+
+def _pool_run(x, kernel, stride, general):
+    """max_pool2d value, input gradient and saved argmax, on the fast or the general path."""
+    orig = _pool._tiled
+    if general:
+        _pool._tiled = lambda *args: None
+    try:
+        t = tx.from_numpy(x.copy()).requires_grad_()
+        y = F.max_pool2d(t, kernel, stride)
+        g = np.random.default_rng(0).standard_normal(tuple(y.shape)).astype(x.dtype)
+        y.backward(tx.from_numpy(g))
+        return y.detach().numpy(), t.grad.numpy(), y.grad_fn.idx
+    finally:
+        _pool._tiled = orig
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
+@pytest.mark.parametrize("shape,kernel,stride", [((2, 3, 8, 8), 2, 2), ((2, 3, 9, 7), 2, None),
+                                                 ((1, 2, 9, 9), 3, 3),
+                                                 ((2, 2, 6, 8), (2, 4), (2, 4))])
+@pytest.mark.parametrize("special", [False, True])
+def test_tiled_max_pool_equals_general_path(dtype, shape, kernel, stride, special):
+    x = RNG.integers(-3, 3, shape).astype(dtype)  # many ties: the first maximum must win
+    if special:
+        x.reshape(-1)[3], x.reshape(-1)[7] = -0.0, np.nan
+    fast = _pool_run(x, kernel, stride, general=False)
+    slow = _pool_run(x, kernel, stride, general=True)
+    for a, b in zip(fast, slow):
+        assert a.tobytes() == b.tobytes()
+
+
+def test_tiled_max_pool_against_torch():
+    torch = pytest.importorskip("torch")
+    x = RNG.standard_normal((4, 3, 28, 28)).astype(np.float32)
+    y, gx, _ = _pool_run(x, 2, 2, general=False)
+    ref = torch.from_numpy(x).requires_grad_()
+    out = torch.nn.functional.max_pool2d(ref, 2)
+    out.backward(torch.from_numpy(np.random.default_rng(0).standard_normal(y.shape)
+                                  .astype(np.float32)))
+    np.testing.assert_array_equal(y, out.detach().numpy())
+    np.testing.assert_array_equal(gx, ref.grad.numpy())
+
+
+def test_malloc_tuning_opt_out():
+    code = "import tensorix._alloc as a; print(a.tune())"
+    env = {"TENSORIX_MALLOC_TUNING": "0", "PATH": ""}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                         text=True, check=True)
+    assert out.stdout.strip() == "False"
+    assert isinstance(_alloc.tune(), bool)
