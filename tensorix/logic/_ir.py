@@ -266,6 +266,10 @@ def fmt_expr(e):
     if isinstance(e, Prod):
         parts = []
         for f in e.factors:
+            if isinstance(f, Pow) and f.exp == -1.0 and parts:
+                b = fmt_expr(f.base)
+                parts.append("/ " + (b if isinstance(f.base, (Ref, Call, Num)) else f"({b})"))
+                continue
             s = fmt_expr(f)
             if isinstance(f, Num) and f.value == -1.0:
                 parts.append("-")

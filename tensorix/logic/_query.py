@@ -39,6 +39,9 @@ def answer(program, ref, goal_directed, run_options):
         raise ProgramError(f"query {ir.fmt_ref(ref)!r}: {ref.name} has {info.arity} indices")
     if info.kind == "bool" and ref.idx:
         ids = _const_ids(ref, info, c.typing.consts)
+        if -1 in ids:  # a constant outside the domain: nothing can match
+            free = [ix.name for ix in ref.idx if isinstance(ix, ir.IVar)]
+            return {v: [] for v in dict.fromkeys(free)} if free else False
         if goal_directed and ref.name in c.heads() and not run_options:
             from ._magic import magic_solve
 
