@@ -24,7 +24,12 @@ class Linear(Function):
     @staticmethod
     def forward(ctx, x, w, b):
         ctx.save_for_backward(x, w)
-        out = x._data @ w._data.T
+        xd = x._data
+        if xd.ndim > 2 and xd.flags.c_contiguous:
+            # one (B*T, in) GEMM: NumPy's stacked matmul is about 2x slower for (B, T, in)
+            out = (xd.reshape(-1, xd.shape[-1]) @ w._data.T).reshape(xd.shape[:-1] + (-1,))
+        else:
+            out = xd @ w._data.T
         if b is not None:
             out += b._data
         return out
@@ -33,7 +38,9 @@ class Linear(Function):
     def backward(ctx, g):
         x, w = ctx.saved_tensors
         nx, nw, nb = ctx.needs_input_grad
-        gx = g @ w if nx else None
+        gx = None
+        if nx:
+            gx = (g.reshape(-1, g.shape[-1]) @ w).reshape(x.shape) if g.ndim > 2 else g @ w
         gw = gb = None
         if nw or nb:
             g2 = g.reshape(-1, g.shape[-1])
@@ -322,7 +329,16 @@ class EmbeddingBackward(Function):
         ctx.idx = idx
         xp = backend.array_module(g._data)
         out = xp.zeros((n, g._data.shape[-1]), dtype=g._data.dtype)
-        xp.add.at(out, idx.reshape(-1), g._data.reshape(-1, g._data.shape[-1]))
+        rows, flat = idx.reshape(-1), g._data.reshape(-1, g._data.shape[-1])
+        if xp is np and rows.size:
+            # sort + reduceat: several times faster than np.add.at, and the stable sort keeps
+            # each row's summation order (so the result is the same)
+            order = np.argsort(rows, kind="stable")
+            keys = rows[order]
+            starts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
+            out[keys[starts]] = np.add.reduceat(flat[order], starts, axis=0)
+        else:
+            xp.add.at(out, rows, flat)
         if padding_idx is not None:
             out[padding_idx] = 0
         return out

@@ -42,6 +42,26 @@ def _xhat(ctx, x, mu, rstd):
     return (x - mu) * rstd, rstd
 
 
+def _raw_backward(g, x, weight, mu, rstd, axes, param_axes, needs):
+    """The first-order backward of the normalisations on raw arrays (no graph is being
+    built): a few fused NumPy passes instead of a dozen graph ops."""
+    nx, nw, nb = needs
+    gd, rs = g._data, rstd._data
+    xhat = (x._data - mu._data) * rs
+    gw = _make((gd * xhat).sum(axis=param_axes)) if nw else None
+    gb = _make(gd.sum(axis=param_axes)) if nb else None
+    gx = None
+    if nx:
+        gh = gd if weight is None else gd * weight
+        inner = (gh * xhat).mean(axis=axes, keepdims=True)
+        xhat *= inner
+        gx = gh - gh.mean(axis=axes, keepdims=True)
+        gx -= xhat
+        gx *= rs
+        gx = _make(gx)
+    return gx, gw, gb
+
+
 def _is_half(x):
     return x.dtype.low_precision or x.dtype is dt.float16
 
@@ -69,8 +89,11 @@ class LayerNorm(Function):
         x, weight, mu, rstd = ctx.saved_tensors
         nx, nw, nb = ctx.needs_input_grad[:3]
         axes = ctx.axes
-        xhat, rstd = _xhat(ctx, x, mu, rstd)
         lead = tuple(range(g.ndim - len(axes)))
+        if not state.enabled:
+            return _raw_backward(g, x, None if weight is None else weight._data, mu, rstd,
+                                 axes, lead, (nx, nw, nb)) + (None, None)
+        xhat, rstd = _xhat(ctx, x, mu, rstd)
         gw = (g * xhat).sum(lead) if nw else None
         gb = g.sum(lead) if nb else None
         gx = None
@@ -131,6 +154,10 @@ class BatchNorm(Function):
         x, weight, mu, rstd = ctx.saved_tensors
         nx, nw, nb = ctx.needs_input_grad[:3]
         axes = ctx.axes
+        if not state.enabled:
+            w = None if weight is None else weight._data.reshape(ctx.shape)
+            return _raw_backward(g, x, w, mu, rstd, axes, axes, (nx, nw, nb)) + \
+                (None,) * 4
         xhat, rstd = _xhat(ctx, x, mu, rstd)
         gw = (g * xhat).sum(axes) if nw else None
         gb = g.sum(axes) if nb else None
