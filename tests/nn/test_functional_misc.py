@@ -226,6 +226,12 @@ def test_inplace_activations(rng):
     F.threshold(a, 0.5, 9.0, inplace=True)
     TF.threshold(b, 0.5, 9.0, inplace=True)
     assert_close(a, b)
+    for name, args in [("relu_", ()), ("elu_", (0.5,)), ("leaky_relu_", (0.2,)),
+                       ("hardtanh_", (-0.3, 0.4)), ("threshold_", (0.1, 2.0)), ("rrelu_", ())]:
+        a, b = tx.tensor(x), torch.tensor(x)
+        assert getattr(F, name)(a, *args) is a
+        getattr(TF, name)(b, *args)
+        assert_close(a, b, msg=name)
 
 
 @pytest.mark.parametrize("wshape", [(1,), (3,)])

@@ -11,8 +11,8 @@ from ...ops._common import check_tensor
 from ...ops.pointwise import where
 from ...tensor import Tensor
 
-__all__ = ["relu", "relu_", "threshold", "prelu", "rrelu", "glu", "hardshrink", "softshrink",
-           "gumbel_softmax"]
+__all__ = ["relu", "relu_", "threshold", "threshold_", "prelu", "rrelu", "rrelu_", "glu",
+           "hardshrink", "softshrink", "gumbel_softmax", "elu_", "leaky_relu_", "hardtanh_"]
 
 
 def relu(input, inplace=False) -> Tensor:
@@ -125,3 +125,28 @@ def gumbel_softmax(logits, tau=1.0, hard=False, eps=1e-10, dim=-1, generator=Non
 
     one = zeros_like(logits).scatter(dim, index, 1.0)
     return one - soft.detach() + soft
+
+
+def threshold_(input, threshold, value) -> Tensor:
+    """In-place :func:`threshold`."""
+    return globals()["threshold"](input, threshold, value, inplace=True)
+
+
+def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False, generator=None) -> Tensor:
+    """In-place :func:`rrelu`."""
+    return rrelu(input, lower, upper, training, True, generator)
+
+
+def elu_(input, alpha=1.0) -> Tensor:
+    """In-place ELU."""
+    return _act.elu(input, alpha, inplace=True)
+
+
+def leaky_relu_(input, negative_slope=0.01) -> Tensor:
+    """In-place leaky ReLU."""
+    return _act.leaky_relu(input, negative_slope, inplace=True)
+
+
+def hardtanh_(input, min_val=-1.0, max_val=1.0) -> Tensor:
+    """In-place hardtanh."""
+    return _act.hardtanh(input, min_val, max_val, inplace=True)
