@@ -133,7 +133,7 @@ def a4_python():
     P = tl.Program(dtype=F64)
     x, y, z = tl.indices("x y z")
     Edge, Path = P.relation("Edge"), P.relation("Path")
-    P.fact(*(Edge(a, b) for a, b in ["AB", "BC", "CA", "CD", "EF"]))
+    P.fact(*(Edge(a, b) for a, b in ("AB", "BC", "CA", "CD", "EF")))
     P.rule(Path(x, y), Edge(x, y))
     P.rule(Path(x, z), Path(x, y), Edge(y, z))
     return P
@@ -141,7 +141,8 @@ def a4_python():
 
 def test_a4_transitive_closure_with_cycle():
     P = a4_python()
-    expect = {tuple(p) for p in "AA AB AC AD BA BB BC BD CA CB CC CD EF".split()}
+    pairs = ("AA", "AB", "AC", "AD", "BA", "BB", "BC", "BD", "CA", "CB", "CC", "CD", "EF")
+    expect = {tuple(p) for p in pairs}
     for Q in (_same(A4, P), P):
         Q.run()
         assert set(Q.value("Path").tuples()) == expect
@@ -508,10 +509,16 @@ def test_a11_embedding_orthonormal_is_exact():
         Q.facts("Parent", PARENT)
         assert set(Q.value("GP").tuples()) == GP
         emb = np.linalg.qr(np.random.default_rng(0).standard_normal((16, 16)))[0][:8]
-        for T in (0.0, 1e-9):
-            r = tl.embed(Q, emb, T=T)
-            assert r.tuples("GP") == GP
-        np.testing.assert_allclose(_np(r.scores["GP"]), _counts(), atol=1e-12)
+        for mode in ("dense", "factored"):
+            for T in (0.0, 1e-9):
+                r = tl.embed(Q, emb, T=T, mode=mode)
+                assert r.tuples("GP") == GP
+            np.testing.assert_allclose(_np(r.scores["GP"]), _counts(), atol=1e-12)
+        # the embedded tensor is the paper's EmbGP = EmbP EmbP in both modes
+        d = tl.embed(Q, emb, mode="dense").embedded("GP")
+        f = tl.embed(Q, emb, mode="factored").embedded("GP")
+        np.testing.assert_allclose(_np(f), _np(d), atol=1e-12)
+        assert tuple(d.shape) == (16, 16)
 
 
 @pytest.mark.parametrize("seed", [0, 1])
@@ -530,6 +537,8 @@ def test_a11_gram_matrix_identity():
     P.facts("Parent", PARENT)
     e = np.random.default_rng(3).standard_normal((8, 5))
     r = tl.embed(P, e, T=0.5)
+    rd = tl.embed(P, e, T=0.5, mode="dense")
+    np.testing.assert_allclose(_np(rd.scores["GP"]), _np(r.scores["GP"]), atol=1e-10)
     S = e @ e.T
     A = np.zeros((8, 8))
     for a, b in PARENT:
