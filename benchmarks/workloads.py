@@ -178,6 +178,7 @@ def _train(m, name, weights):
     F = m.nn.functional
     model = _models(m)[name]()
     if weights is None:
+        m.manual_seed(SEED)
         torch_init(model)
     else:
         model.load_state_dict({k: m.from_numpy(v.copy()) for k, v in weights.items()})

@@ -111,3 +111,39 @@ def test_malloc_tuning_opt_out():
                          text=True, check=True)
     assert out.stdout.strip() == "False"
     assert isinstance(_alloc.tune(), bool)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape", [(), (7,), (3, 70000)])
+def test_fused_gelu_tanh_equals_composite(dtype, shape, monkeypatch):
+    from tensorix.ops import activation
+
+    x = np.asarray(RNG.standard_normal(shape) * 3, dtype=dtype)
+    if x.size > 4:
+        _specials(x)
+    g = np.asarray(RNG.standard_normal(shape), dtype=dtype)
+
+    def run():
+        t = tx.from_numpy(x.copy()).requires_grad_()
+        y = F.gelu(t, approximate="tanh")
+        y.backward(tx.from_numpy(g.copy()))
+        return y.detach().numpy(), t.grad.numpy()
+
+    fused = run()
+    monkeypatch.setattr(activation, "_fusable", lambda *t: False)
+    for a, b in zip(fused, run()):
+        assert a.tobytes() == b.tobytes()
+
+
+def test_fused_gelu_tanh_second_derivative_matches_torch():
+    torch = pytest.importorskip("torch")
+    x, g = RNG.standard_normal(50) * 3, RNG.standard_normal(50)
+    t, gt = tx.from_numpy(x).requires_grad_(), tx.from_numpy(g).requires_grad_()
+    (d,) = tx.autograd.grad(F.gelu(t, approximate="tanh"), t, gt, create_graph=True)
+    got = tx.autograd.grad((d * d).sum(), [t, gt])
+    T, G = torch.from_numpy(x).requires_grad_(), torch.from_numpy(g).requires_grad_()
+    (D,) = torch.autograd.grad(torch.nn.functional.gelu(T, approximate="tanh"), T, G,
+                               create_graph=True)
+    ref = torch.autograd.grad((D * D).sum(), [T, G])
+    for a, b in zip(got, ref):
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-10, atol=1e-12)

@@ -105,6 +105,90 @@ class Softplus(Function):
         return where(z > ctx.threshold, g, g * sigmoid(z)), None, None
 
 
+# Fused NumPy kernels run block by block: a chain of ~10 whole-array ops on a large tensor
+# streams every temporary through memory; on blocks of this many elements the temporaries stay
+# in cache (about 2x faster for gelu). Each kernel repeats its composite's float operations in
+# the same order, so results are bit-identical.
+_BLOCK = 1 << 16
+
+
+def _blocked(kernel, out, *arrays):
+    """``kernel(out_block, *blocks)`` over 1-d blocks of ``out`` (fresh) and ``arrays``."""
+    flat = [a.reshape(-1) for a in arrays]
+    dst = out.reshape(-1)
+    for i in range(0, dst.size, _BLOCK):
+        kernel(dst[i:i + _BLOCK], *[f[i:i + _BLOCK] for f in flat])
+    return out
+
+
+def _gelu_tanh_kernel(out, w):
+    """out = 0.5 * w * (1 + tanh(K * (w + C * w * w * w)))"""
+    t = np.multiply(Gelu._C, w, out=out)
+    t *= w
+    t *= w
+    t += w
+    t *= Gelu._K
+    np.tanh(t, out=t)
+    t += 1
+    t *= 0.5 * w
+
+
+def _gelu_tanh_grad_kernel(out, a, g):
+    """out = g * (0.5 * (1 + t) + 0.5 * a * (1 - t * t) * K * (1 + 3 * C * a * a)) with
+    t = tanh(K * (a + C * a * a * a)): Gelu.backward's composite, op for op."""
+    t = np.multiply(Gelu._C, a)
+    t *= a
+    t *= a
+    t += a
+    t *= Gelu._K
+    np.tanh(t, out=t)
+    p = t + 1
+    p *= 0.5
+    t *= t
+    np.subtract(1, t, out=t)
+    q = 0.5 * a
+    q *= t
+    q *= Gelu._K
+    r = np.multiply(3 * Gelu._C, a)
+    r *= a
+    r += 1
+    q *= r
+    p += q
+    np.multiply(g, p, out=out)
+
+
+def _fusable(*tensors):
+    """NumPy float32/float64 tensors of one shape and dtype: the fused kernels' domain."""
+    a = tensors[0]._data
+    return type(a) is np.ndarray and a.dtype in (np.float32, np.float64) and all(
+        type(t._data) is np.ndarray and t._data.dtype == a.dtype and t._data.shape == a.shape
+        for t in tensors[1:])
+
+
+class GeluTanhBackward(Function):
+    """``g * gelu_tanh'(a)`` as one fused kernel (see ``_blocked``); its own backward, for
+    double backward, is written with tensorix ops."""
+
+    @staticmethod
+    def forward(ctx, g, a):
+        ctx.save_for_backward(g, a)
+        with quiet():
+            out = np.empty(a._data.shape, dtype=a._data.dtype)
+            return _blocked(_gelu_tanh_grad_kernel, out, a._data, g._data)
+
+    @staticmethod
+    def backward(ctx, gg):
+        g, a = ctx.saved_tensors
+        k, c = Gelu._K, Gelu._C
+        t = tanh(k * (a + c * a * a * a))
+        sech2 = 1 - t * t
+        du = k * (1 + 3 * c * a * a)  # u' for u = k (a + c a^3)
+        ng, na = ctx.needs_input_grad
+        d1 = 0.5 * (1 + t) + 0.5 * a * sech2 * du if ng else None  # gelu'
+        d2 = sech2 * (du - a * t * du * du + 3 * k * c * a * a) if na else None  # gelu''
+        return (gg * d1 if ng else None), (gg * g * d2 if na else None)
+
+
 class Gelu(Function):
     _K = math.sqrt(2 / math.pi)
     _C = 0.044715
@@ -115,6 +199,8 @@ class Gelu(Function):
         ctx.approximate = approximate
         xp, x = _xp(a), a._data
         with quiet():
+            if approximate == "tanh" and _fusable(a):
+                return _blocked(_gelu_tanh_kernel, np.empty(x.shape, dtype=x.dtype), x)
             if approximate == "tanh":
                 w = _wide(a)
                 out = 0.5 * w * (1 + xp.tanh(Gelu._K * (w + Gelu._C * w * w * w)))
@@ -126,6 +212,8 @@ class Gelu(Function):
     @staticmethod
     def backward(ctx, g):
         (a,) = ctx.saved_tensors
+        if ctx.approximate == "tanh" and _fusable(a, g):
+            return GeluTanhBackward.apply(g, a), None
         if ctx.approximate == "tanh":
             k, c = Gelu._K, Gelu._C
             t = tanh(k * (a + c * a * a * a))
