@@ -252,7 +252,9 @@ class Module:
         """Copy tensors from ``state_dict`` into this module's parameters and buffers.
 
         With ``strict`` a missing or unexpected key raises, listing them all; a shape mismatch
-        always raises. Returns (missing_keys, unexpected_keys).
+        always raises. With ``assign`` the module takes the state_dict's tensors themselves
+        (parameters keep their ``requires_grad``) instead of copying into its own.
+        Returns (missing_keys, unexpected_keys).
         """
         own = self.state_dict(keep_vars=True)
         missing = [k for k in own if k not in state_dict]
@@ -271,6 +273,9 @@ class Module:
                               f"{tuple(src.shape)} from checkpoint, the shape in current model "
                               f"is {tuple(target.shape)}.")
                 continue
+            if assign:
+                self._assign(k, target, src)
+                continue
             with no_grad():
                 target.copy_(src)
         if strict and (missing or unexpected):
@@ -284,6 +289,16 @@ class Module:
             raise RuntimeError(f"Error(s) in loading state_dict for {type(self).__name__}:\n\t"
                                + "\n\t".join(errors))
         return _IncompatibleKeys(missing, unexpected)
+
+    def _assign(self, key, target, src):
+        from .parameter import Parameter
+
+        path, _, name = key.rpartition(".")
+        mod = self.get_submodule(path)
+        if name in mod._parameters:
+            mod._parameters[name] = Parameter(src, requires_grad=target.requires_grad)
+        else:
+            mod._buffers[name] = src
 
     # -- modes and conversion ------------------------------------------------------------------
     def train(self, mode: bool = True):

@@ -147,6 +147,16 @@ def test_strict_load_errors_list_all_keys(pair):
         ours.load_state_dict(sd, strict=False)
 
 
+def test_load_with_assign_takes_the_tensors(pair):
+    ours, _ = pair
+    sd = {k: v.clone() for k, v in ours.state_dict().items()}
+    ours.load_state_dict(sd, assign=True)
+    assert ours.heads.a.weight is not sd["heads.a.weight"]  # a Parameter sharing its memory
+    assert np.shares_memory(ours.heads.a.weight.detach().numpy(), sd["heads.a.weight"].numpy())
+    assert isinstance(ours.heads.a.weight, nn.Parameter) and ours.heads.a.weight.requires_grad
+    assert ours.block.bn.running_mean is sd["block.bn.running_mean"]
+
+
 def test_load_keeps_parameter_identity(pair):
     ours, _ = pair
     w = ours.heads.a.weight
