@@ -270,7 +270,7 @@ def _bind_slices(terms, lhs_vars, eq):
     return slices
 
 
-def _rule_body(rhs, eq):
+def _rule_body(head, rhs, eq):
     lits = rhs.factors if isinstance(rhs, ir.Prod) else (rhs,)
     pos, negs, cmps = [], [], []
     for lit in lits:
@@ -285,6 +285,18 @@ def _rule_body(rhs, eq):
                                f"{ir.fmt_expr(lit)!r}, in {eq.where()}")
     if not pos:
         raise ProgramError(f"unsafe rule {eq.where()}: the body has no positive atom")
+    bound = {v for f in pos for v in _ref_vars(f.ref)}
+    for what, vs in (("head variable", _ref_vars(head)),
+                     *((f"variable {{}} of the negated atom {n.name}", _ref_vars(n))
+                       for n in negs),
+                     *(("variable {} of a comparison", [ix.name for ix in (c.left, c.right)
+                                                        if isinstance(ix, ir.IVar)])
+                       for c in cmps)):
+        for v in vs:
+            if v not in bound:
+                label = what.format(repr(v)) if "{}" in what else f"{what} {v!r}"
+                raise ProgramError(f"unsafe rule {eq.where()}: {label} does not appear in a "
+                                   "positive body atom")
     return pos, negs, cmps
 
 
@@ -294,7 +306,7 @@ def normalize_equation(eq, uid):
     items, norm_axis, rhs = _lhs_items(eq, lhs, rhs)
     op = ir.PROJ_OPS[eq.op]
     if eq.rule:
-        pos, negs, cmps = _rule_body(rhs, eq)
+        pos, negs, cmps = _rule_body(lhs, rhs, eq)
         return CEquation(uid, eq, lhs.name, items, "or", ("step", ()), False, None, None,
                          [Term(1.0, pos)], rule=True, negs=negs, cmps=cmps)
     fn, normalizer, pw, arg = _outer(rhs)

@@ -95,8 +95,12 @@ class _Lexer:
                 i += 1
             elif c.isdigit() or (c == "." and i + 1 < n and text[i + 1].isdigit()):
                 m = _NUM.match(text, i)
-                self.emit("NUM", m.group(), i)
-                i = m.end()
+                end = m.end()
+                if self.depth and text.startswith(".", end) and "." not in m.group() and not (
+                        end + 1 < n and (text[end + 1].isalnum() or text[end + 1] == ".")):
+                    end += 1  # "1." inside brackets is the number 1.0
+                self.emit("NUM", text[i:end], i)
+                i = end
             elif c.isalpha() or c == "_":
                 m = _NAME.match(text, i)
                 word = m.group()
@@ -178,6 +182,14 @@ class _Parser:
         line = self.lines[t.line - 1] if 0 < t.line <= len(self.lines) else ""
         found = {"NL": "end of statement", "EOF": "end of input"}.get(t.kind, repr(t.value))
         return ParseError(f"{msg}, found {found}", t.line, t.col, line)
+
+    def sep(self, close):
+        """After a list item: a ',' or the closing bracket."""
+        if self.at_op(close):
+            return
+        if not self.at_op(","):
+            raise self.error(f"expected ',' or {close!r}")
+        self.next()
 
     def expect(self, value):
         if not self.at_op(value):
@@ -277,8 +289,7 @@ class _Parser:
             args = []
             while not self.at_op(")"):
                 args.append(self.atom_arg())
-                if not self.at_op(")"):
-                    self.expect(",")
+                self.sep(")")
             self.next()
             return ir.Ref(name, tuple(args), True)
         if self.at_op("["):
@@ -286,8 +297,7 @@ class _Parser:
             idx = []
             while not self.at_op("]"):
                 idx.append(self.index())
-                if not self.at_op("]"):
-                    self.expect(",")
+                self.sep("]")
             self.next()
             return ir.Ref(name, tuple(idx), False)
         return ir.Ref(name, (), False)
@@ -396,8 +406,7 @@ class _Parser:
             items = []
             while not self.at_op("]"):
                 items.append(self.literal())
-                if not self.at_op("]"):
-                    self.expect(",")
+                self.sep("]")
             self.next()
             return items
         sign = -1.0 if self.at_op("-") else 1.0
@@ -515,8 +524,7 @@ class _Parser:
                 kwargs.append((k, sign * float(v.value)))
             else:
                 args.append(self.expr())
-            if not self.at_op(")"):
-                self.expect(",")
+            self.sep(")")
         self.next()
         return ir.Call(fn, tuple(args), tuple(kwargs))
 

@@ -84,8 +84,14 @@ class _Typer:
         self.consts = {}
         self.affine = []        # (uid, IAff, tensor, axis)
         self.divs = []          # (uid, var, S, head slot)
+        self.direct = {}        # var slot -> the tensor axes it is written at
 
     # -- evidence ----------------------------------------------------------------------------
+    def link(self, tslot, vslot):
+        """A variable written plainly at a tensor axis: one domain (remembered for messages)."""
+        self.uf.union(tslot, vslot)
+        self.direct.setdefault(vslot, set()).add(tslot)
+
     def note_arity(self, name, n, where):
         old = self.arity.get(name)
         if old is None:
@@ -167,7 +173,7 @@ class _Typer:
             for k, it in enumerate(e.lhs):
                 slot = _tslot(e.head, k)
                 if it[0] == "var":
-                    self.uf.union(slot, _vslot(e.uid, it[1]))
+                    self.link(slot, _vslot(e.uid, it[1]))
                 elif it[0] == "const":
                     self.cons.append((slot, "const", self.const_value(it[1]), where))
                 else:
@@ -201,7 +207,7 @@ class _Typer:
         for k, ix in enumerate(r.idx):
             slot = _tslot(r.name, k)
             if isinstance(ix, ir.IVar):
-                self.uf.union(slot, _vslot(e.uid, ix.name))
+                self.link(slot, _vslot(e.uid, ix.name))
             elif isinstance(ix, ir.IConst):
                 self.cons.append((slot, "const", self.const_value(ix.value), where))
             elif isinstance(ix, ir.IAff):
@@ -438,23 +444,25 @@ class _ClassResolver:
     def __init__(self, typer, slots, cons):
         self.t, self.slots, self.cons = typer, slots, cons
 
-    def blame(self, tensors=()):
-        """An equation variable of this class to name in a message."""
+    def blame(self, groups=()):
+        """An equation variable of this class to name in a message: preferably one written
+        directly at an axis of each group of conflicting slots."""
         vs = [s for s in self.slots if s[0] == "V"]
         for s in vs:
-            reads = set(self.t.ceqs[s[1]].reads()) | {self.t.ceqs[s[1]].head}
-            if all(x in reads for x in tensors):
+            direct = self.t.direct.get(s, set())
+            if groups and all(direct & g for g in groups):
                 return _describe_slot(s, self.t.ceqs)
         return _describe_slot(vs[0], self.t.ceqs) if vs else None
 
     def names(self):
-        names = {}
+        names, slots = {}, {}
         for slot, kind, value, where in self.cons:
             if kind == "name":
                 names.setdefault(value, f"{_describe_slot(slot, self.t.ceqs)} in {where}")
+                slots.setdefault(value, set()).add(slot)
         if len(names) > 1:
             (a, wa), (b, wb) = list(names.items())[:2]
-            who = self.blame() or _describe_slot(self.slots[0], self.t.ceqs)
+            who = self.blame([slots[a], slots[b]]) or _describe_slot(self.slots[0], self.t.ceqs)
             raise ProgramError(f"{who} is used with two different domains: {a!r} ({wa}) and "
                                f"{b!r} ({wb})")
         return next(iter(names), None)
@@ -486,13 +494,14 @@ class _ClassResolver:
         return syms, ints
 
     def sizes(self):
-        seen = {}
+        seen, slots = {}, {}
         for slot, kind, value, where in self.cons:
             if kind == "size":
                 seen.setdefault(int(value), (slot, where))
+                slots.setdefault(int(value), set()).add(slot)
         if len(seen) > 1:
             (a, (sa, wa)), (b, (sb, wb)) = list(seen.items())[:2]
-            who = self.blame([x for x in (sa[1], sb[1]) if sa[0] == "T"])
+            who = self.blame([slots[a], slots[b]])
             head = f"shape mismatch: {who}" if who else "shape mismatch"
             raise ProgramError(f"{head} has size {a} from {_describe_slot(sa, self.t.ceqs)} "
                                f"({wa}) but size {b} from {_describe_slot(sb, self.t.ceqs)} "
