@@ -104,6 +104,11 @@ def fit(program, loss="Loss", data=None, optimizer="sgd", lr=0.1, steps=100, ini
     """
     for k, v in (data or {}).items():
         program.set_data(k, v)
+    shapes = {k: tuple(np.shape(v.detach().numpy(force=True) if isinstance(v, ops.Tensor)
+                                else v)) for k, v in (init or {}).items()}
+    if shapes != program._param_shapes:
+        program._param_shapes = shapes
+        program._changed()
     c = program.compile(params=True)
     if loss not in c.typing.tensors:
         raise ProgramError(f"fit(): the loss {loss!r} is not a tensor of the program")

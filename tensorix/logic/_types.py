@@ -72,8 +72,9 @@ def _describe_slot(slot, ceqs):
 
 
 class _Typer:
-    def __init__(self, stmts, ceqs, data, reldata, params):
+    def __init__(self, stmts, ceqs, data, reldata, params, shapes=None):
         self.stmts, self.ceqs, self.data, self.reldata = stmts, ceqs, data, reldata
+        self.shapes = shapes or {}
         self.params = params
         self.uf = _UF()
         self.cons = []          # (slot, kind, value, provenance)
@@ -155,6 +156,12 @@ class _Typer:
             for k, n in enumerate(arr.shape):
                 self.cons.append((_tslot(name, k), "size", n,
                                   f"the data for {name!r} (shape {tuple(arr.shape)})"))
+        for name, shape in self.shapes.items():
+            where = f"the initial value of {name!r} (shape {tuple(shape)})"
+            self.note_arity(name, len(shape), where)
+            self.note_kind(name, "real", where)
+            for k, n in enumerate(shape):
+                self.cons.append((_tslot(name, k), "size", int(n), where))
         for name, cols in self.reldata.items():
             where = f"the relation data for {name!r}"
             self.note_arity(name, len(cols), where)
@@ -544,6 +551,7 @@ class _ClassResolver:
         return declared
 
 
-def infer_types(stmts, ceqs, data, reldata, params=False):
-    """Typing of a program: Boolean/real kinds, domains, shapes, per-equation index sizes."""
-    return _Typer(stmts, ceqs, data, reldata, params).run()
+def infer_types(stmts, ceqs, data, reldata, params=False, shapes=None):
+    """Typing of a program: Boolean/real kinds, domains, shapes, per-equation index sizes.
+    ``shapes``: known shapes of parameters (from their initial values)."""
+    return _Typer(stmts, ceqs, data, reldata, params, shapes).run()

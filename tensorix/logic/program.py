@@ -71,6 +71,7 @@ class Program:
         self.device = device
         self.plans = PlanCache(optimize)
         self._data, self._reldata = {}, {}
+        self._param_shapes = {}
         self._version = 0
         self._compiled = None
         self.values = {}
@@ -221,7 +222,8 @@ class Program:
         ceqs = [normalize_equation(e, uid) for uid, e in enumerate(eqs)]
         data = {k: (v if isinstance(v, np.ndarray) else np.empty(tuple(v.shape)))
                 for k, v in self._data.items()}
-        typing = infer_types(self.statements, ceqs, data, self._reldata, params)
+        shapes = self._param_shapes if params else None
+        typing = infer_types(self.statements, ceqs, data, self._reldata, params, shapes)
         comps = components(ceqs, typing.tensors)
         rules = {e.uid: compile_rules(e, typing.tensors, typing.consts) for e in ceqs
                  if e.boolean}
