@@ -147,3 +147,21 @@ def test_fused_gelu_tanh_second_derivative_matches_torch():
     ref = torch.autograd.grad((D * D).sum(), [T, G])
     for a, b in zip(got, ref):
         np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-10, atol=1e-12)
+
+
+def test_quiet_context_for_hot_ops():
+    from tensorix.ops import elementwise
+
+    big = tx.tensor([3e38, 0.0], dtype=tx.float32)
+    before = np.geterr()
+    with np.errstate(all="raise"):  # tensorix ops stay quiet like torch; the state is kept
+        out = (big + big, big * big, big - (-big), big / 0)
+        assert np.geterr()["over"] == "raise"
+    assert np.geterr() == before
+    assert [float(o[0]) for o in out] == [np.inf] * 4 and np.isnan(float((big / 0)[1]))
+    # the shared quiet context is already entered here (as when another thread is inside
+    # it): the ops take the slow path and give the same results
+    ops = (lambda: big + big, lambda: big - big, lambda: big * big, lambda: big / big)
+    for op in ops:
+        inner = elementwise._run_quiet(op)
+        assert inner.numpy().tobytes() == op().numpy().tobytes()
