@@ -112,21 +112,36 @@ def compile_rules(ceq, tensors, consts):
         body = [atom(f.ref) for f in t.factors]
         negs = [atom(r) for r in ceq.negs]
         cmps = []
+        var_dom = {}
+        for f in t.factors:
+            for ix, d in zip(f.ref.idx, tensors[f.ref.name].domains):
+                if isinstance(ix, ir.IVar):
+                    var_dom.setdefault(ix.name, d)
         for c in ceq.cmps:
-            cmps.append((c.op, _cmp_arg(c.left, c, consts), _cmp_arg(c.right, c, consts)))
+            dom = next((var_dom.get(ix.name) for ix in (c.left, c.right)
+                        if isinstance(ix, ir.IVar)), None)
+            cmps.append((c.op, _cmp_arg(c.left, c, consts, dom),
+                         _cmp_arg(c.right, c, consts, dom)))
         rule = CRule(head, body, negs, cmps, dict(ceq.sizes), where)
         _check_safe(rule)
         rules.append(rule)
     return rules
 
 
-def _cmp_arg(ix, c, consts):
+def _cmp_arg(ix, c, consts, dom):
+    """A comparison argument: a variable, or a constant as an id of the compared domain
+    (symbols only under == and !=: their order means nothing)."""
     if isinstance(ix, ir.IVar):
         return ("v", ix.name)
     v = consts.get(ix.value, ix.value) if isinstance(ix.value, str) else ix.value
+    if dom is not None and dom.symbolic:
+        if c.op not in ("==", "!="):
+            raise ProgramError(f"comparison {ir.fmt_expr(c)!r} orders symbols; only == and "
+                               "!= compare symbols")
+        return ("c", dom.id_of(v) if dom.has(v) else -1)
     if isinstance(v, str):
-        raise ProgramError(f"comparison {ir.fmt_expr(c)!r} compares with the symbol {v!r}; "
-                           "compare variables, integers or named constants")
+        raise ProgramError(f"comparison {ir.fmt_expr(c)!r} compares a number with the symbol "
+                           f"{v!r}")
     return ("c", int(v))
 
 

@@ -258,7 +258,7 @@ def _bind_slices(terms, lhs_vars, eq):
                         fresh[0] += 1
                         v = f"_s{fresh[0]}"
                     slices[v] = (r.name, k, ix.start, ix.stop)
-                    ix = ir.affine(((1, v),), ix.start or 0)
+                    ix = ir.IAff(((1, v),), ix.start or 0)  # kept affine even at offset 0
                 idx.append(ix)
             return ir.Ref(r.name, tuple(idx), r.atom)
 

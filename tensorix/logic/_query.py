@@ -98,6 +98,11 @@ def select_tensor(t, ref, info, consts):
         else:
             raise ProgramError(f"query {ir.fmt_ref(ref)!r}: only constants and variables")
     out = list(dict.fromkeys(labels))
+    for v in out:
+        sizes = {t.shape[k] for k, u in enumerate(labels) if u == v}
+        if len(sizes) > 1:
+            raise ProgramError(f"query {ir.fmt_ref(ref)!r}: index {v!r} is used on axes of "
+                               f"sizes {sorted(sizes)}")
     if out != labels:
         letters = {v: chr(97 + i) for i, v in enumerate(out)}
         t = ops.einsum("".join(letters[v] for v in labels) + "->" +

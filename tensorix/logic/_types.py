@@ -86,6 +86,7 @@ class _Typer:
         self.affine = []        # (uid, IAff, tensor, axis)
         self.divs = []          # (uid, var, S, head slot)
         self.direct = {}        # var slot -> the tensor axes it is written at
+        self.weak = set()       # classes whose size is only max(int constant) + 1
 
     # -- evidence ----------------------------------------------------------------------------
     def link(self, tslot, vslot):
@@ -309,15 +310,22 @@ class _Typer:
         for r, slots in groups.items():
             self.dom[r] = _ClassResolver(self, slots, by_root[r]).domain()
 
-    def size_of(self, slot):
-        d = self.dom.get(self.uf.find(slot))
-        return None if d is None else d.size
+    def size_of(self, slot, strong=False):
+        """The size of a slot's domain; with ``strong``, None while it is only the lower
+        bound that integer constants give (``X[0, k]`` alone does not fix X's size)."""
+        r = self.uf.find(slot)
+        d = self.dom.get(r)
+        return None if d is None or (strong and r in self.weak) else d.size
 
     def set_size(self, slot, n, why):
         r = self.uf.find(slot)
         d = self.dom.get(r)
-        if d is None or d.size < 0:
-            self.dom[r] = Domain(self._auto_name(r), n)
+        if d is None or r in self.weak:
+            if d is not None and n < d.size:
+                raise ProgramError(f"{why} gives size {n}, but a constant {d.size - 1} is used "
+                                   "on that axis")
+            self.dom[r] = Domain(d.name if d is not None else self._auto_name(r), n)
+            self.weak.discard(r)
             return True
         if d.size != n:
             raise ProgramError(f"shape mismatch: {why} needs size {n} but the domain has "
@@ -337,8 +345,8 @@ class _Typer:
         changed = False
         for e in self.ceqs:
             for v, (name, k, start, stop) in e.slices.items():
-                n = self.size_of(_tslot(name, k))
-                if n is None or self.size_of(_vslot(e.uid, v)) is not None:
+                n = self.size_of(_tslot(name, k), True)
+                if n is None or self.size_of(_vslot(e.uid, v), True) is not None:
                     continue
                 a = start or 0
                 b = n if stop is None else (stop if stop >= 0 else n + stop)
@@ -349,8 +357,10 @@ class _Typer:
     def _affine(self):
         changed = False
         for uid, ix, name, k in self.affine:
-            n = self.size_of(_tslot(name, k))
-            unknown = [(c, v) for c, v in ix.terms if self.size_of(_vslot(uid, v)) is None]
+            if any(v in self.ceqs[uid].slices for _, v in ix.terms):
+                continue  # a slice's size is the slice's length
+            n = self.size_of(_tslot(name, k), True)
+            unknown = [(c, v) for c, v in ix.terms if self.size_of(_vslot(uid, v), True) is None]
             if n is None or len(unknown) != 1 or unknown[0][0] != 1:
                 continue
             hi = ix.const + sum(c * (self.size_of(_vslot(uid, v)) - 1) for c, v in ix.terms
@@ -367,12 +377,12 @@ class _Typer:
     def _divs(self):
         changed = False
         for uid, v, s, slot in self.divs:
-            n = self.size_of(_vslot(uid, v))
+            n = self.size_of(_vslot(uid, v), True)
             s = self.const_value(s)
             if isinstance(s, str) or int(s) <= 0:
                 raise ProgramError(f"the divisor in {v}/{s} must be a positive integer or a "
                                    f"named constant, in {self.ceqs[uid].where()}")
-            if n is None or self.size_of(slot) is not None:
+            if n is None or self.size_of(slot, True) is not None:
                 continue
             changed |= self.set_size(slot, -(-n // int(s)), f"{v}/{s} in "
                                      f"{self.ceqs[uid].where()}")
@@ -539,6 +549,7 @@ class _ClassResolver:
             return Domain(dname, size if size is not None else len(syms), syms)
         if size is None and ints:
             size = ints
+            self.t.weak.add(root)
         elif size is not None and ints > size:
             raise ProgramError(f"constant {ints - 1} is outside domain {dname!r} of size "
                                f"{size} ({self.blame() or dname})")
