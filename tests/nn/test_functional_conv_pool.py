@@ -206,3 +206,25 @@ def test_nll_errors():
     with pytest.raises(RuntimeError, match="integer dtype"):
         F.nll_loss(tx.randn(2, 3), tx.tensor([0.0, 1.0]))
     assert_close(F.nll_loss(tx.tensor([[0.5, -1.0]]), tx.tensor([1])), torch.tensor(1.0))
+
+
+GRADGRAD = [
+    ("conv2d", lambda x, w: F.conv2d(x, w, stride=2, padding=1), [(1, 2, 5, 5), (3, 2, 3, 3)]),
+    ("conv_transpose1d", lambda x, w: F.conv_transpose1d(x, w, stride=2), [(1, 2, 4),
+                                                                            (2, 3, 3)]),
+    ("max_pool2d", lambda x: F.max_pool2d(x, 2, 1, 1), [(1, 2, 4, 4)]),
+    ("avg_pool2d_ceil", lambda x: F.avg_pool2d(x, 3, 2, 1, ceil_mode=True,
+                                               count_include_pad=False), [(1, 1, 6, 5)]),
+    ("adaptive_avg", lambda x: F.adaptive_avg_pool2d(x, (2, 3)), [(1, 2, 5, 4)]),
+    ("linear", lambda x, w: F.linear(x, w), [(2, 3, 4), (5, 4)]),
+    ("log_softmax_nll", lambda x: F.cross_entropy(x, tx.tensor([1, 0, 2]),
+                                                  label_smoothing=0.1), [(3, 4)]),
+]
+
+
+@pytest.mark.parametrize("name,fn,shapes", GRADGRAD, ids=[g[0] for g in GRADGRAD])
+def test_second_order(rng, name, fn, shapes):
+    from tensorix.testing import gradgradcheck
+
+    args = [tx.tensor(_r(rng, *s), requires_grad=True) for s in shapes]
+    assert gradgradcheck(fn, args)

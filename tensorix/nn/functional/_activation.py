@@ -35,6 +35,9 @@ def threshold(input, threshold, value, inplace=False) -> Tensor:
     return _act._maybe_inplace(lambda x: where(x > th, x, val), input, inplace, "threshold")
 
 
+_threshold = threshold  # threshold_'s parameter shadows the function's name
+
+
 def prelu(input, weight) -> Tensor:
     """``input`` where positive, ``weight * input`` elsewhere; ``weight`` holds one slope or
     one per channel (dim 1).
@@ -129,7 +132,7 @@ def gumbel_softmax(logits, tau=1.0, hard=False, eps=1e-10, dim=-1, generator=Non
 
 def threshold_(input, threshold, value) -> Tensor:
     """In-place :func:`threshold`."""
-    return globals()["threshold"](input, threshold, value, inplace=True)
+    return _threshold(input, threshold, value, inplace=True)
 
 
 def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False, generator=None) -> Tensor:
