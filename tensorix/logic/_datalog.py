@@ -24,7 +24,7 @@ import numpy as np
 
 from . import _ir as ir
 from ._errors import ProgramError
-from ._relation import Relation, dedupe, encode, index_of, join
+from ._relation import Relation, dedupe, encode, index_of, join, unique_keys
 
 __all__ = ["Atom", "CRule", "compile_rules", "eval_rule", "semi_naive", "naive",
            "evaluate_once", "DatalogStats"]
@@ -264,10 +264,14 @@ def eval_rule(rule, rels, delta=None, stats=None):
             idx = rel.cached(("index", sig, tuple(_pos_of(rule.body[k], v) for v in shared)),
                              lambda cols=cols, shared=shared: index_of(cols, shared, rule.sizes))
             kinds.append(idx.kind)
-        table = join(table, cols, rule.sizes, idx)
-        table = _apply_cmps(rule, table, done)
         need = _needed_after(rule, order, pos)
-        if pos < len(order) - 1 and any(v not in need for v in table):
+        pending = {a[1] for i, c in enumerate(rule.cmps) if i not in done
+                   for a in c[1:] if a[0] == "v"}
+        dropped = (set(table) | set(cols)) - need - pending
+        table = join(table, cols, rule.sizes, idx, keep=need | pending)
+        table = _apply_cmps(rule, table, done)
+        if pos < len(order) - 1 and (dropped or any(v not in need for v in table)):
+            # a projection made duplicates: drop them before they multiply in later joins
             table = dedupe({v: c for v, c in table.items() if v in need}, rule.sizes)
     n = len(next(iter(table.values()))) if table else 0
     keep = np.ones(n, dtype=bool)
@@ -300,7 +304,7 @@ def _new_keys(keys_list, rel):
         return np.zeros(0, np.int64)
     keys = np.concatenate(keys_list) if len(keys_list) > 1 else keys_list[0]
     keys = keys[~rel.contains_keys(keys)]
-    return np.unique(keys)
+    return unique_keys(keys, int(np.prod(rel.sizes, dtype=object)))
 
 
 def evaluate_once(rules, rels, stats=None):

@@ -7,7 +7,7 @@ import numpy as np
 from .. import ops
 from . import _ir as ir
 from ._errors import ProgramError
-from ._relation import decode, encode
+from ._relation import decode, encode, unique_keys
 
 __all__ = ["answer", "select_relation", "select_tensor"]
 
@@ -75,7 +75,8 @@ def select_relation(rel, ref, ids):
         return bool(mask.any())
     pos = list(first.values())
     sizes = [rel.sizes[k] for k in pos]
-    keys = np.unique(encode([rel.cols[k][mask] for k in pos], sizes))
+    keys = unique_keys(encode([rel.cols[k][mask] for k in pos], sizes),
+                       int(np.prod(sizes, dtype=object)))
     cols = decode(keys, sizes) if len(keys) else [np.zeros(0, np.int64) for _ in pos]
     return {v: rel.domains[k].values_of(col.tolist()) for (v, k), col in
             zip(first.items(), cols)}

@@ -18,7 +18,8 @@ import numpy as np
 
 from ._errors import ProgramError
 
-__all__ = ["Relation", "encode", "join", "index_of", "dedupe", "BITMAP_LIMIT"]
+__all__ = ["Relation", "encode", "decode", "unique_keys", "join", "index_of", "dedupe",
+           "BITMAP_LIMIT"]
 
 BITMAP_LIMIT = 1 << 26   # domain products up to this use a bitmap (<= 64 MB) for membership
 CSR_LIMIT = 1 << 22      # key spaces up to this (or 4x the build side) use a CSR index
@@ -44,6 +45,22 @@ def encode(cols, sizes):
         key *= max(int(s), 1)
         key += c
     return key
+
+
+def unique_keys(keys, space):
+    """Sorted unique keys: a bitmap pass when the key space is small for the input (O(n +
+    space)), else a sort (NumPy's hash-based ``unique`` is far slower on large int arrays)."""
+    if len(keys) < 2:
+        return np.sort(keys)
+    if space <= BITMAP_LIMIT and space <= 16 * len(keys):
+        seen = np.zeros(space, dtype=bool)
+        seen[keys] = True
+        return np.flatnonzero(seen).astype(_I64, copy=False)
+    s = np.sort(keys)
+    keep = np.empty(len(s), dtype=bool)
+    keep[0] = True
+    np.not_equal(s[1:], s[:-1], out=keep[1:])
+    return s[keep]
 
 
 def decode(keys, sizes):
@@ -72,7 +89,7 @@ class Relation:
         cols = [np.ascontiguousarray(c, dtype=_I64) for c in cols]
         self._keys = None
         if not unique and cols and len(cols[0]):
-            keys = np.unique(encode(cols, self.sizes))
+            keys = unique_keys(encode(cols, self.sizes), _space(self.sizes))
             cols, self._keys = decode(keys, self.sizes), keys
         self.cols = cols
         self._bitmap = None
@@ -176,10 +193,11 @@ class Relation:
 class Index:
     """Rows of a table grouped by key: CSR offsets or a sorted key array."""
 
-    __slots__ = ("order", "starts", "sorted_keys")
+    __slots__ = ("order", "starts", "sorted_keys", "_sorted_cols")
 
     def __init__(self, keys, space):
         self.order = np.argsort(keys, kind="stable")
+        self._sorted_cols = {}
         self.starts = self.sorted_keys = None
         if space <= max(CSR_LIMIT, 4 * len(keys)) and space <= 1 << 25:
             counts = np.bincount(keys, minlength=space)
@@ -200,6 +218,13 @@ class Index:
         lo = np.searchsorted(self.sorted_keys, keys, "left")
         return lo, np.searchsorted(self.sorted_keys, keys, "right") - lo
 
+    def sorted_col(self, v, col):
+        """``col`` in index order (cached: the build side is reused across probes)."""
+        c = self._sorted_cols.get(v)
+        if c is None:
+            c = self._sorted_cols[v] = col[self.order]
+        return c
+
 
 def index_of(table, vars_, sizes):
     keys = encode([table[v] for v in vars_], [sizes[v] for v in vars_])
@@ -212,29 +237,30 @@ def _table_len(t):
     return 0
 
 
-def join(left, right, sizes, right_index=None):
+def join(left, right, sizes, right_index=None, keep=None):
     """The natural join of two tables (dicts var -> int64 column) on their shared variables.
 
     ``right_index`` is a prebuilt :class:`Index` of ``right`` on the shared variables (in the
     order they appear in ``left``), so a static relation is indexed once per evaluation.
+    ``keep``: the variables to materialize (default all); the others are only joined on.
     """
     shared = [v for v in left if v in right]
     nl, nr = _table_len(left), _table_len(right)
+    want = (lambda v: True) if keep is None else (lambda v: v in keep)
     if not shared:
-        li = np.repeat(np.arange(nl), nr)
-        ri = np.tile(np.arange(nr), nl)
-    else:
-        idx = right_index or index_of(right, shared, sizes)
-        probe = encode([left[v] for v in shared], [sizes[v] for v in shared])
-        lo, cnt = idx.probe(probe)
-        total = int(cnt.sum())
-        li = np.repeat(np.arange(nl), cnt)
-        starts = np.repeat(lo - (np.cumsum(cnt) - cnt), cnt)
-        ri = idx.order[starts + np.arange(total)]
-    out = {v: c[li] for v, c in left.items()}
+        out = {v: np.repeat(c, nr) for v, c in left.items() if want(v)}
+        out.update({v: np.tile(c, nl) for v, c in right.items() if v not in out and want(v)})
+        return out
+    idx = right_index or index_of(right, shared, sizes)
+    lo, cnt = idx.probe(encode([left[v] for v in shared], [sizes[v] for v in shared]))
+    total = int(cnt.sum())
+    # position of every match in index order: lo of its probe plus its rank in the group
+    pos = np.arange(total, dtype=_I64)
+    pos -= np.repeat(np.cumsum(cnt) - cnt - lo, cnt)
+    out = {v: np.repeat(c, cnt) for v, c in left.items() if want(v)}
     for v, c in right.items():
-        if v not in out:
-            out[v] = c[ri]
+        if v not in out and want(v):
+            out[v] = idx.sorted_col(v, c)[pos]
     return out
 
 
@@ -243,5 +269,6 @@ def dedupe(table, sizes):
     vars_ = list(table)
     if not vars_ or _table_len(table) < 2:
         return table
-    keys = np.unique(encode([table[v] for v in vars_], [sizes[v] for v in vars_]))
+    ss = [sizes[v] for v in vars_]
+    keys = unique_keys(encode([table[v] for v in vars_], ss), _space(ss))
     return dict(zip(vars_, decode(keys, [sizes[v] for v in vars_])))

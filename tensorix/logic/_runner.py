@@ -13,7 +13,7 @@ from .. import ops
 from ._datalog import DatalogStats, evaluate_once, naive, semi_naive
 from ._dense import DenseEvaluator
 from ._errors import ProgramError
-from ._relation import encode
+from ._relation import encode, unique_keys
 
 __all__ = ["ComponentReport", "RunReport", "Runner"]
 
@@ -107,7 +107,7 @@ class Runner:
         rel = self.values[e.head]
         nz = np.nonzero(val.detach().numpy(force=True) > 0)
         keys = encode([c.astype(np.int64) for c in nz], rel.sizes)
-        new = np.unique(keys[~rel.contains_keys(keys)])
+        new = unique_keys(keys[~rel.contains_keys(keys)], int(np.prod(rel.sizes, dtype=object)))
         if len(new):
             self.values[e.head] = rel.with_added(new)
 
