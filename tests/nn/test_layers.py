@@ -247,6 +247,8 @@ def test_layer_argument_errors():
         nn.Conv2d(3, 4, 3, groups=2)
     with pytest.raises(ValueError, match="padding='same' is not supported for strided"):
         nn.Conv2d(3, 4, 3, stride=2, padding="same")
+    with pytest.raises(ValueError, match="string paddings apply to Conv only"):
+        nn.ConvTranspose2d(3, 4, 3, padding="same")
     with pytest.raises(ValueError, match="padding_mode must be one of"):
         nn.Conv1d(3, 4, 3, padding_mode="mirror")
     with pytest.raises(ValueError, match="expected 4D input \\(got 3D input\\)"):

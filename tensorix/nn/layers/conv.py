@@ -160,6 +160,9 @@ class _ConvTranspose(_ConvNd):
         if padding_mode != "zeros":
             raise ValueError(f'Only "zeros" padding mode is supported for '
                              f"{type(self).__name__}")
+        if isinstance(padding, str):  # PyTorch accepts it here and fails in forward
+            raise ValueError(f"{type(self).__name__}: padding must be an int or a tuple of "
+                             f"ints, got {padding!r} (string paddings apply to Conv only)")
         super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation,
                          True, output_padding, groups, bias, padding_mode, device, dtype)
 
