@@ -80,6 +80,8 @@ def _select(c, a, b):
         m = c.astype(u)
         np.negative(m, out=m)  # 1 -> all bits set
         ai, bi = a.view(u), b.view(u)
+        if bi.ndim == 0 and bi == 0:  # where(c, a, 0.0), as in ReLU's backward
+            return np.bitwise_and(ai, m).view(a.dtype)
         return np.bitwise_xor(bi, np.bitwise_and(np.bitwise_xor(ai, bi), m)).view(a.dtype)
     return backend.array_module(a).where(c, a, b)
 

