@@ -62,13 +62,35 @@ class Module:
                                   "\"forward\" function")
 
     def __call__(self, *args, **kwargs):
-        for hook in list(self._forward_pre_hooks.values()):
-            r = hook(self, args)
-            if r is not None:
-                args = r if isinstance(r, tuple) else (r,)
-        out = self.forward(*args, **kwargs)
-        for hook in list(self._forward_hooks.values()):
-            r = hook(self, args, out)
+        if not (self._forward_pre_hooks or self._forward_hooks):
+            return self.forward(*args, **kwargs)
+        return self._call_with_hooks(args, kwargs)
+
+    def _call_with_hooks(self, args, kwargs):
+        with_kwargs = self.__dict__.get("_hooks_with_kwargs", ())
+        for key, hook in list(self._forward_pre_hooks.items()):
+            if key in with_kwargs:
+                r = hook(self, args, kwargs)
+                if r is not None:
+                    if not (isinstance(r, tuple) and len(r) == 2):
+                        raise RuntimeError("forward pre-hook must return None or a tuple of "
+                                           f"(new_args, new_kwargs), but got {r}.")
+                    args, kwargs = r
+            else:
+                r = hook(self, args)
+                if r is not None:
+                    args = r if isinstance(r, tuple) else (r,)
+        try:
+            out = self.forward(*args, **kwargs)
+        except Exception:
+            always = self.__dict__.get("_hooks_always_call", ())
+            for key, hook in list(self._forward_hooks.items()):
+                if key in always:
+                    hook(self, args, kwargs, None) if key in with_kwargs else \
+                        hook(self, args, None)
+            raise
+        for key, hook in list(self._forward_hooks.items()):
+            r = hook(self, args, kwargs, out) if key in with_kwargs else hook(self, args, out)
             if r is not None:
                 out = r
         return out
@@ -392,17 +414,29 @@ class Module:
         return self.to("cuda" if device is None else f"cuda:{device}")
 
     # -- hooks ---------------------------------------------------------------------------------
-    def register_forward_pre_hook(self, hook):
-        """``hook(module, args)`` runs before forward; it may return replacement args."""
-        h = _Handle(self._forward_pre_hooks)
-        self._forward_pre_hooks[h.id] = hook
+    def _add_hook(self, table, hook, prepend, with_kwargs, always_call=False):
+        h = _Handle(table)
+        table[h.id] = hook
+        if prepend:
+            table.move_to_end(h.id, last=False)
+        for flag, name in ((with_kwargs, "_hooks_with_kwargs"),
+                           (always_call, "_hooks_always_call")):
+            if flag:
+                self.__dict__.setdefault(name, set()).add(h.id)
         return h
 
-    def register_forward_hook(self, hook):
-        """``hook(module, args, output)`` runs after forward; it may return a new output."""
-        h = _Handle(self._forward_hooks)
-        self._forward_hooks[h.id] = hook
-        return h
+    def register_forward_pre_hook(self, hook, *, prepend=False, with_kwargs=False):
+        """``hook(module, args)`` runs before forward and may return replacement args; with
+        ``with_kwargs`` it is ``hook(module, args, kwargs)`` and may return ``(args,
+        kwargs)``. ``prepend`` runs it before the hooks already registered."""
+        return self._add_hook(self._forward_pre_hooks, hook, prepend, with_kwargs)
+
+    def register_forward_hook(self, hook, *, prepend=False, with_kwargs=False,
+                              always_call=False):
+        """``hook(module, args, output)`` (``hook(module, args, kwargs, output)`` with
+        ``with_kwargs``) runs after forward and may return a new output; ``always_call``
+        runs it (with output None) even when forward raises."""
+        return self._add_hook(self._forward_hooks, hook, prepend, with_kwargs, always_call)
 
     # -- repr ----------------------------------------------------------------------------------
     def extra_repr(self) -> str:

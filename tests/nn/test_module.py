@@ -189,6 +189,35 @@ def test_hooks():
     assert calls == ["pre", "post"]
 
 
+def test_hook_options_prepend_kwargs_always_call():
+    class Scale(nn.Module):
+        def forward(self, x, factor=1.0):
+            if factor == 0:
+                raise ValueError("zero factor")
+            return x * factor
+
+    m = Scale()
+    order = []
+    m.register_forward_hook(lambda mod, a, out: order.append("first"))
+    m.register_forward_hook(lambda mod, a, out: order.append("prepended"), prepend=True)
+    m.register_forward_pre_hook(lambda mod, a, kw: (a, {"factor": 3.0}), with_kwargs=True)
+    seen = []
+    m.register_forward_hook(lambda mod, a, kw, out: seen.append((kw["factor"], out)),
+                            with_kwargs=True, always_call=True)
+    out = m(tx.ones(2), factor=2.0)
+    assert np.allclose(out.numpy(), 3.0) and order == ["prepended", "first"]
+    assert seen[-1][0] == 3.0
+    m2 = Scale()
+    m2.register_forward_hook(lambda mod, a, out: seen.append(("always", out)), always_call=True)
+    with pytest.raises(ValueError, match="zero factor"):
+        m2(tx.ones(2), factor=0)
+    assert seen[-1] == ("always", None)
+    m3 = Scale()
+    m3.register_forward_pre_hook(lambda mod, a, kw: 5, with_kwargs=True)
+    with pytest.raises(RuntimeError, match="must return None or a tuple of"):
+        m3(tx.ones(2))
+
+
 def test_train_eval_propagates_and_zero_grad(pair):
     ours, _ = pair
     ours.eval()
