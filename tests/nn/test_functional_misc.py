@@ -122,6 +122,11 @@ def test_embedding_and_padding_idx(rng):
             lambda w: TF.embedding(torch.tensor(idx), w, padding_idx=2), [w])
     with pytest.raises(IndexError, match="index out of range"):
         F.embedding(tx.tensor([6]), tx.tensor(w))
+    a, b = tx.tensor(w * 3), torch.tensor(w * 3)  # max_norm renormalises looked-up rows
+    oa = F.embedding(tx.tensor(idx), a, max_norm=1.5, norm_type=1.0)
+    ob = TF.embedding(torch.tensor(idx), b, max_norm=1.5, norm_type=1.0)
+    assert_close(oa, ob)
+    assert_close(a, b)
 
 
 @pytest.mark.parametrize("mode", ["sum", "mean", "max"])
