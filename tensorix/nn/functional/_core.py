@@ -25,9 +25,12 @@ class Linear(Function):
     def forward(ctx, x, w, b):
         ctx.save_for_backward(x, w)
         xd = x._data
-        if xd.ndim > 2 and xd.flags.c_contiguous:
-            # one (B*T, in) GEMM: NumPy's stacked matmul is about 2x slower for (B, T, in)
-            out = (xd.reshape(-1, xd.shape[-1]) @ w._data.T).reshape(xd.shape[:-1] + (-1,))
+        if xd.ndim > 2:
+            # one (B*T, in) GEMM: NumPy's stacked matmul is about 2x slower for (B, T, in);
+            # a strided input (e.g. transposed to sequence-first) is worth one copy
+            xp = backend.array_module(xd)
+            flat = xp.ascontiguousarray(xd).reshape(-1, xd.shape[-1])
+            out = (flat @ w._data.T).reshape(xd.shape[:-1] + (-1,))
         else:
             out = xd @ w._data.T
         if b is not None:
