@@ -9,7 +9,8 @@ corrupt the protocol. Commands:
 * ``{"op": "setup", "case": NAME, "load": PATH|null, "save": PATH|null}``: build the workload
   (training cases load their initial weights from ``load``, or save torch's to ``save``), run
   it twice to warm up and answer its first two losses and one call's time;
-* ``{"op": "time", "case": NAME, "n": N}``: run N calls, answer the seconds they took;
+* ``{"op": "time", "case": NAME, "n": N}``: run N calls, answer the wall-clock seconds they
+  took and the process's CPU seconds;
 * ``{"op": "drop", "case": NAME}`` frees a workload; ``{"op": "quit"}`` ends the process.
 """
 
@@ -83,10 +84,10 @@ def _setup(m, workloads, cmd):
 
 def _time(work, n):
     step = work.step
-    t0 = time.perf_counter()
+    c0, t0 = time.process_time(), time.perf_counter()
     for _ in range(n):
         step()
-    return {"seconds": time.perf_counter() - t0}
+    return {"seconds": time.perf_counter() - t0, "cpu": time.process_time() - c0}
 
 
 def main():

@@ -35,6 +35,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 
 _HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(_HERE))
@@ -104,7 +105,8 @@ def run_case(workers, case, args, tmp):
     for fw in ("torch", "tensorix"):  # torch first: it makes the weights tensorix loads
         setup[fw] = workers[fw].ask(op="setup", case=case, save=npz if fw == "torch" else None,
                                     load=npz if fw == "tensorix" and case in TRAIN else None)
-    res = {"case": case, "per_iter": {fw: [] for fw in FRAMEWORKS}}
+    res = {"case": case, "per_iter": {fw: [] for fw in FRAMEWORKS},
+           "cpu": {fw: [] for fw in FRAMEWORKS}}
     if case in TRAIN:
         res["losses"] = _loss_check(case, {fw: setup[fw]["losses"] for fw in FRAMEWORKS},
                                     args.loss_rtol)
@@ -113,8 +115,11 @@ def run_case(workers, case, args, tmp):
     for r in range(args.repeat):
         order = FRAMEWORKS if r % 2 == 0 else FRAMEWORKS[::-1]
         for fw in order:
-            secs = workers[fw].ask(op="time", case=case, n=n[fw])["seconds"]
-            res["per_iter"][fw].append(secs / (n[fw] * per_call))
+            if args.settle:  # let the other process's BLAS/OpenMP threads stop spinning
+                time.sleep(args.settle)
+            ans = workers[fw].ask(op="time", case=case, n=n[fw])
+            res["per_iter"][fw].append(ans["seconds"] / (n[fw] * per_call))
+            res["cpu"][fw].append(ans["cpu"] / (n[fw] * per_call))
     for fw in FRAMEWORKS:
         workers[fw].ask(op="drop", case=case)
     res["n"] = n
@@ -175,13 +180,24 @@ def report(results, infos, args, load_before, load_after):
         f"- torch {infos['torch']['version']}, threadpools: {_blas_line(infos['torch'])}",
         f"- OPENBLAS_CORETYPE={infos['tensorix']['env']['OPENBLAS_CORETYPE']}, "
         f"OPENBLAS_L2_SIZE={infos['tensorix']['env']['OPENBLAS_L2_SIZE']} in the workers",
-        f"- {args.repeat} interleaved rounds per case, samples of about {args.min_time}s; "
-        "float32 throughout", "",
+        f"- {args.repeat} interleaved rounds per case, samples of about {args.min_time}s"
+        f"{f', {args.settle}s pause before each' if args.settle else ''}; float32 throughout",
+        "",
         "| workload | unit | tensorix median | tensorix min | torch median | torch min | "
         "ratio (median) | target | met |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
     lines += [_row(r) for r in results]
+    lines += ["", "Process CPU time per iteration (median; with one thread this leaves out time "
+              "spent waiting for a core, so it is steadier on a loaded machine):", "",
+              "| workload | unit | tensorix CPU median | torch CPU median | ratio |",
+              "|---|---|---|---|---|"]
+    for r in results:
+        if "error" not in r:
+            cpu = {fw: statistics.median(r["cpu"][fw]) for fw in FRAMEWORKS}
+            lines.append(f"| {CASES[r['case']]} | {r['unit']} | "
+                         f"{_fmt(cpu['tensorix'], r['unit'])} | {_fmt(cpu['torch'], r['unit'])} "
+                         f"| {cpu['tensorix'] / cpu['torch']:.2f} |")
     trained = [r for r in results if "losses" in r]
     if trained:
         lines += ["", "First two training losses from identical weights and batches:", "",
@@ -211,11 +227,16 @@ def main(argv=None):
     p.add_argument("--quick", action="store_true", help="3 rounds of short samples")
     p.add_argument("--native-blas", action="store_true",
                    help="unset OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE for the workers")
+    p.add_argument("--settle", type=float, default=None,
+                   help="seconds to pause before each sample (default 0, or 0.2 with more "
+                        "than one thread: idle BLAS/OpenMP threads of the other process spin)")
     p.add_argument("--loss-rtol", type=float, default=1e-3)
     p.add_argument("--out", default=str(_HERE / "results.md"))
     args = p.parse_args(argv)
     if args.quick:
         args.repeat, args.min_time = 3, 0.02
+    if args.settle is None:
+        args.settle = 0.2 if args.threads > 1 else 0.0
     cases = [c.strip() for c in args.cases.split(",") if c.strip()]
     unknown = [c for c in cases if c not in CASES]
     if unknown:

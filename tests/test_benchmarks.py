@@ -1,0 +1,35 @@
+"""The benchmark suite runs end to end (tiny settings): both worker processes start, the
+training cases' first two losses agree with torch's from the same weights, and the table is
+written. Timing is not checked here (see docs/benchmarks.md)."""
+
+from __future__ import annotations
+
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+pytest.importorskip("torch")
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+
+
+def test_run_quick_table(tmp_path):
+    out = tmp_path / "results.md"
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "run.py"), "--cases",
+         "matmul_256,add_overhead,mlp_step,cnn_step", "--repeat", "2", "--min-time", "0.002",
+         "--out", str(out)], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    text = out.read_text()
+    assert "| matmul 256x256 @ 256x256 | ms |" in text
+    assert "| tiny a + b, requires_grad (per op) | us/op |" in text
+    for case in ("mlp_step", "cnn_step"):
+        row = next(line for line in text.splitlines() if line.startswith(f"| {case} |"))
+        assert row.endswith("| yes |"), row  # losses agree with torch's
+
+
+def test_run_rejects_unknown_case():
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "run.py"), "--cases",
+                           "nope"], capture_output=True, text=True, timeout=60)
+    assert proc.returncode != 0 and "unknown case" in proc.stderr
