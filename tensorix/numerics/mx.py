@@ -28,7 +28,7 @@ import numpy as np
 
 from ..autograd.function import Function
 from ..tensor import Tensor, _make
-from . import _blocks
+from . import _blocks, _mxfast
 from ._xp import errstate, raw, xp_of
 from .casting import _decode_table, encode
 from .formats import get_format
@@ -180,6 +180,17 @@ def mx_quantize(x, elem="fp8_e4m3", block=32, axis=-1, scale_mode="rceil", round
         a = a.astype(np.float32)
     xp = xp_of(a)
     blocks, lay = _blocks.to_blocks(a, axis, block, pad, "mx_quantize")
+    if scale_mode not in ("rceil", "floor"):
+        raise ValueError(f"mx_quantize(): argument 'scale_mode' must be 'rceil' or 'floor', got "
+                         f"{scale_mode!r}")
+    if xp is np and a.dtype == np.float32 and name != "int8" and rbits is None and \
+            _mxfast.eligible(get_format(name), rounding) and blocks.size:
+        emax, vmax = MX_ELEMENTS[name]
+        x2d = np.ascontiguousarray(blocks).reshape(-1, lay.block)
+        codes, scale_codes = _mxfast.quantize_blocks(x2d, get_format(name), emax, vmax,
+                                                     scale_mode, rounding, flush_fp32_subnorms)
+        return _mx_array(codes.reshape(blocks.shape), scale_codes.reshape(blocks.shape[:-1]),
+                         lay, name, scale_mode)
     amax_bits = _amax_bits(blocks)
     special = amax_bits >= (0x7FF0000000000000 if a.dtype == np.float64 else 0x7F800000)
     amax = amax_bits.view(a.dtype)
@@ -199,9 +210,14 @@ def mx_quantize(x, elem="fp8_e4m3", block=32, axis=-1, scale_mode="rceil", round
         codes = _encode_int8(y, rounding, rb, sr_bits)
     else:
         codes = encode(y, name, rounding=rounding, saturate=True, rbits=rb, sr_bits=sr_bits)
+    return _mx_array(codes, scale_codes, lay, name, scale_mode)
+
+
+def _mx_array(codes, scale_codes, lay, name, scale_mode):
+    """An MXArray from block-shaped ``(..., nblocks, block)`` codes and their scales."""
     codes = _blocks.from_blocks(codes, lay, keep_padding=True)
     return MXArray(_make(codes), _make(_blocks.scales_from_blocks(scale_codes, lay)), name,
-                   int(block), lay.axis, lay.shape, scale_mode)
+                   lay.block, lay.axis, lay.shape, scale_mode)
 
 
 def _element_table(elem, out, xp):
@@ -222,6 +238,12 @@ def mx_dequantize(mx: MXArray, out_dtype=np.float32) -> Tensor:
     xp = xp_of(codes)
     sc = _blocks.scales_to_blocks(_blocks.field_array(mx.scale_codes), lay)
     cb = xp.moveaxis(codes, lay.axis, -1).reshape(sc.shape + (lay.block,))
+    if xp is np and out == np.float32 and mx.elem != "int8" and cb.size and \
+            _mxfast.eligible(get_format(mx.elem), "rne"):
+        vals = _mxfast.dequantize_blocks(np.ascontiguousarray(cb).reshape(-1, lay.block),
+                                         np.ascontiguousarray(sc).reshape(-1),
+                                         get_format(mx.elem))
+        return _make(_blocks.from_blocks(vals.reshape(cb.shape), lay))
     vals = xp.take(_element_table(mx.elem, out, xp), cb)
     k = sc.astype(np.int64) - 127
     with errstate(xp):  # k = 128 (the NaN scale) overflows; it becomes NaN just below

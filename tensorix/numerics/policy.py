@@ -12,7 +12,8 @@ A :class:`Policy` says how a matmul is computed in low precision:
 * ``out`` - the format the result is rounded to (None: keep the accumulator's value);
 * ``grad`` - the format gradients are rounded to on the way back (the incoming output gradient
   and the operand gradients; e.g. ``"fp16"`` underflows like fp16 training does, ``"fp8_e5m2"``
-  is the fp8 recipe). None: no rounding;
+  is the fp8 recipe, ``"mxfp8"`` the MXFP8 recipe's E4M3 blocks, along the gradient's last
+  axis). None: no rounding;
 * ``tensor_scale`` - per-tensor scaling for element formats (the "current scaling" of fp8
   recipes): each tensor is multiplied by the power of two that brings its amax just under the
   format's max, rounded, and scaled back (exact power-of-two scalings).
@@ -72,13 +73,14 @@ class Policy:
             v = getattr(self, name)
             if v is None or v in _WIDE:
                 continue
-            if name == "operand" and (v in _MX or v == "nvfp4"):
+            if name in ("operand", "grad") and (v in _MX or v == "nvfp4"):
                 continue
             try:
                 get_format(v)
             except ValueError:
-                raise ValueError(f"Policy: argument '{name}' must be an element format, an MX "
-                                 f"name ({', '.join(_MX)}) or 'nvfp4', got {v!r}") from None
+                what = "an element format" if name == "out" else \
+                    f"an element format, an MX name ({', '.join(_MX)}) or 'nvfp4'"
+                raise ValueError(f"Policy: argument '{name}' must be {what}, got {v!r}") from None
         if self.acc not in ("fp32", "fp64"):
             get_format(self.acc)
 
@@ -255,6 +257,9 @@ def linear(x, weight, bias=None, policy=None) -> Tensor:
     ``(out_features, in_features)`` as in ``nn.functional.linear``. The bias is added in the
     accumulator (float32) before the output rounding."""
     pol = _policy(policy)
+    if x.ndim > 2:  # one 2-d GEMM for stacked inputs (blocks and tensor scales are unchanged)
+        y = linear(x.reshape(-1, x.shape[-1]), weight, bias, pol)
+        return y.reshape(*x.shape[:-1], y.shape[-1])
     if pol is None:
         y = x @ weight.mT
         return y if bias is None else y + bias

@@ -75,7 +75,9 @@ def test_linear_autocast_presets_and_grad_rounding():
             nx.autocast("fp12"):
         pass
     with pytest.raises(ValueError, match="Policy: argument 'grad' must be"):
-        nx.Policy("bf16", grad="mxfp8")
+        nx.Policy("bf16", grad="mxfp9")
+    with pytest.raises(ValueError, match="Policy: argument .out. must be an element format, "):
+        nx.Policy("bf16", out="mxfp8")
 
 
 def test_tensor_scaled_fp8_keeps_small_tensors():
@@ -276,3 +278,20 @@ def test_u2_u3_u4_unit_ops():
     x = t(rng, (8192,))
     nx.unit_mse_loss(x, t(rng, (8192,), False)).backward()
     assert abs(_stds(x.grad)[0] - 1) < 0.03
+
+
+def test_mx_gradient_format_and_stacked_linear():
+    rng = np.random.default_rng(5)
+    x = tx.tensor(rng.standard_normal((4, 64)).astype(F32), requires_grad=True)
+    g = rng.standard_normal((4, 64)).astype(F32) * 3
+    nx.round_tensor(x, None, "mxfp8").backward(tx.tensor(g))
+    assert np.array_equal(x.grad.numpy(), nx.mx_fake_quant(g, "fp8_e4m3"))
+    assert not np.array_equal(x.grad.numpy(), g)
+    # a stacked input is one 2-d GEMM: the same bits as the flattened call, blocks unchanged
+    x3 = tx.tensor(rng.standard_normal((2, 3, 64)).astype(F32))
+    w = tx.tensor(rng.standard_normal((8, 64)).astype(F32))
+    b = tx.tensor(rng.standard_normal(8).astype(F32))
+    for pol in (None, nx.POLICIES["mxfp8"], nx.POLICIES["nvfp4"]):
+        y3 = nx.linear(x3, w, b, pol)
+        y2 = nx.linear(x3.reshape(6, 64), w, b, pol)
+        assert y3.shape == (2, 3, 8) and np.array_equal(y3.numpy().reshape(6, 8), y2.numpy())
