@@ -8,7 +8,8 @@ import sys
 def main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or argv[0] in ("-h", "--help"):
-        print("usage: tensorix demo [--quick]")
+        print("usage: tensorix demo [--quick]\n\n"
+              "  demo    train three small models on the bundled data (see 'tensorix demo -h')")
         return 0
     if argv[0] == "demo":
         from .demo import main as demo_main

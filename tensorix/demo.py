@@ -376,7 +376,10 @@ def run(plan: Plan) -> list[Result]:
 
 def main(argv=None) -> int:
     """Entry point of ``tensorix demo`` and ``python -m tensorix.demo``."""
-    parser = argparse.ArgumentParser(prog="tensorix demo", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="tensorix demo",
+        description="Train a digits CNN, a character-level GPT and a sequence-reversal "
+                    "transformer on the bundled data, then print a summary table.")
     parser.add_argument("--quick", action="store_true",
                         help="a short run (about 10-20 s; what the tests use)")
     args = parser.parse_args(argv)
