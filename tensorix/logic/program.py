@@ -72,6 +72,7 @@ class Program:
         self.plans = PlanCache(optimize)
         self._data, self._reldata = {}, {}
         self._param_shapes = {}
+        self._converted = {}
         self._version = 0
         self._compiled = None
         self.values = {}
@@ -185,8 +186,8 @@ class Program:
         _check_name(name)
         if isinstance(value, ops.Tensor):
             self._data[name] = value
-        else:
-            self._data[name] = np.asarray(value, dtype=np.float64)
+        else:  # a snapshot: later changes to the caller's array do not leak in
+            self._data[name] = np.array(value, dtype=np.float64)
         self._changed()
 
     def facts(self, name, rows):
@@ -220,7 +221,9 @@ class Program:
             return self._compiled[1]
         eqs = [s for s in self.statements if isinstance(s, ir.Equation)]
         ceqs = [normalize_equation(e, uid) for uid, e in enumerate(eqs)]
-        data = {k: (v if isinstance(v, np.ndarray) else np.empty(tuple(v.shape)))
+        # typing needs shapes only: a zero-stride view stands in for Tensor data
+        data = {k: (v if isinstance(v, np.ndarray) else np.broadcast_to(np.empty(()),
+                                                                          tuple(v.shape)))
                 for k, v in self._data.items()}
         shapes = self._param_shapes if params else None
         typing = infer_types(self.statements, ceqs, data, self._reldata, params, shapes)
@@ -231,10 +234,15 @@ class Program:
         self._compiled = (key, c)
         return c
 
-    def _tensor(self, value):
-        t = value if isinstance(value, ops.Tensor) else ops.tensor(value, dtype=self.dtype)
-        if self.device is not None and t.device != ops.tensor(0.0, device=self.device).device:
-            t = t.to(self.device)
+    def _tensor(self, name, value):
+        """Data or a literal as a Tensor on the program's device (converted once per value)."""
+        if isinstance(value, ops.Tensor):
+            return value if self.device is None else value.to(self.device)
+        hit = self._converted.get(name)
+        if hit is not None and hit[0] is value:
+            return hit[1]
+        t = ops.tensor(value, dtype=self.dtype, device=self.device)
+        self._converted[name] = (value, t)
         return t
 
     def initial_values(self, compiled, params=None):
@@ -246,7 +254,7 @@ class Program:
                  if isinstance(s, ir.Literal) and s.value.ndim}
         dense.update(self._data)
         for name, v in dense.items():
-            (base if name in heads else values)[name] = self._tensor(v)
+            (base if name in heads else values)[name] = self._tensor(name, v)
         for name, t in (params or {}).items():
             values[name] = t
         for name, info in compiled.typing.tensors.items():
