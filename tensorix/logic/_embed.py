@@ -93,7 +93,8 @@ class _Embedder:
         if e is None:
             raise ProgramError(f"embed(): no embedding for domain {dom.name!r}")
         if not isinstance(e, ops.Tensor):
-            e = ops.tensor(np.asarray(e, dtype=np.float64), dtype=self.p.dtype)
+            e = ops.tensor(np.asarray(e, dtype=np.float64), dtype=self.p.dtype,
+                           device=self.p.device)
         if e.ndim != 2 or e.shape[0] < dom.size:
             raise ProgramError(f"embed(): the embedding for domain {dom.name!r} must have "
                                f"shape ({dom.size}, D), got {tuple(e.shape)}")
@@ -113,8 +114,9 @@ class _Embedder:
 
     def embed_relation(self, name, rel):
         if self.mode == "factored":
-            return _Emb("core", rel.to_dense(self.p.dtype))
-        rows = [self.E(d)[ops.tensor(c)] for d, c in zip(rel.domains, rel.cols)]
+            return _Emb("core", rel.to_dense(self.p.dtype, self.p.device))
+        rows = [self.E(d)[ops.tensor(c, device=self.p.device)]
+                for d, c in zip(rel.domains, rel.cols)]
         eq = ",".join("z" + _L[k] for k in range(len(rows))) + "->" + _L[:len(rows)]
         return _Emb("dense", ops.einsum(eq, *rows))
 
@@ -201,7 +203,7 @@ class _Embedder:
                 onehot = np.zeros(d.size)
                 if c >= 0:
                     onehot[c] = 1.0
-                cores.append(ops.tensor(onehot, dtype=self.p.dtype))
+                cores.append(ops.tensor(onehot, dtype=self.p.dtype, device=self.p.device))
                 labels.append(o)
                 out_labels += o
             else:

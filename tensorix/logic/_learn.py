@@ -57,16 +57,17 @@ def _init(program, name, shape, init, rng):
     if init is not None and name in init:
         v = init[name]
         t = v.detach().clone() if isinstance(v, ops.Tensor) else ops.tensor(
-            np.asarray(v, dtype=np.float64), dtype=program.dtype)
+            np.asarray(v, dtype=np.float64), dtype=program.dtype, device=program.device)
         if tuple(t.shape) != tuple(shape):
             raise ProgramError(f"fit(): the initial value of {name!r} has shape "
                                f"{tuple(t.shape)}, the program needs {tuple(shape)}")
-        return t.to(program.dtype)
+        return t.to(dtype=program.dtype, device=program.device)
     for s in program.statements:
         if isinstance(s, ir.Literal) and s.name == name:
-            return ops.tensor(s.value, dtype=program.dtype)
+            return ops.tensor(s.value, dtype=program.dtype, device=program.device)
     bound = 1.0 / np.sqrt(shape[-1]) if shape else 1.0
-    return ops.tensor(rng.uniform(-bound, bound, size=shape), dtype=program.dtype)
+    return ops.tensor(rng.uniform(-bound, bound, size=shape), dtype=program.dtype,
+                      device=program.device)
 
 
 def _optimizer(optimizer, params, lr, kwargs):
