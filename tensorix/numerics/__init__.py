@@ -2,6 +2,7 @@
 storage, and low-precision arithmetic (precision-policy matmul, L-Mul, Ozaki GEMM, unit
 scaling, 16-bit optimizers). See README.md here and docs/numerics.md."""
 
+from ._mxfast import get_num_threads, set_num_threads
 from .casting import cast, decode, encode, f32_bits, quantize
 from .formats import FORMATS, ROUNDING_MODES, FormatSpec, get_format, make_format
 from .lmul import lmul, lmul_attention, lmul_matmul, lmul_offset_bits
@@ -56,6 +57,7 @@ __all__ = ["FORMATS", "ROUNDING_MODES", "FormatSpec", "get_format", "make_format
            "decode", "quantize", "cast", "f32_bits", "philox4x32", "random_bits", "sr_cast",
            "pack_fp4", "unpack_fp4", "pack_fp6", "unpack_fp6", "MX_ELEMENTS", "MXArray",
            "e8m0_scale_exponents", "mx_quantize", "mx_dequantize", "mx_fake_quant",
+           "set_num_threads", "get_num_threads",
            "NVFP4Array", "nvfp4_quantize", "nvfp4_dequantize", "HiF4Array", "hif4_quantize",
            "hif4_dequantize", "lmul", "lmul_matmul", "lmul_attention", "lmul_offset_bits",
            "ozaki_gemm", "ozaki_moduli", "exact_matmul", "componentwise_error", "Policy",

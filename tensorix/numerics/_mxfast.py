@@ -27,19 +27,62 @@ two paths against each other.
 
 from __future__ import annotations
 
+import concurrent.futures
 import functools
+import os
+import threading
 
 import numpy as np
 
 from ._xp import errstate
 from .casting import _decode_table_np, _encode_bits, _finish
 
-__all__ = ["eligible", "quantize_blocks", "dequantize_blocks", "key_tables"]
+__all__ = ["eligible", "quantize_blocks", "dequantize_blocks", "key_tables", "set_num_threads",
+           "get_num_threads"]
 
 _ROWS = 4096  # blocks per chunk (128 Ki elements of 32-blocks: 512 KiB per float32 buffer)
 _KEY_SHIFT = 12  # table index = the float32's top 20 bits (1 MiB tables)
 _MARK = 0xFF
 ENABLED = True  # tests switch it off to get the general path as the reference
+_threads = max(1, min(4, int(os.environ.get("TENSORIX_NUMERICS_THREADS", os.cpu_count() or 1))))
+_pool = None
+_pool_lock = threading.Lock()
+
+
+def set_num_threads(n: int) -> None:
+    """Threads the CPU MX kernels split their chunks over (default: the CPU count, at most 4;
+    environment ``TENSORIX_NUMERICS_THREADS``). Results do not depend on it: chunks are
+    independent and every element is computed the same way."""
+    global _threads, _pool
+    if not isinstance(n, int) or n < 1:
+        raise ValueError(f"set_num_threads(): expected a positive int, got {n!r}")
+    with _pool_lock:
+        _threads = n
+        if _pool is not None:
+            _pool.shutdown(wait=False)
+            _pool = None
+
+
+def get_num_threads() -> int:
+    """See :func:`set_num_threads`."""
+    return _threads
+
+
+def _parallel(nb, work):
+    """``work(a, b)`` over ``[0, nb)`` blocks: one contiguous part per thread (NumPy releases
+    the GIL inside each pass), or in this thread for small inputs."""
+    global _pool
+    parts = min(_threads, nb // (2 * _ROWS))
+    if parts <= 1:
+        work(0, nb)
+        return
+    with _pool_lock:
+        if _pool is None:
+            _pool = concurrent.futures.ThreadPoolExecutor(_threads, "tensorix-mx")
+        pool = _pool
+    cuts = [nb * i // parts for i in range(parts + 1)]
+    for fut in [pool.submit(work, a, b) for a, b in zip(cuts[:-1], cuts[1:])]:
+        fut.result()
 
 
 def eligible(f, rounding) -> bool:
@@ -75,13 +118,17 @@ def _amax_bits(u2d):
     nb, blk = u2d.shape
     flat = u2d.reshape(-1)
     out = np.empty(nb, np.uint32)
-    rows = min(nb, _ROWS)
-    buf = np.empty(rows * blk, np.uint32)
-    starts = np.arange(0, rows * blk, blk, dtype=np.intp)
-    for r0 in range(0, nb, rows):
-        r1 = min(nb, r0 + rows)
-        b = np.left_shift(flat[r0 * blk:r1 * blk], np.uint32(1), out=buf[:(r1 - r0) * blk])
-        np.maximum.reduceat(b, starts[:r1 - r0], out=out[r0:r1])
+
+    def work(a, b):
+        rows = min(b - a, _ROWS)
+        buf = np.empty(rows * blk, np.uint32)
+        starts = np.arange(0, rows * blk, blk, dtype=np.intp)
+        for r0 in range(a, b, rows):
+            r1 = min(b, r0 + rows)
+            t = np.left_shift(flat[r0 * blk:r1 * blk], np.uint32(1), out=buf[:(r1 - r0) * blk])
+            np.maximum.reduceat(t, starts[:r1 - r0], out=out[r0:r1])
+
+    _parallel(nb, work)
     out >>= np.uint32(1)
     return out
 
@@ -131,23 +178,30 @@ def _encode_scaled(x2d, scale, f, mode):
     nb, blk = x2d.shape
     table, exact, above = key_tables(f, mode, True)
     codes = np.empty((nb, blk), np.uint8)
-    rows = min(nb, _ROWS)
-    ybuf = np.empty((rows, blk), np.float32)
-    kbuf = np.empty(rows * blk, np.uint32)
-    with errstate(np):  # a NaN/Inf block has scale 0 here; the caller zeroes its codes
-        for r0 in range(0, nb, rows):
-            r1 = min(nb, r0 + rows)
-            y = np.multiply(x2d[r0:r1], scale[r0:r1, None], out=ybuf[:r1 - r0])
-            yb = y.reshape(-1).view(np.uint32)
-            key = np.right_shift(yb, np.uint32(_KEY_SHIFT), out=kbuf[:yb.size])
-            np.take(table, key, out=codes[r0:r1].reshape(-1), mode="clip")
-        flat = codes.reshape(-1)
-        if nb and flat.max() == _MARK:  # a few elements: settled by their dropped bits
-            idx = np.flatnonzero(flat == _MARK)
-            yb = (x2d.reshape(-1)[idx] * scale[idx // blk]).view(np.uint32)  # the same y
-            kk = yb >> np.uint32(_KEY_SHIFT)
-            low_zero = (yb & np.uint32((1 << _KEY_SHIFT) - 1)) == 0
-            flat[idx] = np.where(low_zero, exact[kk], above[kk])
+    xf, cf = x2d.reshape(-1), codes.reshape(-1)
+
+    def work(a, b):
+        rows = min(b - a, _ROWS)
+        ybuf = np.empty(rows * blk, np.float32)
+        kbuf = np.empty(rows * blk, np.uint32)
+        with errstate(np):  # a NaN/Inf block has scale 0 here; the caller zeroes its codes
+            for r0 in range(a, b, rows):
+                r1 = min(b, r0 + rows)
+                m = (r1 - r0) * blk
+                # the scale repeated per element makes the multiply one contiguous SIMD pass
+                y = np.multiply(xf[r0 * blk:r1 * blk], np.repeat(scale[r0:r1], blk),
+                                out=ybuf[:m])
+                key = np.right_shift(y.view(np.uint32), np.uint32(_KEY_SHIFT), out=kbuf[:m])
+                np.take(table, key, out=cf[r0 * blk:r1 * blk], mode="clip")
+
+    _parallel(nb, work)
+    if nb and cf.max() == _MARK:  # a few elements: settled by their dropped bits
+        idx = np.flatnonzero(cf == _MARK)
+        with errstate(np):
+            yb = (xf[idx] * scale[idx // blk]).view(np.uint32)  # the same y as above
+        kk = yb >> np.uint32(_KEY_SHIFT)
+        low_zero = (yb & np.uint32((1 << _KEY_SHIFT) - 1)) == 0
+        cf[idx] = np.where(low_zero, exact[kk], above[kk])
     return codes
 
 
@@ -175,28 +229,30 @@ def dequantize_blocks(codes2d, scale_codes, f):
     shift = 23 - f.mbits
     mag = (1 << (f.ebits + f.mbits)) - 1
     mask = np.uint32(0x80000000 | (mag << shift)).view(np.int32)
-    rows = min(nb, _ROWS)
-    tbuf = np.empty(rows * blk, np.int32)
-    src = codes2d.reshape(-1)
-    with errstate(np):
-        for r0 in range(0, nb, rows):
-            r1 = min(nb, r0 + rows)
-            c = src[r0 * blk:r1 * blk]
-            t = tbuf[:c.size]
-            if f.bits == 8:
-                np.copyto(t, c.view(np.int8))  # sign extension: the mask clears the copies
-                np.left_shift(t, np.int32(shift), out=t)
-            else:  # the sign to bit 31, then an arithmetic shift puts the magnitude in place
-                np.copyto(t, c)
-                np.left_shift(t, np.int32(32 - f.bits), out=t)
-                np.right_shift(t, np.int32(8 - f.ebits), out=t)
-            np.bitwise_and(t, mask, out=t)
-            v = t.view(np.float32).reshape(r1 - r0, blk)
-            if pre is None:
-                np.multiply(v, post[r0:r1, None], out=out[r0:r1])
-            else:
-                np.multiply(v, pre, out=out[r0:r1])
-                np.multiply(out[r0:r1], post[r0:r1, None], out=out[r0:r1])
+    src, of = codes2d.reshape(-1), out.reshape(-1)
+
+    def work(a, b):
+        rows = min(b - a, _ROWS)
+        tbuf = np.empty(rows * blk, np.int32)
+        with errstate(np):
+            for r0 in range(a, b, rows):
+                r1 = min(b, r0 + rows)
+                c, o = src[r0 * blk:r1 * blk], of[r0 * blk:r1 * blk]
+                t = tbuf[:c.size]
+                if f.bits == 8:
+                    np.copyto(t, c.view(np.int8))  # sign extension: the mask clears the copies
+                    np.left_shift(t, np.int32(shift), out=t)
+                else:  # the sign to bit 31; an arithmetic shift puts the magnitude in place
+                    np.copyto(t, c)
+                    np.left_shift(t, np.int32(32 - f.bits), out=t)
+                    np.right_shift(t, np.int32(8 - f.ebits), out=t)
+                np.bitwise_and(t, mask, out=t)
+                v = t.view(np.float32)
+                if pre is not None:
+                    v = np.multiply(v, pre, out=v)
+                np.multiply(v, np.repeat(post[r0:r1], blk), out=o)
+
+    _parallel(nb, work)
     threshold = _special_threshold(f)
     if threshold is not None and nb and (int(src.view(np.int8).max()) >= threshold or
                                          int(src.max()) >= threshold | f.sign_bit):

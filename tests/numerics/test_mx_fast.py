@@ -101,3 +101,25 @@ def test_key_table_has_no_boundary_inside_the_dropped_bits(elem):
     assert np.array_equal(above, top)
     assert np.array_equal(table[table != 0xFF], exact[table != 0xFF])
     assert (table == 0xFF).mean() < 0.01
+
+
+def test_threads_do_not_change_bits():
+    """Inputs large enough to be split over threads: the same bits with 1 and 3 threads, and
+    the same as the general path; set_num_threads checks its argument."""
+    rng = np.random.default_rng(7)
+    x = (rng.standard_normal(1 << 19) * np.exp2(rng.integers(-8, 8, 1 << 19))).astype(F32)
+    x[::97] = np.round(x[::97] * 16) / 16  # exact ties on the e4m3 grid
+    old = nx.get_num_threads()
+    try:
+        nx.set_num_threads(3)
+        m3 = nx.mx_quantize(x, "fp8_e4m3", scale_mode="floor")
+        d3 = nx.mx_dequantize(m3).numpy()
+        nx.set_num_threads(1)
+        m1 = nx.mx_quantize(x, "fp8_e4m3", scale_mode="floor")
+        assert_same(m3, m1)
+        assert np.array_equal(d3.view(np.uint32), nx.mx_dequantize(m1).numpy().view(np.uint32))
+        assert_same(m3, general(nx.mx_quantize, x, "fp8_e4m3", scale_mode="floor"))
+    finally:
+        nx.set_num_threads(old)
+    with pytest.raises(ValueError, match="set_num_threads\\(\\): expected a positive int"):
+        nx.set_num_threads(0)

@@ -1,0 +1,219 @@
+"""Evidence (issue 5): the benchmark suite's GPT trained on the bundled text in five formats.
+
+The GPT of ``benchmarks/workloads.py`` (vocabulary of the text, context 64, d_model 128,
+4 heads, 2 layers, MLP 4x, pre-LayerNorm, causal attention), batch 16, AdamW, trained from the
+same initial weights on the same batches of ``tensorix.data.load_text()`` (four Shakespeare
+plays; the last 10 % is held out) under
+
+* ``fp32``: no policy;
+* ``bf16 autocast``: ``numerics.POLICIES["bf16"]`` - operands, outputs and gradients bf16;
+* ``MXFP8 E4M3 rceil`` / ``floor``: every operand of every matmul in MXFP8 E4M3 (32-element
+  blocks along the reduction axis, E8M0 scales by the round-up rule of the MXFP8 pre-training
+  recipe or by the OCP round-down rule), float32 accumulation, bf16 outputs, gradients in
+  MXFP8 E4M3 too (blocks along their last axis);
+* ``NVFP4``: ``numerics.POLICIES["nvfp4"]`` - FP4 operands with E4M3 block scales and a float32
+  tensor scale, bf16 outputs and gradients.
+
+Every linear layer (QKV, projection, MLP, LM head) goes through ``numerics.linear`` and both
+attention matmuls through ``numerics.matmul``, so the policy rounds them all; weights stay
+float32 master weights with straight-through gradients; LayerNorm, softmax and the loss stay
+float32. Writes a markdown table (``numerics_gpt_formats.md``), the loss curves
+(``numerics_gpt_formats.json``) and a plot (``numerics_gpt_formats.png``, needs matplotlib)
+to ``--out`` (default ``docs/``).
+
+Run: ``python examples/numerics_gpt_formats.py`` (about an hour on 2 CPU cores; ``--steps``,
+``--batch``, ``--only NAME``; ``--tiny --steps 2 --no-plot`` is the smoke test's run).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import pathlib
+import time
+
+import numpy as np
+
+import tensorix as tx
+from tensorix import nn
+from tensorix import numerics as nx
+
+F = nn.functional
+MXFP8 = nx.Policy("mxfp8", acc="fp32", out="bf16", grad="mxfp8")
+CONFIGS = {
+    "fp32": None,
+    "bf16 autocast": nx.POLICIES["bf16"],
+    "MXFP8 E4M3 rceil": MXFP8.replace(scale_mode="rceil"),
+    "MXFP8 E4M3 floor": MXFP8.replace(scale_mode="floor"),
+    "NVFP4": nx.POLICIES["nvfp4"],
+}
+
+
+class PolicyLinear(nn.Linear):
+    """nn.Linear (same parameters and init) computed by ``numerics.linear``: rounded by the
+    current autocast policy, plain float32 without one."""
+
+    def forward(self, x):
+        return nx.linear(x, self.weight, self.bias)
+
+
+class Block(nn.Module):
+    def __init__(self, d, heads):
+        super().__init__()
+        self.heads = heads
+        self.ln1, self.ln2 = nn.LayerNorm(d), nn.LayerNorm(d)
+        self.qkv, self.proj = PolicyLinear(d, 3 * d), PolicyLinear(d, d)
+        self.fc, self.fc2 = PolicyLinear(d, 4 * d), PolicyLinear(4 * d, d)
+
+    def forward(self, x, mask):
+        b, t, d = x.shape
+        q, k, v = self.qkv(self.ln1(x)).split(d, dim=2)
+        q, k, v = (z.reshape(b, t, self.heads, d // self.heads).transpose(1, 2)
+                   for z in (q, k, v))
+        att = nx.matmul(q, k.mT) * (1.0 / math.sqrt(d // self.heads)) + mask
+        a = nx.matmul(F.softmax(att, dim=-1), v)
+        x = x + self.proj(a.transpose(1, 2).reshape(b, t, d))
+        return x + self.fc2(F.gelu(self.fc(self.ln2(x)), approximate="tanh"))
+
+
+class GPT(nn.Module):
+    def __init__(self, vocab, ctx=64, d=128, heads=4, layers=2):
+        super().__init__()
+        self.wte, self.wpe = nn.Embedding(vocab, d), nn.Embedding(ctx, d)
+        self.blocks = nn.ModuleList([Block(d, heads) for _ in range(layers)])
+        self.lnf, self.head = nn.LayerNorm(d), PolicyLinear(d, vocab)
+
+    def forward(self, idx):
+        t = idx.shape[1]
+        mask = tx.tensor(np.triu(np.full((t, t), -np.inf, np.float32), 1))
+        x = self.wte(idx) + self.wpe(tx.arange(t))
+        for blk in self.blocks:
+            x = blk(x, mask)
+        return self.head(self.lnf(x))
+
+
+def make_data(args):
+    text = tx.data.load_text()
+    vocab = tx.data.CharVocab(text)
+    ids = np.asarray(vocab.encode(text), np.int64)
+    split = int(len(ids) * 0.9)
+    train, val = ids[:split], ids[split:]
+    rng = np.random.default_rng(args.seed)
+
+    def batch(src, n):
+        off = rng.integers(0, len(src) - args.ctx - 1, n)
+        win = np.stack([src[o:o + args.ctx + 1] for o in off])
+        return win[:, :-1].copy(), win[:, 1:].copy()
+
+    steps = [batch(train, args.batch) for _ in range(args.steps)]
+    evals = [batch(val, args.batch) for _ in range(args.eval_batches)]
+    return len(vocab.chars), steps, evals
+
+
+def loss_of(model, x, y):
+    logits = model(tx.tensor(x))
+    return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), tx.tensor(y).reshape(-1))
+
+
+def train(name, policy, init, vocab, steps, evals, args):
+    model = GPT(vocab, args.ctx, args.d, args.heads, args.layers)
+    model.load_state_dict(init)
+    opt = tx.optim.AdamW(model.parameters(), lr=args.lr)
+    losses, t0 = [], time.perf_counter()
+    for i, (x, y) in enumerate(steps):
+        with nx.autocast(policy or "fp32"):
+            loss = loss_of(model, x, y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(float(loss.item()))
+        if args.verbose and (i + 1) % 50 == 0:
+            print(f"  {name}: step {i + 1} loss {np.mean(losses[-50:]):.4f}", flush=True)
+    ms = (time.perf_counter() - t0) / len(steps) * 1e3
+    with tx.no_grad(), nx.autocast(policy or "fp32"):
+        val = float(np.mean([loss_of(model, x, y).item() for x, y in evals]))
+    return {"losses": losses, "val": val, "ms_per_step": ms}
+
+
+def table(results, args):
+    ref = results.get("fp32")
+    tail = max(1, min(20, args.steps))
+    marks = [m for m in (1, 50, 100, 200) if m < args.steps]
+    head = " | ".join(f"loss @{m}" for m in marks)
+    lines = [f"| format | {head} | final (mean of last {tail}) | vs fp32 | held-out loss | "
+             "ms / step |", "|---" * (len(marks) + 5) + "|"]
+    for name, r in results.items():
+        final = float(np.mean(r["losses"][-tail:]))
+        rel = "-" if ref is None or name == "fp32" else \
+            f"{(final / np.mean(ref['losses'][-tail:]) - 1) * 100:+.2f} %"
+        cells = " | ".join(f"{r['losses'][m - 1]:.3f}" for m in marks)
+        lines.append(f"| {name} | {cells} | {final:.4f} | {rel} | {r['val']:.4f} | "
+                     f"{r['ms_per_step']:.0f} |")
+    return "\n".join(lines)
+
+
+def plot(results, path, args):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(8, 5))
+    w = min(10, args.steps)
+    for name, r in results.items():
+        s = np.convolve(r["losses"], np.ones(w) / w, mode="valid")
+        ax.plot(np.arange(w, len(r["losses"]) + 1), s, label=name, lw=1.4)
+    ax.set_xlabel("step")
+    ax.set_ylabel(f"training loss (nats/char, {w}-step moving mean)")
+    ax.set_title(f"GPT (d={args.d}, {args.layers} layers, ctx {args.ctx}, batch {args.batch}) "
+                 "on load_text()")
+    ax.grid(alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def parse(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--steps", type=int, default=300)
+    ap.add_argument("--batch", type=int, default=16)
+    ap.add_argument("--lr", type=float, default=2e-3)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--eval-batches", type=int, default=8)
+    ap.add_argument("--only", action="append", choices=list(CONFIGS), help="repeatable")
+    ap.add_argument("--tiny", action="store_true", help="d=32, 1 layer, ctx 32 (smoke test)")
+    ap.add_argument("--no-plot", action="store_true")
+    ap.add_argument("--verbose", action="store_true")
+    ap.add_argument("--out", default=str(pathlib.Path(__file__).resolve().parents[1] / "docs"))
+    args = ap.parse_args(argv)
+    args.ctx, args.d, args.heads, args.layers = (32, 32, 2, 1) if args.tiny else (64, 128, 4, 2)
+    return args
+
+
+def main(argv=None):
+    args = parse(argv)
+    vocab, steps, evals = make_data(args)
+    tx.manual_seed(args.seed)
+    init = GPT(vocab, args.ctx, args.d, args.heads, args.layers).state_dict()
+    init = {k: v.detach().clone() for k, v in init.items()}
+    results = {}
+    for name in args.only or CONFIGS:
+        results[name] = train(name, CONFIGS[name], init, vocab, steps, evals, args)
+        print(f"{name}: final {np.mean(results[name]['losses'][-20:]):.4f}, "
+              f"{results[name]['ms_per_step']:.0f} ms/step", flush=True)
+    md = table(results, args)
+    print("\n" + md)
+    out = pathlib.Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "numerics_gpt_formats.md").write_text(md + "\n")
+    (out / "numerics_gpt_formats.json").write_text(json.dumps(
+        {"args": {k: v for k, v in vars(args).items() if k != "out"}, "results": results}))
+    if not args.no_plot:
+        plot(results, out / "numerics_gpt_formats.png", args)
+    return results
+
+
+if __name__ == "__main__":
+    main()
