@@ -116,10 +116,13 @@ class Program:
             raise ValueError(f"equation(): op must be one of {list(ir.PROJ_OPS)}, got {op!r}")
         return self.add(ir.Equation(node, op, to_expr(rhs)))
 
-    def tensor(self, name, value=None):
+    def tensor(self, name, value=None, domains=None):
         """A handle on tensor ``name``; with ``value`` (nested lists or an array) the program
-        gets the literal ``name = [...]``."""
+        gets the literal ``name = [...]``; with ``domains`` (domain names or sizes per axis)
+        the declaration ``tensor name[...]``."""
         _check_name(name)
+        if domains is not None:
+            self.add(ir.Decl("tensor", name, tuple(domains)))
         if value is not None:
             if isinstance(value, ops.Tensor):
                 value = value.detach().numpy(force=True)
@@ -256,6 +259,10 @@ class Program:
         for name, v in dense.items():
             (base if name in heads else values)[name] = self._tensor(name, v)
         for name, t in (params or {}).items():
+            info = compiled.typing.tensors.get(name)
+            if info is not None and tuple(t.shape) != info.shape:
+                raise ProgramError(f"shape mismatch: the value given for {name!r} has shape "
+                                   f"{tuple(t.shape)} but the program needs {info.shape}")
             values[name] = t
         for name, info in compiled.typing.tensors.items():
             if info.kind == "bool":

@@ -219,3 +219,28 @@ def test_explain_shows_rules_as_boolean_einsums_and_join_plans():
     assert "R: bool, semi-naive fixpoint" in text
     assert "means  step(einsum(ab,bc->ac)) over {x=3, y=3, z=3}" in text
     assert "joins by hash (CSR)" in text and "delta sizes [2, 1]" in text
+
+
+def test_declarations_in_both_forms():
+    text = """domain Person = {Ann, Bob}
+domain Hidden = 4
+relation Parent(Person, Person)
+tensor W[Hidden, 3]
+Parent(Ann, Bob)
+H[h] = W[h, i] X[i]"""
+    P = tl.Program(dtype=F64)
+    h, i = tl.indices("h i")
+    P.domain("Person", ["Ann", "Bob"])
+    P.domain("Hidden", 4)
+    Parent = P.relation("Parent", "Person", "Person")
+    W = P.tensor("W", domains=("Hidden", 3))
+    P.fact(Parent("Ann", "Bob"))
+    H, X = P.tensors("H X")
+    H[h] = W[h, i] * X[i]
+    assert tl.Program(text).statements == P.statements
+    P.run(data={"X": [1.0, 2.0, 3.0]}, params={"W": tx.ones(4, 3, dtype=F64)})
+    np.testing.assert_array_equal(_np(P.value("H")), [6, 6, 6, 6])
+    assert P.value("Parent").domains[0].symbols == ["Ann", "Bob"]
+    with pytest.raises(tl.ProgramError, match=r"shape mismatch: the value given for 'W' has "
+                       r"shape \(5, 3\) but the program needs \(4, 3\)"):
+        P.run(params={"W": tx.ones(5, 3, dtype=F64)})
