@@ -11,7 +11,8 @@ import functools
 
 import numpy as np
 
-__all__ = ["Device", "device", "array_module", "cuda_available", "get_device", "cpu"]
+__all__ = ["Device", "device", "array_module", "cuda_available", "get_device", "cpu",
+           "cupy_module", "cuda_device_count", "set_tf32", "elementwise_kernel", "raw_kernel"]
 
 
 @functools.cache
@@ -22,6 +23,7 @@ def _cupy():
 
         if cupy.cuda.runtime.getDeviceCount() < 1:
             return None
+        _track_peak(cupy)
         return cupy
     except Exception:  # ImportError, or a CUDA runtime error on a machine without a GPU
         return None
@@ -140,3 +142,59 @@ def to_device(array, dev: Device):
         return array.get()
     with _cupy().cuda.Device(dev.index):
         return _cupy().asarray(array)
+
+
+# -- what tensorix.cuda and tensorix.kernels need from CuPy (they import it only through here).
+# None of this has run on a GPU yet (no GPU where it was written): see docs/gpu.md.
+_peak = [0]  # the most bytes the pool had handed out at once (tensorix.cuda.max_memory_allocated)
+
+
+def _track_peak(cupy):
+    """Route CuPy's allocations through its default pool and note the peak of used bytes after
+    each one: the pool itself keeps no peak, and ``max_memory_allocated`` must be exact."""
+    pool = cupy.get_default_memory_pool()
+    used_bytes, pool_malloc = pool.used_bytes, pool.malloc
+
+    def malloc(size):
+        mem = pool_malloc(size)
+        used = used_bytes()
+        if used > _peak[0]:
+            _peak[0] = used
+        return mem
+
+    cupy.cuda.set_allocator(malloc)
+
+
+def cupy_module():
+    """CuPy itself, for the modules that wrap its CUDA runtime (``tensorix.cuda``,
+    ``tensorix.kernels``); raises the clear "CUDA is not available" error without it."""
+    return Device("cuda").xp
+
+
+def cuda_device_count() -> int:
+    """How many GPUs CuPy sees (0 without CuPy or a GPU)."""
+    cp = _cupy()
+    return 0 if cp is None else int(cp.cuda.runtime.getDeviceCount())
+
+
+def set_tf32(enabled: bool) -> None:
+    """Let cuBLAS run float32 matrix products on the TF32 tensor cores (or stop it). CuPy reads
+    its ``CUPY_TF32`` variable once per dtype; this sets the same per-dtype compute type."""
+    linalg = cupy_module()._core._routines_linalg
+    kind = linalg.COMPUTE_TYPE_TF32 if enabled else linalg.COMPUTE_TYPE_DEFAULT
+    linalg.set_compute_type(np.float32, kind)
+    linalg.set_compute_type(np.complex64, kind)
+
+
+@functools.cache
+def elementwise_kernel(in_params: str, out_params: str, operation: str, name: str,
+                       preamble: str = ""):
+    """A ``cupy.ElementwiseKernel`` (compiled on its first call, then cached by CuPy)."""
+    return cupy_module().ElementwiseKernel(in_params, out_params, operation, name,
+                                           preamble=preamble)
+
+
+@functools.cache
+def raw_kernel(code: str, name: str, options: tuple = ("--std=c++17",)):
+    """A ``cupy.RawKernel`` for function ``name`` in the CUDA source ``code``."""
+    return cupy_module().RawKernel(code, name, options=options)

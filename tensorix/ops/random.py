@@ -115,9 +115,29 @@ default_generator = Generator()
 default_generator.seed()
 
 
+# The default generators of the GPUs (tensorix.cuda), made on first use; each starts from the
+# CPU generator's current seed, so ``manual_seed(s)`` seeds every device, as in PyTorch.
+_device_generators: dict = {}
+
+
+def device_generator(device) -> Generator:
+    """The default generator of ``device`` (``default_generator`` for the CPU)."""
+    dev = backend.Device(device)
+    if dev.type == "cpu":
+        return default_generator
+    gen = _device_generators.get(dev)
+    if gen is None:
+        gen = _device_generators[dev] = Generator(dev).manual_seed(default_generator._seed)
+    return gen
+
+
 def manual_seed(seed) -> Generator:
-    """Seed the default generator; returns it. Example: ``tensorix.manual_seed(0)``."""
-    return default_generator.manual_seed(seed)
+    """Seed the default generator of every device; returns the CPU one.
+    Example: ``tensorix.manual_seed(0)``."""
+    out = default_generator.manual_seed(seed)
+    for gen in _device_generators.values():
+        gen.manual_seed(seed)
+    return out
 
 
 def seed() -> int:
@@ -141,9 +161,11 @@ def set_rng_state(new_state) -> None:
 
 
 # -- samplers (raw host arrays) ----------------------------------------------------------------
-def _gen(generator, op):
+def _gen(generator, op, device=None):
     if generator is None:
-        return default_generator._rng
+        if device is None or backend.Device(device).type == "cpu":
+            return default_generator._rng
+        return device_generator(device)._rng
     if not isinstance(generator, Generator):
         raise TypeError(f"{op}(): argument 'generator' must be tensorix.Generator, not "
                         f"{type(generator).__name__}")
@@ -198,14 +220,14 @@ def rand(*size, generator=None, dtype=None, device=None, requires_grad=False) ->
     Example: ``tensorix.rand(2, 3, generator=tensorix.Generator().manual_seed(0))``.
     """
     d = _float_dtype(dtype, "rand")
-    return _out(_uniform01(_gen(generator, "rand"), _shape(size, "rand"), d), d, device,
+    return _out(_uniform01(_gen(generator, "rand", device), _shape(size, "rand"), d), d, device,
                 requires_grad)
 
 
 def randn(*size, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
     """Standard normal samples of shape ``size``. Example: ``tensorix.randn(4)``."""
     d = _float_dtype(dtype, "randn")
-    return _out(_standard_normal(_gen(generator, "randn"), _shape(size, "randn"), d), d,
+    return _out(_standard_normal(_gen(generator, "randn", device), _shape(size, "randn"), d), d,
                 device, requires_grad)
 
 
@@ -240,7 +262,7 @@ def randint(*args, size=None, generator=None, dtype=None, device=None,
     low, high = _int_bound(low, "randint", "low"), _int_bound(high, "randint", "high")
     shape = _shape((args[-1],), "randint")
     d = dt.as_dtype(dtype) if dtype is not None else dt.int64
-    arr = _randint_values(_gen(generator, "randint"), low, high, shape, "randint")
+    arr = _randint_values(_gen(generator, "randint", device), low, high, shape, "randint")
     return _out(arr.astype(d.np), d, device, requires_grad)
 
 
@@ -253,7 +275,7 @@ def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False)
     if n < 0:
         raise RuntimeError(f"randperm(): n must be non-negative, got {n}")
     d = dt.as_dtype(dtype) if dtype is not None else dt.int64
-    return _out(_gen(generator, "randperm").permutation(n).astype(d.np), d, device,
+    return _out(_gen(generator, "randperm", device).permutation(n).astype(d.np), d, device,
                 requires_grad)
 
 
@@ -323,7 +345,7 @@ def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, device=None,
         if size is None:
             raise TypeError("normal(): with a float mean and std, 'size' is required")
         shape, d = _shape((size,), "normal"), _float_dtype(dtype, "normal", complex_ok=False)
-    z = _standard_normal(_gen(generator, "normal"), shape, d).astype(np.float64)
+    z = _standard_normal(_gen(generator, "normal", device), shape, d).astype(np.float64)
     return _out(m + s * z, d, device, requires_grad)
 
 
@@ -350,7 +372,7 @@ def bernoulli(input, p=None, *, generator=None) -> Tensor:
         raise TypeError(f"bernoulli(): expected a floating point probability tensor, got "
                         f"{input.dtype.name}")
     probs = _probability(input if p is None else p, "bernoulli")
-    u = _gen(generator, "bernoulli").random(tuple(input.shape))
+    u = _gen(generator, "bernoulli", input.device).random(tuple(input.shape))
     return _out(u < probs, input.dtype, input.device, False)
 
 
@@ -385,7 +407,7 @@ def multinomial(input, num_samples, replacement=False, *, generator=None) -> Ten
         raise RuntimeError(f"multinomial(): cannot sample n_sample > prob_dist.size(-1) "
                            f"samples without replacement ({n} > {k})")
     _check_probs(probs, "multinomial")
-    rng = _gen(generator, "multinomial")
+    rng = _gen(generator, "multinomial", input.device)
     if replacement:
         cdf = np.cumsum(probs / probs.sum(-1, keepdims=True), axis=-1)
         cdf[:, -1] = 1.0
@@ -409,7 +431,7 @@ def poisson(input, generator=None) -> Tensor:
     lam = np.asarray(input.__array__(), dtype=np.float64)
     if np.any(lam < 0) or np.any(np.isnan(lam)):
         raise RuntimeError("poisson(): invalid Poisson rate, expected rate to be non-negative")
-    out = _gen(generator, "poisson").poisson(lam).astype(np.float64)
+    out = _gen(generator, "poisson", input.device).poisson(lam).astype(np.float64)
     return _out(out, input.dtype, input.device, False)
 
 
@@ -429,7 +451,7 @@ def _uniform(self, a=0.0, b=1.0, *, generator=None):
     if a > b:
         raise RuntimeError(f"uniform_(): expects to return a [from, to) range, but found "
                            f"from={a} > to={b}")
-    u = _uniform01(_gen(generator, "uniform_"), tuple(self.shape), self.dtype)
+    u = _uniform01(_gen(generator, "uniform_", self.device), tuple(self.shape), self.dtype)
     return _fill(self, a + (b - a) * u.astype(np.float64))
 
 
@@ -437,14 +459,14 @@ def _normal(self, mean=0.0, std=1.0, *, generator=None):
     _need_float(self, "normal_")
     if std < 0:
         raise RuntimeError(f"normal_(): expects std >= 0.0, but found std {std}")
-    z = _standard_normal(_gen(generator, "normal_"), tuple(self.shape), self.dtype)
+    z = _standard_normal(_gen(generator, "normal_", self.device), tuple(self.shape), self.dtype)
     return _fill(self, mean + std * z.astype(np.complex128 if self.dtype.is_complex
                                              else np.float64))
 
 
 def _bernoulli(self, p=0.5, *, generator=None):
     probs = _probability(p, "bernoulli_")
-    u = _gen(generator, "bernoulli_").random(tuple(self.shape))
+    u = _gen(generator, "bernoulli_", self.device).random(tuple(self.shape))
     return _fill(self, u < probs)
 
 
@@ -472,7 +494,7 @@ def _random(self, from_=0, to=_MISSING, *, generator=None):
     else:
         low = _int_bound(from_, "random_", "from")
         high = high if to is None else _int_bound(to, "random_", "to")
-    return _fill(self, _randint_values(_gen(generator, "random_"), low, high,
+    return _fill(self, _randint_values(_gen(generator, "random_", self.device), low, high,
                                        tuple(self.shape), "random_"))
 
 
@@ -480,7 +502,7 @@ def _exponential(self, lambd=1.0, *, generator=None):
     _need_float(self, "exponential_")
     if not lambd > 0:
         raise RuntimeError(f"exponential_(): expects lambda > 0.0, but found lambda={lambd}")
-    e = _gen(generator, "exponential_").standard_exponential(tuple(self.shape))
+    e = _gen(generator, "exponential_", self.device).standard_exponential(tuple(self.shape))
     return _fill(self, e / lambd)
 
 
@@ -488,21 +510,22 @@ def _log_normal(self, mean=1.0, std=2.0, *, generator=None):
     _need_float(self, "log_normal_")
     if not std > 0:
         raise RuntimeError(f"log_normal_(): expects std > 0.0, but found std={std}")
-    z = _gen(generator, "log_normal_").standard_normal(tuple(self.shape))
+    z = _gen(generator, "log_normal_", self.device).standard_normal(tuple(self.shape))
     return _fill(self, np.exp(mean + std * z))
 
 
 def _geometric(self, p, *, generator=None):
     if not 0 < p < 1:
         raise RuntimeError(f"geometric_(): expects p to be in (0, 1), but got p={p}")
-    return _fill(self, _gen(generator, "geometric_").geometric(p, size=tuple(self.shape)))
+    rng = _gen(generator, "geometric_", self.device)
+    return _fill(self, rng.geometric(p, size=tuple(self.shape)))
 
 
 def _cauchy(self, median=0.0, sigma=1.0, *, generator=None):
     _need_float(self, "cauchy_")
     if not sigma > 0:
         raise RuntimeError(f"cauchy_(): expects sigma > 0.0, but found sigma={sigma}")
-    return _fill(self, median + sigma * _gen(generator, "cauchy_").standard_cauchy(
+    return _fill(self, median + sigma * _gen(generator, "cauchy_", self.device).standard_cauchy(
         tuple(self.shape)))
 
 
