@@ -208,15 +208,23 @@ class Function:
         enabled = state.enabled
         record = False
         if enabled and cls._differentiable:
-            edges = []
-            for a in args:
-                if type(a) is Tensor and a._rg:
-                    record = True
-                    if a._base is not None and a._base.grad_fn is not a._base_fn:
-                        refresh_view(a)
-                    edges += (a.grad_fn or a, a._output_nr, a._data.shape, a._dtype)
-                else:
-                    edges += _NO_EDGE
+            if len(args) == 2 and type(a := args[0]) is Tensor and type(b := args[1]) is Tensor \
+                    and a._rg and b._rg and a._base is None and b._base is None:
+                # the commonest case, a binary op on two non-view tensors that require grad:
+                # the loop's result as one list display (~60 ns, 4% of a small op, less)
+                record = True
+                edges = [a.grad_fn or a, a._output_nr, a._data.shape, a._dtype,
+                         b.grad_fn or b, b._output_nr, b._data.shape, b._dtype]
+            else:
+                edges = []
+                for a in args:
+                    if type(a) is Tensor and a._rg:
+                        record = True
+                        if a._base is not None and a._base.grad_fn is not a._base_fn:
+                            refresh_view(a)
+                        edges += (a.grad_fn or a, a._output_nr, a._data.shape, a._dtype)
+                    else:
+                        edges += _NO_EDGE
         ctx.next_edges = edges if record else _NO_EDGE * len(args)  # needs_input_grad reads it
         if enabled:  # forward never records, whatever it calls
             state.enabled = False
