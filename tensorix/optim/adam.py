@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import math
 
-from ..backend import array_module
+from .. import kernels
+from ..backend import array_module, get_device
 from ..tensor import _make
 from .optimizer import Optimizer, as_real, check_betas, check_hparam
 
@@ -14,6 +15,11 @@ __all__ = ["Adam", "AdamW", "adam_update"]
 def adam_update(p, g, m, v, vmax, step, *, lr, beta1, beta2, eps, weight_decay, decoupled,
                 amsgrad, maximize):
     """One Adam(W) step on raw arrays, in place (``step`` counts from 1)."""
+    fused = None if amsgrad else kernels.lookup("adam", get_device(p), p.dtype)
+    if fused is not None and g.dtype == p.dtype:  # one pass over p, g, m, v on the device
+        fused(p, g, m, v, step, lr=lr, beta1=beta1, beta2=beta2, eps=eps,
+              weight_decay=weight_decay, decoupled=decoupled, maximize=maximize)
+        return
     xp = array_module(p)
     if maximize:
         g = -g
@@ -25,7 +31,7 @@ def adam_update(p, g, m, v, vmax, step, *, lr, beta1, beta2, eps, weight_decay, 
     # in place, with few temporaries: the update runs for every parameter on every step
     m *= beta1
     m += (1 - beta1) * g
-    sq = g * g
+    sq = xp.multiply(g, g, out=xp.empty_like(g))  # an array even for 0-d parameters
     sq *= 1 - beta2
     v *= beta2
     v += sq

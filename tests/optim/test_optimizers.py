@@ -377,3 +377,22 @@ def test_load_state_dict_casts_moments_to_the_parameter_dtype():
     b.grad = tx.ones(3, dtype=tx.float64)
     opt64.step()
     assert b.dtype == tx.float64
+
+
+@pytest.mark.parametrize("name", ["SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta",
+                                  "Adamax", "NAdam", "RAdam"])
+def test_zero_dim_parameters_match_torch(name):
+    """0-d parameters (a scalar temperature, a bias) take the same steps as in torch."""
+    torch = pytest.importorskip("torch")
+    kw = {"lr": 0.1, **({"momentum": 0.9} if name == "SGD" else {})}
+    p = tx.tensor(1.5, requires_grad=True)
+    q = torch.tensor(1.5, requires_grad=True)
+    opt, topt = getattr(tx.optim, name)([p], **kw), getattr(torch.optim, name)([q], **kw)
+    for _ in range(3):
+        (p * p * p).backward()
+        (q * q * q).backward()
+        opt.step()
+        topt.step()
+        opt.zero_grad()
+        topt.zero_grad()
+    assert abs(p.item() - q.item()) < 1e-6
