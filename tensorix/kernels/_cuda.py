@@ -132,7 +132,8 @@ def dropout_mask(shape, dtype, p, seed):
 def nll_backward(target, scale, classes):
     """The (N, C) coefficient of nll_loss's backward: ``scale[n]`` at ``target[n]``, else 0."""
     out = backend.cupy_module().empty((target.shape[0], classes), dtype=scale.dtype)
-    _ew("tx_nll_bwd")(target, scale, np.int64(classes), out)
+    _ew("tx_nll_bwd")(_contig(target.astype(np.int64, copy=False)), _contig(scale),
+                      np.int64(classes), out)
     return out
 
 

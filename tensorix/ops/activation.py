@@ -20,9 +20,10 @@ import numbers
 
 import numpy as np
 
-from .. import backend
+from .. import backend, kernels
 from .. import dtypes as dt
 from ..autograd.function import Function
+from ..autograd.grad_mode import state
 from ..tensor import Tensor, _make
 from ._common import check_tensor, float_input
 from .elementwise import quiet
@@ -198,6 +199,9 @@ class Gelu(Function):
         ctx.save_for_backward(a)
         ctx.approximate = approximate
         xp, x = _xp(a), a._data
+        fused = kernels.lookup("gelu", a.device, a._dtype)  # one GPU kernel; None on the CPU
+        if fused is not None:
+            return fused(x, approximate)
         with quiet():
             if approximate == "tanh" and _fusable(a):
                 return _blocked(_gelu_tanh_kernel, np.empty(x.shape, dtype=x.dtype), x)
@@ -212,6 +216,10 @@ class Gelu(Function):
     @staticmethod
     def backward(ctx, g):
         (a,) = ctx.saved_tensors
+        fused = kernels.lookup("gelu_backward", a.device, a._dtype)
+        if fused is not None and not state.enabled and g._dtype is a._dtype:
+            # first order only (no graph is recorded): the kernel's result needs no backward
+            return _make(fused(a._data, g._data, ctx.approximate)), None
         if ctx.approximate == "tanh" and _fusable(a, g):
             return GeluTanhBackward.apply(g, a), None
         if ctx.approximate == "tanh":

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import backend
+from .. import backend, kernels
 from ..autograd.function import Function
 from ..tensor import Tensor, _make
 from . import linalg_decomp as _decomp
@@ -52,6 +52,9 @@ class MatMul(Function):
         if d.category < 2:
             return _int_matmul(a._data, b._data, d)
         if d.low_precision or d.name == "float16":
+            fused = kernels.lookup("matmul", a.device, d)  # cuBLAS 16-bit, fp32 accumulation
+            if fused is not None:
+                return fused(a._data, b._data)
             return (a._data.astype(np.float32) @ b._data.astype(np.float32)).astype(d.np)
         return a._data @ b._data
 

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ... import backend
+from ... import backend, kernels
 from ... import dtypes as dt
 from ...autograd.function import Function
+from ...autograd.grad_mode import state
 from ...ops._common import check_tensor, norm_dim
 from ...tensor import Tensor, _make
 
@@ -99,13 +100,22 @@ def _xp(t):
     return backend.array_module(t._data)
 
 
+def _row_kernel(op, t, dim):
+    """The device's fused kernel for a softmax-family op over the last dim, or None."""
+    return kernels.lookup(op, t.device, t._dtype) if dim == t._data.ndim - 1 else None
+
+
 class Softmax(Function):
     @staticmethod
     def forward(ctx, x, dim):
         xp = _xp(x)
-        with np.errstate(invalid="ignore"):  # an all -inf row gives NaN, silently (PyTorch)
-            e = xp.exp(x._data - x._data.max(axis=dim, keepdims=True))
-            e /= e.sum(axis=dim, keepdims=True)
+        fused = _row_kernel("softmax", x, dim)
+        if fused is not None:
+            e = fused(x._data, False)
+        else:
+            with np.errstate(invalid="ignore"):  # an all -inf row gives NaN, silently (PyTorch)
+                e = xp.exp(x._data - x._data.max(axis=dim, keepdims=True))
+                e /= e.sum(axis=dim, keepdims=True)
         out = _make(e)
         ctx.dim = dim
         ctx.save_for_backward(out)
@@ -114,6 +124,9 @@ class Softmax(Function):
     @staticmethod
     def backward(ctx, g):
         (y,) = ctx.saved_tensors
+        fused = _row_kernel("softmax_backward", y, ctx.dim)
+        if fused is not None and not state.enabled and g._dtype is y._dtype:
+            return _make(fused(y._data, g._data, False))  # first order: no graph recorded
         return y * (g - (g * y).sum(ctx.dim, keepdim=True))
 
 
@@ -121,9 +134,13 @@ class LogSoftmax(Function):
     @staticmethod
     def forward(ctx, x, dim):
         xp = _xp(x)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            shifted = x._data - x._data.max(axis=dim, keepdims=True)
-            out = _make(shifted - xp.log(xp.exp(shifted).sum(axis=dim, keepdims=True)))
+        fused = _row_kernel("softmax", x, dim)
+        if fused is not None:
+            out = _make(fused(x._data, True))
+        else:
+            with np.errstate(invalid="ignore", divide="ignore"):
+                shifted = x._data - x._data.max(axis=dim, keepdims=True)
+                out = _make(shifted - xp.log(xp.exp(shifted).sum(axis=dim, keepdims=True)))
         ctx.dim = dim
         ctx.save_for_backward(out)
         return out
@@ -131,6 +148,9 @@ class LogSoftmax(Function):
     @staticmethod
     def backward(ctx, g):
         (y,) = ctx.saved_tensors
+        fused = _row_kernel("softmax_backward", y, ctx.dim)
+        if fused is not None and not state.enabled and g._dtype is y._dtype:
+            return _make(fused(y._data, g._data, True))  # first order: no graph recorded
         return g - y.exp() * g.sum(ctx.dim, keepdim=True)
 
 
@@ -206,6 +226,12 @@ class NLLLoss(Function):
     def backward(ctx, g):
         xp = backend.array_module(ctx.safe)
         scale = -ctx.w if ctx.denom is None else -ctx.w / ctx.denom
+        fused = kernels.lookup("nll_backward", g.device, g._dtype) if len(ctx.shape) == 2 \
+            else None
+        if fused is not None and scale.dtype == g._data.dtype:  # (N, C): one pass
+            coeff = _make(fused(ctx.safe, scale, ctx.shape[1]))
+            return (g if ctx.denom is not None else g.unsqueeze(1)) * coeff, None, None, None, \
+                None
         onehot = xp.zeros(ctx.shape, dtype=ctx.w.dtype)
         onehot = xp.moveaxis(onehot, 1, -1)
         xp.put_along_axis(onehot, ctx.safe[..., None], scale[..., None], axis=-1)
@@ -304,10 +330,15 @@ def dropout(input, p=0.5, training=True, inplace=False, generator=None) -> Tenso
         return input
     if p == 1.0:
         return input * 0
-    from ...ops.random import rand
+    from ...ops.random import _gen, rand
 
-    keep = rand(*input.shape, generator=generator, device=input.device) >= p
-    mask = keep.to(input.dtype) * (1.0 / (1.0 - p))
+    fused = kernels.lookup("dropout_mask", input.device, input.dtype)
+    if fused is not None:  # the mask from one 64-bit seed of the device's generator
+        seed = int(_gen(generator, "dropout", input.device).integers(0, 1 << 63))
+        mask = _make(fused(tuple(input.shape), input.dtype.np, p, seed))
+    else:
+        keep = rand(*input.shape, generator=generator, device=input.device) >= p
+        mask = keep.to(input.dtype) * (1.0 / (1.0 - p))
     if inplace:
         return input.mul_(mask)
     return input * mask

@@ -10,7 +10,7 @@ derivatives see their dependence on the input.
 
 from __future__ import annotations
 
-from ... import backend
+from ... import backend, kernels
 from ... import dtypes as dt
 from ...autograd.function import Function
 from ...autograd.grad_mode import state
@@ -62,6 +62,25 @@ def _raw_backward(g, x, weight, mu, rstd, axes, param_axes, needs):
     return gx, gw, gb
 
 
+def _numel(shape):
+    n = 1
+    for s in shape:
+        n *= s
+    return n
+
+
+def _fused_backward(fused, g, x, weight, mu, rstd, axes, needs):
+    """LayerNorm's first-order backward through the device kernel (see kernels/_cuda.py)."""
+    nx, nw, nb = needs
+    cols = _numel(x._data.shape[x._data.ndim - len(axes):])
+    dx, gxhat = fused(g._data, x._data, None if weight is None else weight._data,
+                      mu._data, rstd._data, cols, nw)
+    pshape = x._data.shape[x._data.ndim - len(axes):]
+    gw = _make(gxhat.reshape(-1, cols).sum(axis=0).reshape(pshape)) if nw else None
+    gb = _make(g._data.reshape(-1, cols).sum(axis=0).reshape(pshape)) if nb else None
+    return (_make(dx) if nx else None), gw, gb, None, None
+
+
 def _is_half(x):
     return x.dtype.low_precision or x.dtype is dt.float16
 
@@ -74,12 +93,20 @@ class LayerNorm(Function):
     @staticmethod
     def forward(ctx, x, weight, bias, nd, eps):
         axes = tuple(range(x._data.ndim - nd, x._data.ndim))
-        mu, xc, _, rstd = _raw_stats(x._data, axes, eps)
-        out = xc * rstd
-        if weight is not None:
-            out *= weight._data
-        if bias is not None:
-            out += bias._data
+        fused = kernels.lookup("layer_norm", x.device, x._dtype)
+        if fused is not None:  # one pass per row; stats come back one per row
+            keep = x._data.shape[:x._data.ndim - nd] + (1,) * nd
+            out, mu, rstd = fused(x._data, None if weight is None else weight._data,
+                                  None if bias is None else bias._data,
+                                  _numel(x._data.shape[x._data.ndim - nd:]), eps)
+            mu, rstd = mu.reshape(keep), rstd.reshape(keep)
+        else:
+            mu, xc, _, rstd = _raw_stats(x._data, axes, eps)
+            out = xc * rstd
+            if weight is not None:
+                out *= weight._data
+            if bias is not None:
+                out += bias._data
         ctx.axes, ctx.eps = axes, eps
         ctx.save_for_backward(x, weight, _make(mu), _make(rstd))
         return out
@@ -90,6 +117,9 @@ class LayerNorm(Function):
         nx, nw, nb = ctx.needs_input_grad[:3]
         axes = ctx.axes
         lead = tuple(range(g.ndim - len(axes)))
+        fused = kernels.lookup("layer_norm_backward", x.device, x._dtype)
+        if fused is not None and not state.enabled and g._dtype is x._dtype:
+            return _fused_backward(fused, g, x, weight, mu, rstd, axes, (nx, nw, nb))
         if not state.enabled:
             return _raw_backward(g, x, None if weight is None else weight._data, mu, rstd,
                                  axes, lead, (nx, nw, nb)) + (None, None)
