@@ -555,7 +555,7 @@ class Complex(Function):
     @staticmethod
     def forward(ctx, re, im):
         xp = backend.array_module(re._data)
-        shape = xp.broadcast_shapes(re._data.shape, im._data.shape)
+        shape = np.broadcast_shapes(re._data.shape, im._data.shape)  # host shape arithmetic
         out = xp.empty(shape, dtype=np.complex128 if re._data.dtype == np.float64
                        else np.complex64)
         out.real[...] = re._data  # not re + 1j * im: 1j * inf would put a nan in the real part

@@ -16,7 +16,8 @@ write too.
 
 from __future__ import annotations
 
-from .. import backend
+import numpy as np
+
 from .. import dtypes as dt
 from ..autograd.function import Function, refresh_view
 from ..autograd.grad_mode import state
@@ -58,9 +59,8 @@ def _write(self, result, op):
                                f"desired output type {self._dtype.name}")
         result = result.to(self._dtype)
     if result._data.shape != self._data.shape:
-        xp = backend.array_module(self._data)
-        try:
-            shape = xp.broadcast_shapes(result._data.shape, self._data.shape)
+        try:  # shape arithmetic on the host (np.broadcast_shapes serves any array module)
+            shape = np.broadcast_shapes(result._data.shape, self._data.shape)
         except ValueError:
             shape = None
         if shape != self._data.shape:

@@ -119,6 +119,8 @@ def where(condition, input=None, other=None) -> Tensor:
             raise RuntimeError(f"where(): expected condition to be a bool tensor, got "
                                f"{condition._dtype.name}")
     a, b = promote(input, other, "where")
+    if type(condition._data) is not type(a._data):
+        same_device("where", condition, a, b)
     return Where.apply(condition, a, b)
 
 

@@ -13,6 +13,7 @@ import itertools
 
 from ... import backend
 from ...autograd.function import Function
+from ...ops._common import same_device
 from ...tensor import Tensor
 
 __all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
@@ -117,6 +118,7 @@ def _conv(x, weight, bias, stride, padding, dilation, groups, nd, op):
                          op).squeeze(0)
         raise RuntimeError(f"{op}(): expected a {nd + 1}D (unbatched) or {nd + 2}D (batched) "
                            f"input, got input of shape {list(x.shape)}")
+    same_device(op, x, weight, bias)
     n, c = x.shape[:2]
     o, cg = weight.shape[:2]
     kernel = tuple(weight.shape[2:])
@@ -196,6 +198,7 @@ def _conv_transpose(x, weight, bias, stride, padding, output_padding, groups, di
                                groups, dilation, nd, op).squeeze(0)
     if x.ndim != nd + 2:
         raise RuntimeError(f"{op}(): expected a {nd + 2}D input, got shape {list(x.shape)}")
+    same_device(op, x, weight, bias)
     n, c = x.shape[:2]
     cin, og = weight.shape[:2]
     kernel = tuple(weight.shape[2:])

@@ -14,7 +14,7 @@ from ... import backend, kernels
 from ... import dtypes as dt
 from ...autograd.function import Function
 from ...autograd.grad_mode import state
-from ...ops._common import check_tensor, norm_dim
+from ...ops._common import check_tensor, norm_dim, same_device
 from ...tensor import Tensor, _make
 
 __all__ = ["linear", "bilinear", "softmax", "log_softmax", "softmin", "nll_loss", "cross_entropy",
@@ -75,6 +75,9 @@ def linear(input, weight, bias=None) -> Tensor:
     if input.dtype.low_precision or input.dtype is dt.float16 or input.dtype.category < 2:
         out = input @ weight.mT  # matmul handles fp32 accumulation / integer checks
         return out if bias is None else out + bias
+    if type(input._data) is not type(weight._data) or (
+            bias is not None and type(bias._data) is not type(input._data)):
+        same_device("linear", input, weight, bias)
     return Linear.apply(input, weight, bias)
 
 
@@ -271,6 +274,7 @@ def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean") ->
     if weight is not None and tuple(weight.shape) != (input.shape[1],):
         raise RuntimeError(f"nll_loss(): weight should be a 1D tensor of size {input.shape[1]}, "
                            f"got shape {list(weight.shape)}")
+    same_device("nll_loss", input, target, weight)
     return NLLLoss.apply(input, target, weight, ignore_index, reduction)
 
 
@@ -407,4 +411,5 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
     if scale_grad_by_freq or sparse:
         raise NotImplementedError("embedding(): scale_grad_by_freq and sparse gradients are not "
                                   "supported")
+    same_device("embedding", weight, input)
     return Embedding.apply(weight, input, padding_idx)

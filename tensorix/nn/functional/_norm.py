@@ -14,7 +14,7 @@ from ... import backend, kernels
 from ... import dtypes as dt
 from ...autograd.function import Function
 from ...autograd.grad_mode import state
-from ...ops._common import check_tensor
+from ...ops._common import check_tensor, same_device
 from ...tensor import Tensor, _make
 
 __all__ = ["layer_norm", "batch_norm", "group_norm", "instance_norm", "rms_norm",
@@ -151,6 +151,7 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5) -> Ten
         if t is not None and tuple(t.shape) != shape:
             raise RuntimeError(f"layer_norm(): expected {name} of shape {list(shape)}, got "
                                f"{list(t.shape)}")
+    same_device("layer_norm", input, weight, bias)
     if _is_half(input):
         return LayerNorm.apply(input.to(dt.float32), _f32(weight), _f32(bias), len(shape),
                                eps).to(input.dtype)
