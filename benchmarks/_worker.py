@@ -60,6 +60,11 @@ def _info(m):
                                                  "OPENBLAS_L2_SIZE")}}
     if m.__name__ == "torch":
         out["threads"] = m.get_num_threads()
+        # torch's own BLAS (MKL here) is linked in statically, invisible to threadpoolctl
+        conf = m.__config__.show()
+        libs = [ln.strip(" -") for ln in conf.splitlines()
+                if "Math Kernel Library" in ln or "MKL-DNN" in ln or "OpenBLAS" in ln]
+        out["own_blas"] = "; ".join(libs)
     return out
 
 

@@ -177,7 +177,8 @@ def report(results, infos, args, load_before, load_after):
         "torch.set_num_threads)",
         f"- tensorix {infos['tensorix']['version']} on NumPy {infos['tensorix']['numpy']}, BLAS: "
         f"{_blas_line(infos['tensorix'])}",
-        f"- torch {infos['torch']['version']}, threadpools: {_blas_line(infos['torch'])}",
+        f"- torch {infos['torch']['version']}, built with {infos['torch'].get('own_blas') or '?'}"
+        f"; threadpools seen: {_blas_line(infos['torch'])}",
         f"- OPENBLAS_CORETYPE={infos['tensorix']['env']['OPENBLAS_CORETYPE']}, "
         f"OPENBLAS_L2_SIZE={infos['tensorix']['env']['OPENBLAS_L2_SIZE']} in the workers",
         f"- {args.repeat} interleaved rounds per case, samples of about {args.min_time}s"

@@ -7,6 +7,8 @@ these tests feed such inputs and compare with the plain NumPy / general path.
 
 from __future__ import annotations
 
+import os
+import pathlib
 import subprocess
 import sys
 
@@ -106,7 +108,10 @@ def test_tiled_max_pool_against_torch():
 
 def test_malloc_tuning_opt_out():
     code = "import tensorix._alloc as a; print(a.tune())"
-    env = {"TENSORIX_MALLOC_TUNING": "0", "PATH": ""}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MALLOC_")}
+    env["TENSORIX_MALLOC_TUNING"] = "0"
+    env["PYTHONPATH"] = os.pathsep.join([str(pathlib.Path(__file__).resolve().parents[1]),
+                                         env.get("PYTHONPATH", "")])
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
                          text=True, check=True)
     assert out.stdout.strip() == "False"
