@@ -140,8 +140,9 @@ def to_device(array, dev: Device):
         return array
     if dev.type == "cpu":
         return array.get()
-    with _cupy().cuda.Device(dev.index):
-        return _cupy().asarray(array)
+    cp = dev.xp  # the clear "CUDA is not available" error where CuPy or a GPU is missing
+    with cp.cuda.Device(dev.index):
+        return cp.asarray(array)
 
 
 # -- what tensorix.cuda and tensorix.kernels need from CuPy (they import it only through here).

@@ -18,6 +18,20 @@ def rng():
     return np.random.default_rng(1234)
 
 
+# Tests that take ``device`` run once per device: 'cpu' and 'cuda' (the cuda case marked
+# ``cuda`` and skipped without CuPy and a GPU). TENSORIX_TEST_DEVICE=cuda (or cpu) keeps only
+# that one, as scripts/gpu_check.sh does on the GPU machine.
+_DEVICES = [d for d in ("cpu", "cuda") if os.environ.get("TENSORIX_TEST_DEVICE", d) == d]
+
+
+@pytest.fixture(params=[pytest.param(d, marks=pytest.mark.cuda) if d == "cuda" else d
+                        for d in _DEVICES])
+def device(request):
+    if request.param == "cuda" and not tx.backend.cuda_available():
+        pytest.skip("needs CuPy and a GPU")
+    return request.param
+
+
 @pytest.fixture(autouse=True)
 def _restore_global_state():
     """Tests that change global modes or the default dtype don't leak into others."""

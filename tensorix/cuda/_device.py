@@ -39,6 +39,8 @@ def device_index(device=None, op: str = "cuda") -> int:
             raise ValueError(f"{op}(): expected a CUDA device, got {dev}")
         index = dev.index
     count = device_count()
+    if count == 0:
+        _cp()  # no GPU at all: backend's clear "CUDA is not available" error
     if not 0 <= index < count:
         raise ValueError(f"{op}(): invalid device index {index} (this machine has {count} "
                          f"GPU{'s' if count != 1 else ''})")

@@ -122,6 +122,7 @@ def stack(tensors, dim=0) -> Tensor:
             raise RuntimeError(f"stack(): stack expects each tensor to be equal size, but got "
                                f"{list(ref)} at entry 0 and {list(t._data.shape)} at entry {i}")
     d = norm_dim(dim, len(ref) + 1, "stack")
+    same_device("stack", *tensors)
     return cat([t.unsqueeze(d) for t in tensors], d)
 
 
