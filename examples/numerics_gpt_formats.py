@@ -21,8 +21,10 @@ float32. Writes a markdown table (``numerics_gpt_formats.md``), the loss curves
 (``numerics_gpt_formats.json``) and a plot (``numerics_gpt_formats.png``, needs matplotlib)
 to ``--out`` (default ``docs/``).
 
-Run: ``python examples/numerics_gpt_formats.py`` (about an hour on 2 CPU cores; ``--steps``,
-``--batch``, ``--only NAME``; ``--tiny --steps 2 --no-plot`` is the smoke test's run).
+``--ablation`` adds MXFP8 floor with bf16 gradients (which half of the floor rule's gap is the
+forward's). Run: ``python examples/numerics_gpt_formats.py`` (20-60 minutes on 2 shared CPU
+cores; ``--steps``, ``--batch``, ``--only NAME``; ``--tiny --steps 2 --no-plot`` is the smoke
+test's run; ``--from-json FILE`` redoes the table and plot from saved results).
 """
 
 from __future__ import annotations
@@ -48,6 +50,8 @@ CONFIGS = {
     "MXFP8 E4M3 floor": MXFP8.replace(scale_mode="floor"),
     "NVFP4": nx.POLICIES["nvfp4"],
 }
+# --ablation: is the floor rule's gap in the forward or in the gradients?
+EXTRA = {"MXFP8 E4M3 floor, bf16 grads": MXFP8.replace(scale_mode="floor", grad="bf16")}
 
 
 class PolicyLinear(nn.Linear):
@@ -141,15 +145,14 @@ def table(results, args):
     tail = max(1, min(20, args.steps))
     marks = [m for m in (1, 50, 100, 200) if m < args.steps]
     head = " | ".join(f"loss @{m}" for m in marks)
-    lines = [f"| format | {head} | final (mean of last {tail}) | vs fp32 | held-out loss | "
-             "ms / step |", "|---" * (len(marks) + 5) + "|"]
+    lines = [f"| format | {head} | final (mean of last {tail}) | vs fp32 | held-out loss |",
+             "|---" * (len(marks) + 4) + "|"]
     for name, r in results.items():
         final = float(np.mean(r["losses"][-tail:]))
         rel = "-" if ref is None or name == "fp32" else \
             f"{(final / np.mean(ref['losses'][-tail:]) - 1) * 100:+.2f} %"
         cells = " | ".join(f"{r['losses'][m - 1]:.3f}" for m in marks)
-        lines.append(f"| {name} | {cells} | {final:.4f} | {rel} | {r['val']:.4f} | "
-                     f"{r['ms_per_step']:.0f} |")
+        lines.append(f"| {name} | {cells} | {final:.4f} | {rel} | {r['val']:.4f} |")
     return "\n".join(lines)
 
 
@@ -159,16 +162,24 @@ def plot(results, path, args):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(8, 5))
+    fig, (ax, dx) = plt.subplots(2, 1, figsize=(8, 7.5), sharex=True,
+                                 gridspec_kw={"height_ratios": [3, 2]})
     w = min(10, args.steps)
+    ref = np.asarray(results["fp32"]["losses"]) if "fp32" in results else None
+    x = np.arange(w, args.steps + 1)
     for name, r in results.items():
-        s = np.convolve(r["losses"], np.ones(w) / w, mode="valid")
-        ax.plot(np.arange(w, len(r["losses"]) + 1), s, label=name, lw=1.4)
-    ax.set_xlabel("step")
-    ax.set_ylabel(f"training loss (nats/char, {w}-step moving mean)")
+        loss = np.asarray(r["losses"])
+        ax.plot(x, np.convolve(loss, np.ones(w) / w, mode="valid"), label=name, lw=1.3)
+        if ref is not None:  # same batches, same start: the per-step gap is low-noise
+            gap = np.convolve(loss - ref, np.ones(w) / w, mode="valid")
+            dx.plot(x, gap, label=name, lw=1.3)
+    ax.set_ylabel(f"training loss (nats/char, {w}-step mean)")
     ax.set_title(f"GPT (d={args.d}, {args.layers} layers, ctx {args.ctx}, batch {args.batch}) "
                  "on load_text()")
-    ax.grid(alpha=0.3)
+    dx.set_ylabel("loss - fp32 loss")
+    dx.set_xlabel("step")
+    for a in (ax, dx):
+        a.grid(alpha=0.3)
     ax.legend()
     fig.tight_layout()
     fig.savefig(path, dpi=110)
@@ -182,11 +193,14 @@ def parse(argv=None):
     ap.add_argument("--lr", type=float, default=2e-3)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--eval-batches", type=int, default=8)
-    ap.add_argument("--only", action="append", choices=list(CONFIGS), help="repeatable")
+    ap.add_argument("--only", action="append", choices=list(CONFIGS) + list(EXTRA),
+                    help="repeatable")
+    ap.add_argument("--ablation", action="store_true", help="also run " + ", ".join(EXTRA))
     ap.add_argument("--tiny", action="store_true", help="d=32, 1 layer, ctx 32 (smoke test)")
     ap.add_argument("--no-plot", action="store_true")
     ap.add_argument("--verbose", action="store_true")
     ap.add_argument("--out", default=str(pathlib.Path(__file__).resolve().parents[1] / "docs"))
+    ap.add_argument("--from-json", help="redo the table and plot from a saved results file")
     args = ap.parse_args(argv)
     args.ctx, args.d, args.heads, args.layers = (32, 32, 2, 1) if args.tiny else (64, 128, 4, 2)
     return args
@@ -194,22 +208,33 @@ def parse(argv=None):
 
 def main(argv=None):
     args = parse(argv)
+    if args.from_json:
+        saved = json.loads(pathlib.Path(args.from_json).read_text())
+        for k, v in saved["args"].items():
+            setattr(args, k, v)
+        return write(saved["results"], args)
     vocab, steps, evals = make_data(args)
     tx.manual_seed(args.seed)
     init = GPT(vocab, args.ctx, args.d, args.heads, args.layers).state_dict()
     init = {k: v.detach().clone() for k, v in init.items()}
     results = {}
-    for name in args.only or CONFIGS:
-        results[name] = train(name, CONFIGS[name], init, vocab, steps, evals, args)
+    names = args.only or list(CONFIGS) + (list(EXTRA) if args.ablation else [])
+    for name in names:
+        results[name] = train(name, {**CONFIGS, **EXTRA}[name], init, vocab, steps, evals, args)
         print(f"{name}: final {np.mean(results[name]['losses'][-20:]):.4f}, "
               f"{results[name]['ms_per_step']:.0f} ms/step", flush=True)
+    return write(results, args)
+
+
+def write(results, args):
     md = table(results, args)
     print("\n" + md)
     out = pathlib.Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     (out / "numerics_gpt_formats.md").write_text(md + "\n")
     (out / "numerics_gpt_formats.json").write_text(json.dumps(
-        {"args": {k: v for k, v in vars(args).items() if k != "out"}, "results": results}))
+        {"args": {k: v for k, v in vars(args).items() if k not in ("out", "from_json")},
+         "results": results}))
     if not args.no_plot:
         plot(results, out / "numerics_gpt_formats.png", args)
     return results

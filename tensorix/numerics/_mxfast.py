@@ -40,7 +40,7 @@ from .casting import _decode_table_np, _encode_bits, _finish
 __all__ = ["eligible", "quantize_blocks", "dequantize_blocks", "key_tables", "set_num_threads",
            "get_num_threads"]
 
-_ROWS = 4096  # blocks per chunk (128 Ki elements of 32-blocks: 512 KiB per float32 buffer)
+_ROWS = 8192  # blocks per chunk: 256 Ki elements of 32-blocks, 1 MiB per 32-bit buffer
 _KEY_SHIFT = 12  # table index = the float32's top 20 bits (1 MiB tables)
 _MARK = 0xFF
 ENABLED = True  # tests switch it off to get the general path as the reference
@@ -113,26 +113,6 @@ def key_tables(f, mode, saturate=True):
     return table, exact, above
 
 
-def _amax_bits(u2d):
-    """Per-block max of ``|x|`` as float32 magnitude bits (value order; NaN/Inf on top)."""
-    nb, blk = u2d.shape
-    flat = u2d.reshape(-1)
-    out = np.empty(nb, np.uint32)
-
-    def work(a, b):
-        rows = min(b - a, _ROWS)
-        buf = np.empty(rows * blk, np.uint32)
-        starts = np.arange(0, rows * blk, blk, dtype=np.intp)
-        for r0 in range(a, b, rows):
-            r1 = min(b, r0 + rows)
-            t = np.left_shift(flat[r0 * blk:r1 * blk], np.uint32(1), out=buf[:(r1 - r0) * blk])
-            np.maximum.reduceat(t, starts[:r1 - r0], out=out[r0:r1])
-
-    _parallel(nb, work)
-    out >>= np.uint32(1)
-    return out
-
-
 def _scale_exponents(ab, emax, vmax, scale_mode):
     """int32 k per block from finite amax bits (spec 2.2; the same rules as
     ``mx.e8m0_scale_exponents``, in 32-bit integers)."""
@@ -150,59 +130,64 @@ def _scale_exponents(ab, emax, vmax, scale_mode):
 
 def quantize_blocks(x2d, f, emax, vmax, scale_mode, rounding, flush):
     """MX codes and scale codes of C-contiguous float32 blocks ``x2d`` (``(nb, block)``):
-    returns ``(codes uint8 (nb, block), scale_codes uint8 (nb,))``."""
-    ab = _amax_bits(x2d.view(np.uint32))
-    special = ab >= np.uint32(0x7F800000)
-    any_special = bool(special.any())
-    if any_special:
-        ab = np.where(special, np.uint32(0), ab)
-    k = _scale_exponents(ab, emax, vmax, scale_mode)
-    scale = np.ldexp(np.ones(k.shape, np.float32), -k)
-    zero_blocks = special if any_special else None
-    if flush:
-        tiny = (ab < np.uint32(0x00800000)) & ~special
-        zero_blocks = tiny | special
-    if zero_blocks is not None:
-        scale[zero_blocks] = 0
-    codes = _encode_scaled(x2d, scale, f, rounding)
-    if zero_blocks is not None:
-        codes[zero_blocks] = 0  # also turns the -0 of a flushed negative into +0
-    scale_codes = (k + np.int32(127)).astype(np.uint8)
-    if any_special:
-        scale_codes[special] = 0xFF
-    return codes, scale_codes
+    returns ``(codes uint8 (nb, block), scale_codes uint8 (nb,))``.
 
-
-def _encode_scaled(x2d, scale, f, mode):
-    """``encode(x2d * scale[:, None], f, mode, saturate=True)`` chunk by chunk."""
+    One chunk at a time, while it is in cache: block amax, scale exponents, the scaled values,
+    their codes; so the input streams through memory once."""
     nb, blk = x2d.shape
-    table, exact, above = key_tables(f, mode, True)
+    table, exact, above = key_tables(f, rounding, True)
     codes = np.empty((nb, blk), np.uint8)
+    scale_codes = np.empty(nb, np.uint8)
+    scale = np.empty(nb, np.float32)
     xf, cf = x2d.reshape(-1), codes.reshape(-1)
+    marks, zeroed = [], []  # list.append is atomic: threads may share them
 
     def work(a, b):
         rows = min(b - a, _ROWS)
-        ybuf = np.empty(rows * blk, np.float32)
-        kbuf = np.empty(rows * blk, np.uint32)
-        with errstate(np):  # a NaN/Inf block has scale 0 here; the caller zeroes its codes
+        buf = np.empty(rows * blk, np.uint32)
+        starts = np.arange(0, rows * blk, blk, dtype=np.intp)
+        with errstate(np):  # NaN/Inf blocks get scale 0 (Inf * 0); their codes are zeroed
             for r0 in range(a, b, rows):
                 r1 = min(b, r0 + rows)
-                m = (r1 - r0) * blk
-                # the scale repeated per element makes the multiply one contiguous SIMD pass
-                y = np.multiply(xf[r0 * blk:r1 * blk], np.repeat(scale[r0:r1], blk),
-                                out=ybuf[:m])
-                key = np.right_shift(y.view(np.uint32), np.uint32(_KEY_SHIFT), out=kbuf[:m])
-                np.take(table, key, out=cf[r0 * blk:r1 * blk], mode="clip")
+                n, lo, hi = r1 - r0, r0 * blk, r1 * blk
+                t = np.left_shift(xf[lo:hi].view(np.uint32), np.uint32(1), out=buf[:n * blk])
+                ab = np.maximum.reduceat(t, starts[:n])
+                ab >>= np.uint32(1)  # |x| bits; NaN/Inf sort on top
+                special = ab >= np.uint32(0x7F800000)
+                zero = special if special.any() else None
+                if zero is not None:
+                    ab[special] = 0
+                k = _scale_exponents(ab, emax, vmax, scale_mode)
+                sc = np.ldexp(np.ones(n, np.float32), -k)
+                if flush:
+                    zero = (ab < np.uint32(0x00800000)) | special  # an fp32-subnormal amax
+                if zero is not None and zero.any():
+                    sc[zero] = 0
+                    zeroed.append(np.flatnonzero(zero) + r0)
+                scale[r0:r1] = sc
+                k += np.int32(127)
+                k[special] = 0xFF
+                scale_codes[r0:r1] = k
+                # the scale repeated per element: one contiguous SIMD multiply, exact
+                y = np.multiply(xf[lo:hi], np.repeat(sc, blk), out=buf[:n * blk].view(np.float32))
+                key = np.right_shift(y.view(np.uint32), np.uint32(_KEY_SHIFT), out=buf[:n * blk])
+                c = cf[lo:hi]
+                np.take(table, key, out=c, mode="wrap")  # fastest mode; keys < 2^20
+                idx = np.flatnonzero(c == _MARK)
+                if idx.size:
+                    marks.append(idx + lo)
 
     _parallel(nb, work)
-    if nb and cf.max() == _MARK:  # a few elements: settled by their dropped bits
-        idx = np.flatnonzero(cf == _MARK)
+    if marks:  # a few elements: settled by their dropped bits
+        idx = np.concatenate(marks)
         with errstate(np):
             yb = (xf[idx] * scale[idx // blk]).view(np.uint32)  # the same y as above
         kk = yb >> np.uint32(_KEY_SHIFT)
         low_zero = (yb & np.uint32((1 << _KEY_SHIFT) - 1)) == 0
         cf[idx] = np.where(low_zero, exact[kk], above[kk])
-    return codes
+    if zeroed:
+        codes[np.concatenate(zeroed)] = 0  # also turns the -0 of a flushed negative into +0
+    return codes, scale_codes
 
 
 def _special_threshold(f):
