@@ -247,7 +247,8 @@ class Function:
             ctx._trace = "".join(traceback.format_stack()[:-1])
         if type(out) is tuple:
             return _attach_many(ctx, out)
-        if out._dtype.category >= 2 and id(out) not in ctx._non_diff:
+        # a fresh output did not exist when forward ran, so forward cannot have marked it
+        if out._dtype.category >= 2 and (fresh or id(out) not in ctx._non_diff):
             out._rg, out.grad_fn = True, ctx
         if not fresh and ctx._saved:
             _saved_outputs(ctx, (out,))
