@@ -42,9 +42,10 @@ class Tensor:
 
     # every Tensor sets all of these in _init (the per-op cost): keep the list short. The one
     # exception, _base_fn (the base's grad_fn when a view's own grad_fn was made), is set with
-    # _base, only on views, and read only where _base is not None.
+    # _base, only on views, and read only where _base is not None; likewise _post_acc_hooks
+    # (register_post_accumulate_grad_hook) exists only once set, read with getattr.
     __slots__ = ("_data", "_dtype", "_rg", "grad", "grad_fn", "_output_nr", "_version", "_base",
-                 "_base_fn", "_hooks", "_retains_grad", "__weakref__")
+                 "_base_fn", "_hooks", "_retains_grad", "_post_acc_hooks", "__weakref__")
     __array_priority__ = 1000  # make numpy defer to our reflected operators
 
     def __init__(self, data, dtype=None, requires_grad=False):

@@ -103,6 +103,10 @@ def _accumulate_grad(t, g, create_graph):
     else:
         old._data += g._data
         old._version[0] += 1
+    post = getattr(t, "_post_acc_hooks", None)  # register_post_accumulate_grad_hook
+    if post:
+        for hook in list(post):
+            hook(t)
 
 
 class _GraphTask:

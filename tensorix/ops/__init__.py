@@ -15,12 +15,18 @@ from . import (
     indexing,
     inplace,
     linalg,
+    linalg_lu,
+    misc,
     movement,
     pointwise,
     random,
     reduce,
     shape,
     sort,
+    special,
+    stats,
+    structured,
+    tensor_api,
     unary,
 )
 from .activation import *
@@ -31,18 +37,25 @@ from .elementwise import *
 from .indexing import *
 from .inplace import *
 from .linalg import *
+from .linalg_lu import *
+from .misc import *
 from .movement import *
 from .pointwise import *
 from .random import *
 from .reduce import *
 from .shape import *
 from .sort import *
+from .special import *
+from .stats import *
+from .structured import *
+from .tensor_api import *
 from .unary import *
 
 # looked up as modules: the star imports rebind names such as ``sort`` to functions
 FAMILIES = tuple(sys.modules[f"{__name__}.{n}"] for n in (
     "creation", "random", "elementwise", "unary", "pointwise", "activation", "bitwise",
-    "reduce", "sort", "movement", "shape", "indexing", "linalg", "einsum", "inplace"))
+    "reduce", "sort", "movement", "shape", "indexing", "linalg", "einsum", "inplace",
+    "special", "misc", "structured", "stats", "linalg_lu", "tensor_api"))
 
 __all__ = [name for fam in FAMILIES for name in fam.__all__]
 

@@ -1,0 +1,313 @@
+"""The rest of ``torch.Tensor``'s surface that is about the tensor handle rather than math:
+in-place shape changes (``squeeze_``, ``unsqueeze_``, ``t_``, ``transpose_``, ``swapaxes_``,
+``as_strided_``), splitting aliases (``hsplit``/``vsplit``/``dsplit``, ``split_with_sizes``,
+the ``unsafe_*`` names), ``ravel``, ``type_as``, ``new``, layout and device queries,
+predicates (``is_signed``, ``is_nonzero``, ...), Python-callable maps (``apply_``, ``map_``,
+``map2_``; CPU only, like torch) and ``register_post_accumulate_grad_hook``.
+
+An in-place shape change runs the out-of-place view op (recorded by autograd as usual) and
+then moves the tensor handle onto the result: its array, ``grad_fn`` and version, as torch
+changes a tensor's metadata in place.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import dtypes as dt
+from ..tensor import Tensor, _Handle, _make
+from ._common import check_tensor
+from .movement import as_strided, narrow, squeeze, swapaxes, t, transpose, unsqueeze
+from .shape import chunk, split, tensor_split
+
+__all__ = ["ravel", "hsplit", "vsplit", "dsplit", "split_with_sizes", "unsafe_split",
+           "unsafe_chunk", "unsafe_split_with_sizes", "adjoint", "dist", "narrow_copy",
+           "layout", "strided"]
+
+
+class layout:  # noqa: N801 - torch.layout's name
+    """A memory layout (``tensorix.strided``, the only one: tensorix has no sparse or mkldnn
+    tensors)."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name):
+        self.name = name
+
+    def __repr__(self):
+        return f"tensorix.{self.name}"
+
+    def __reduce__(self):
+        return (_layout, (self.name,))
+
+
+def _layout(name):
+    return strided
+
+
+strided = layout("strided")
+
+
+# -- in-place shape changes -------------------------------------------------------------------
+def _inplace_view(fn, name):
+    def method(self, *args, **kwargs):
+        from .inplace import _check
+
+        check_tensor(self, name)
+        _check(self, name)
+        out = fn(self, *args, **kwargs)
+        if out is not self:
+            self._data = out._data
+            if out.grad_fn is not None:
+                self.grad_fn, self._output_nr, self._rg = out.grad_fn, out._output_nr, True
+            self._version[0] += 1
+        return self
+
+    method.__name__ = name
+    method.__doc__ = (f"In-place :func:`{fn.__name__}`: this tensor's shape and strides "
+                      "change (its memory does not); recorded by autograd like the "
+                      "out-of-place view.")
+    return method
+
+
+# -- splitting --------------------------------------------------------------------------------
+def _split_dim(op, input, indices_or_sections, dim, min_ndim):
+    check_tensor(input, op)
+    if input.ndim < min_ndim:
+        raise RuntimeError(f"{op}(): torch.{op} requires a tensor with at least {min_ndim} "
+                           f"dimension, but got a tensor with {input.ndim} dimensions!")
+    if isinstance(indices_or_sections, (int, np.integer)):
+        n = input.shape[dim]
+        if indices_or_sections == 0 or n % indices_or_sections:
+            raise RuntimeError(f"{op}(): torch.{op} attempted to split along dimension {dim}, "
+                               f"but the size of the dimension {n} is not divisible by the "
+                               f"split_size {indices_or_sections}!")
+    return tensor_split(input, indices_or_sections, dim)
+
+
+def hsplit(input, indices_or_sections) -> tuple:
+    """Split along dim 1 (dim 0 for 1-d tensors) into equal sections (which must divide the
+    size) or at the given indices, like ``numpy.hsplit``; views.
+
+    Example: ``tensorix.hsplit(tensorix.zeros(2, 4), 2)`` gives two ``(2, 2)`` views.
+    """
+    check_tensor(input, "hsplit")
+    return _split_dim("hsplit", input, indices_or_sections, 1 if input.ndim > 1 else 0, 1)
+
+
+def vsplit(input, indices_or_sections) -> tuple:
+    """Split along dim 0 of a tensor of at least 2 dims (``numpy.vsplit``); views."""
+    return _split_dim("vsplit", input, indices_or_sections, 0, 2)
+
+
+def dsplit(input, indices_or_sections) -> tuple:
+    """Split along dim 2 of a tensor of at least 3 dims (``numpy.dsplit``); views."""
+    return _split_dim("dsplit", input, indices_or_sections, 2, 3)
+
+
+def split_with_sizes(input, split_sizes, dim=0) -> tuple:
+    """Views of the given ``split_sizes`` (summing to the size of ``dim``) along ``dim``.
+
+    Example: ``tensorix.arange(5).split_with_sizes([2, 3])``.
+    """
+    if isinstance(split_sizes, (int, np.integer)):
+        raise TypeError("split_with_sizes(): argument 'split_sizes' must be a sequence of ints, "
+                        "not int")
+    return split(input, list(split_sizes), dim)
+
+
+unsafe_split, unsafe_chunk, unsafe_split_with_sizes = split, chunk, split_with_sizes
+
+
+def ravel(input) -> Tensor:
+    """The elements as a contiguous 1-d tensor (a view when ``input`` is contiguous).
+
+    Example: ``tensorix.ravel(tensorix.zeros(2, 3))`` has shape ``(6,)``.
+    """
+    check_tensor(input, "ravel")
+    return input.contiguous().reshape(-1)
+
+
+def adjoint(input) -> Tensor:
+    """The conjugate transpose of the last two dims (a view for real tensors), ``x.mH``."""
+    check_tensor(input, "adjoint")
+    if input.ndim < 2:
+        raise RuntimeError(f"adjoint(): tensor.adjoint() is only supported on matrices or "
+                           f"batches of matrices. Got {input.ndim}-D tensor.")
+    return input.mH
+
+
+def dist(input, other, p=2) -> Tensor:
+    """``vector_norm(input - other, p)`` over all elements (broadcast).
+
+    Example: ``tensorix.dist(tensorix.tensor([3., 4.]), tensorix.zeros(2))`` is ``5.``.
+    """
+    from .linalg_norm import vector_norm
+
+    check_tensor(input, "dist", "input")
+    check_tensor(other, "dist", "other")
+    return vector_norm(input - other, p)
+
+
+def narrow_copy(input, dim, start, length) -> Tensor:
+    """:func:`narrow` as a copy with its own memory."""
+    return narrow(input, dim, start, length).clone()
+
+
+# -- handle methods -----------------------------------------------------------------------------
+def _type_as(self, other):
+    """This tensor converted to ``other``'s dtype (and device)."""
+    check_tensor(other, "type_as", "other")
+    return self.to(other.device).to(other.dtype)
+
+
+def _new(self, *args, device=None):
+    """Legacy ``Tensor.new``: ``x.new()`` is empty, ``x.new(2, 3)`` or ``x.new(Size)`` is an
+    uninitialised tensor of that shape, ``x.new(data)`` a tensor of ``x``'s dtype holding the
+    data (``x.new(tensor)`` shares its memory)."""
+    if not args:
+        return self.new_empty((0,), device=device)
+    if len(args) == 1 and isinstance(args[0], Tensor):
+        src = args[0]
+        if src._dtype is not self._dtype:
+            raise TypeError(f"new(): expected {self._dtype.name} tensor (got "
+                            f"{src._dtype.name})")
+        out = _make(src._data, src._dtype)
+        out._version = src._version
+        return out
+    if all(isinstance(a, (int, np.integer)) and not isinstance(a, bool) for a in args) or (
+            len(args) == 1 and type(args[0]).__name__ == "Size"):
+        return self.new_empty(args[0] if len(args) == 1 and not isinstance(
+            args[0], (int, np.integer)) else tuple(args), device=device)
+    if len(args) == 1:
+        return self.new_tensor(args[0], device=device)
+    raise TypeError(f"new(): expected sizes or data, got {args!r}")
+
+
+def _get_device(self) -> int:
+    """-1 for a CPU tensor, else the GPU's index."""
+    dev = self.device
+    return -1 if dev.type == "cpu" else (dev.index or 0)
+
+
+def _chalf(self, memory_format=None):
+    raise RuntimeError("chalf(): tensorix has no complex32 (ComplexHalf) dtype; use "
+                       ".cfloat() for complex64")
+
+
+def _is_nonzero(self) -> bool:
+    """The truth value of a one-element tensor (error for more or fewer elements)."""
+    if self.numel() != 1:
+        raise RuntimeError(f"is_nonzero(): Boolean value of Tensor with "
+                           f"{'no values' if self.numel() == 0 else 'more than one value'} is "
+                           "ambiguous")
+    return bool(self.item())
+
+
+def _is_signed(self) -> bool:
+    d = self._dtype
+    return d is not dt.bool and not (d.category == 1 and np.dtype(d.np).kind == "u")
+
+
+def _no_grad_write(self, op, values):
+    """Write a Python-computed result into ``self`` (no autograd, like torch)."""
+    if self._rg:
+        raise RuntimeError(f"{op}(): Can't call {op}() on Variable that requires grad. Use "
+                           f"var.detach().{op}() instead.")
+    if self.device.type != "cpu":
+        raise TypeError(f"{op}(): {op} is only implemented on CPU tensors")
+    self._data[...] = np.asarray(values, dtype=object).astype(self._data.dtype)
+    self._version[0] += 1
+    return self
+
+
+def _elements(t, shape):
+    data = t._data if t.device.type == "cpu" else t.cpu()._data
+    return np.broadcast_to(data, shape).ravel().tolist()
+
+
+def _apply_(self, callable):  # noqa: A002 - torch's name
+    """Replace each element ``v`` by ``callable(v)`` in place (Python numbers; CPU only)."""
+    check_tensor(self, "apply_")
+    out = [callable(v) for v in _elements(self, self._data.shape)]
+    return _no_grad_write(self, "apply_", np.reshape(np.array(out, dtype=object),
+                                                     self._data.shape))
+
+
+def _map_(self, tensor, callable):  # noqa: A002
+    """``self[i] = callable(self[i], tensor[i])`` in place, ``tensor`` broadcast to ``self``
+    and of the same dtype (CPU only)."""
+    check_tensor(tensor, "map_", "tensor")
+    if tensor._dtype is not self._dtype:
+        raise TypeError(f"map_(): expected {self._dtype.name} for 'other' (got "
+                        f"{tensor._dtype.name})")
+    shape = self._data.shape
+    out = [callable(a, b) for a, b in zip(_elements(self, shape), _elements(tensor, shape))]
+    return _no_grad_write(self, "map_", np.reshape(np.array(out, dtype=object), shape))
+
+
+def _map2_(self, x, y, callable):  # noqa: A002
+    """``self[i] = callable(self[i], x[i], y[i])`` in place (broadcast; CPU only)."""
+    for arg, t_ in (("x", x), ("y", y)):
+        check_tensor(t_, "map2_", arg)
+        if t_._dtype is not self._dtype:
+            raise TypeError(f"map2_(): expected {self._dtype.name} for '{arg}' (got "
+                            f"{t_._dtype.name})")
+    shape = self._data.shape
+    out = [callable(a, b, c) for a, b, c in zip(_elements(self, shape), _elements(x, shape),
+                                                _elements(y, shape))]
+    return _no_grad_write(self, "map2_", np.reshape(np.array(out, dtype=object), shape))
+
+
+def _register_post_accumulate_grad_hook(self, hook):
+    """Call ``hook(tensor)`` after ``backward()`` has accumulated this leaf's ``.grad`` (the
+    place for an optimizer step per parameter); returns a handle with ``remove()``."""
+    if not self._rg:
+        raise RuntimeError("register_post_accumulate_grad_hook(): cannot register a hook on "
+                           "a tensor that doesn't require gradient")
+    if self.grad_fn is not None:
+        raise RuntimeError("register_post_accumulate_grad_hook(): post accumulate grad hooks "
+                           "cannot be registered on non-leaf tensors")
+    hooks = getattr(self, "_post_acc_hooks", None)
+    if hooks is None:
+        hooks = self._post_acc_hooks = []
+    hooks.append(hook)
+    return _Handle(hooks, hook)
+
+
+def _methods():
+    m = {
+        "squeeze_": _inplace_view(squeeze, "squeeze_"),
+        "unsqueeze_": _inplace_view(unsqueeze, "unsqueeze_"),
+        "t_": _inplace_view(t, "t_"), "transpose_": _inplace_view(transpose, "transpose_"),
+        "swapaxes_": _inplace_view(swapaxes, "swapaxes_"),
+        "swapdims_": _inplace_view(swapaxes, "swapdims_"),
+        "as_strided_": _inplace_view(as_strided, "as_strided_"),
+        "ravel": ravel, "hsplit": hsplit, "vsplit": vsplit, "dsplit": dsplit,
+        "split_with_sizes": split_with_sizes, "unsafe_split": split, "unsafe_chunk": chunk,
+        "unsafe_split_with_sizes": split_with_sizes, "adjoint": adjoint, "dist": dist,
+        "narrow_copy": narrow_copy, "type_as": _type_as, "new": _new,
+        "get_device": _get_device, "chalf": _chalf, "is_nonzero": _is_nonzero,
+        "is_signed": _is_signed, "is_same_size": lambda self, other: tuple(self.shape) == tuple(
+            other.shape),
+        "is_conj": lambda self: False, "is_neg": lambda self: False,
+        "is_inference": lambda self: False,
+        "dense_dim": lambda self: self.ndim, "sparse_dim": lambda self: 0,
+        "to_dense": lambda self, dtype=None, *, masked_grad=None: self if dtype is None else
+        self.to(dtype),
+        "apply_": _apply_, "map_": _map_, "map2_": _map2_,
+        "register_post_accumulate_grad_hook": _register_post_accumulate_grad_hook,
+        "output_nr": property(lambda self: self._output_nr,
+                              doc="Which output of its grad_fn this tensor is (0 for leaves)."),
+        "layout": property(lambda self: strided, doc="Always tensorix.strided."),
+    }
+    for name, test in (("is_cpu", lambda self: self.device.type == "cpu"),
+                       ("is_meta", lambda self: False), ("is_sparse", lambda self: False),
+                       ("is_sparse_csr", lambda self: False),
+                       ("is_quantized", lambda self: False), ("is_nested", lambda self: False),
+                       ("is_mkldnn", lambda self: False)):
+        m[name] = property(test)
+    return m
+
+
+TENSOR_METHODS = _methods()
