@@ -22,7 +22,7 @@ float32. Writes a markdown table (``numerics_gpt_formats.md``), the loss curves
 to ``--out`` (default ``docs/``).
 
 ``--ablation`` adds MXFP8 floor with bf16 gradients (which half of the floor rule's gap is the
-forward's). Run: ``python examples/numerics_gpt_formats.py`` (20-60 minutes on 2 shared CPU
+forward's). Run: ``python examples/numerics_gpt_formats.py`` (about 15 minutes on 2 shared CPU
 cores; ``--steps``, ``--batch``, ``--only NAME``; ``--tiny --steps 2 --no-plot`` is the smoke
 test's run; ``--from-json FILE`` redoes the table and plot from saved results).
 """

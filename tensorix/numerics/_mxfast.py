@@ -2,12 +2,15 @@
 
 The general path (``mx.py`` with ``casting.encode``) works on whole arrays, so every one of its
 dozen or so NumPy passes streams the data through memory. Here the blocks are cut into chunks
-that stay in the CPU cache, and each element sees a handful of vectorised passes:
+that stay in the CPU cache (quantize does everything for a chunk before the next, so the input
+is read from memory once), each element sees a handful of vectorised passes, and the chunks can
+be split over threads (:func:`set_num_threads`; NumPy releases the GIL inside each pass):
 
 * block amax: ``bits << 1`` (drops the sign; NaN/Inf still sort on top) and one
-  ``maximum.reduceat`` over the blocks;
-* scaling: one float32 multiply by ``2^-k`` (a power of two; the general path does the same
-  multiply, so the two agree bit for bit, float32 subnormals included);
+  ``maximum.reduceat`` over the blocks; the E8M0 exponents from bit fields (int32);
+* scaling: one contiguous float32 multiply by ``2^-k`` repeated per element (a power of two;
+  the general path does the same multiply, so the two agree bit for bit, float32 subnormals
+  included);
 * element encode: one gather from a table indexed by the **top 20 bits** of the scaled float32.
   For formats with <= 3 mantissa bits every rounding boundary is a multiple of 2^12 in bit
   space, so those bits decide the code, except that the dropped 12 bits can only matter by
@@ -44,7 +47,8 @@ _ROWS = 8192  # blocks per chunk: 256 Ki elements of 32-blocks, 1 MiB per 32-bit
 _KEY_SHIFT = 12  # table index = the float32's top 20 bits (1 MiB tables)
 _MARK = 0xFF
 ENABLED = True  # tests switch it off to get the general path as the reference
-_threads = max(1, min(4, int(os.environ.get("TENSORIX_NUMERICS_THREADS", os.cpu_count() or 1))))
+_env = os.environ.get("TENSORIX_NUMERICS_THREADS", "")
+_threads = int(_env) if _env.isdigit() and int(_env) > 0 else min(4, os.cpu_count() or 1)
 _pool = None
 _pool_lock = threading.Lock()
 

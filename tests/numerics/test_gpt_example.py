@@ -1,5 +1,5 @@
 """Smoke test of examples/numerics_gpt_formats.py (run as a script, never imported: the full
-run takes an hour and its plot needs matplotlib): a tiny model, 2 steps, every format."""
+run takes about 15 minutes and its plot needs matplotlib): a tiny model, 2 steps, every format."""
 
 import json
 import pathlib
