@@ -34,6 +34,7 @@ __all__ = ["lu", "lu_unpack", "lu_solve", "matrix_exp", "cholesky_solve", "chole
            "triangular_solve", "cholesky", "qr", "svd"]
 
 LUFactorResult = namedtuple("LUFactorResult", ["LU", "pivots"])
+LUFactorExResult = namedtuple("LUFactorExResult", ["LU", "pivots", "info"])
 LUResult = namedtuple("LUResult", ["P", "L", "U"])
 SVDLegacy = namedtuple("SVDLegacy", ["U", "S", "V"])
 TriangularSolveResult = namedtuple("TriangularSolveResult", ["solution", "cloned_coefficient"])
@@ -133,20 +134,53 @@ class LUFactor(Function):
         return lu_backward(gl, gu, p, low, up)
 
 
+def _lu_info(packed):
+    """LAPACK's info per matrix: 0, or the 1-based index of the first zero on U's diagonal."""
+    xp = _xp(packed)
+    zero = xp.diagonal(packed._data, axis1=-2, axis2=-1) == 0
+    return _make(xp.where(zero.any(-1), xp.argmax(zero, -1) + 1, 0).astype(np.int32))
+
+
+def lu_factor_ex(A, *, pivot=True, check_errors=False) -> LUFactorExResult:
+    """``torch.linalg.lu_factor_ex``: :func:`lu_factor` plus the int32 ``info`` per matrix
+    (0, or ``i`` when ``U[i-1, i-1]`` is exactly zero); ``check_errors=True`` raises for a
+    nonzero ``info`` instead.
+
+    Example: ``LU, piv, info = tensorix.linalg.lu_factor_ex(A)``.
+    """
+    op = "linalg.lu_factor_ex" if not check_errors else "linalg.lu_factor"
+    check_matrix(A, op)
+    if not pivot:
+        raise RuntimeError(f"{op}: LU without pivoting is not implemented on the CPU (as in "
+                           "PyTorch)")
+    packed, piv = LUFactor.apply(A)
+    info = _lu_info(packed)
+    if check_errors and bool((info._data > 0).any()):
+        flat = info._data.reshape(-1)
+        k = int(np.argmax(backend.to_device(flat > 0, backend.cpu)))
+        where = f" (Batch element {k}):" if A.ndim > 2 else ""
+        i = int(flat[k])
+        from .linalg_decomp import LinAlgError
+
+        raise LinAlgError(f"{op}:{where} U[{i},{i}] is zero and using it on lu_solve would "
+                          "result in a division by zero. If you still want to perform the "
+                          "factorization, consider calling linalg.lu(A, pivot) or "
+                          "linalg.lu_factor_ex(A, pivot)")
+    return LUFactorExResult(packed, piv, info)
+
+
 def lu_factor(A, *, pivot=True) -> LUFactorResult:
     """``torch.linalg.lu_factor``: the LU factorisation with partial pivoting of ``A (..., m,
     n)``, packed: ``LU (..., m, n)`` holds the unit-lower ``L`` below the diagonal and ``U`` on
     and above it; ``pivots (..., min(m, n))`` (int32, 1-based) are LAPACK's row swaps.
-    Differentiable in ``A`` (square, wide and tall) as in PyTorch.
+    Differentiable in ``A`` (square, wide and tall) as in PyTorch. An exactly singular ``U``
+    raises :class:`LinAlgError`, as in PyTorch (``lu_factor_ex`` and ``lu`` do not).
 
     Example: ``LU, piv = tensorix.linalg.lu_factor(A)``; ``tensorix.linalg.lu_solve(LU, piv,
     B)`` then solves ``A X = B``.
     """
-    check_matrix(A, "linalg.lu_factor")
-    if not pivot:
-        raise RuntimeError("linalg.lu_factor: LU without pivoting is not implemented on the "
-                           "CPU (as in PyTorch)")
-    return LUFactorResult(*LUFactor.apply(A))
+    packed, piv, _ = lu_factor_ex(A, pivot=pivot, check_errors=True)
+    return LUFactorResult(packed, piv)
 
 
 def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True) -> LUResult:
@@ -181,7 +215,7 @@ def linalg_lu(A, *, pivot=True) -> LUResult:
 
     Example: ``P, L, U = tensorix.linalg.lu(A)``; ``P @ L @ U`` reproduces ``A``.
     """
-    packed, piv = lu_factor(A, pivot=pivot)
+    packed, piv, _ = lu_factor_ex(A, pivot=pivot)
     return lu_unpack(packed, piv)
 
 
@@ -220,14 +254,8 @@ def lu_solve(b, LU_data, LU_pivots) -> Tensor:
 def lu(A, pivot=True, get_infos=False):
     """Legacy ``torch.lu``: ``(LU, pivots)`` of :func:`lu_factor`, plus int32 ``infos``
     (0, or ``i`` when ``U[i-1, i-1]`` is exactly zero) with ``get_infos=True``."""
-    packed, piv = lu_factor(A, pivot=pivot)
-    if not get_infos:
-        return packed, piv
-    xp = _xp(packed)
-    k = min(packed.shape[-2], packed.shape[-1])
-    zero = xp.diagonal(packed._data, axis1=-2, axis2=-1)[..., :k] == 0
-    first = xp.where(zero.any(-1), xp.argmax(zero, -1) + 1, 0).astype(np.int32)
-    return packed, piv, _make(first)
+    packed, piv, info = lu_factor_ex(A, pivot=pivot)
+    return (packed, piv, info) if get_infos else (packed, piv)
 
 
 # -- matrix_exp -----------------------------------------------------------------------------

@@ -179,6 +179,7 @@ def _legacy_lu_solve_samples(rng, dtype):
 register(
     OpInfo("linalg.lu_factor", _lu_samples, None, **_INV),
     OpInfo("linalg.lu", _lu_samples, None, **_INV),
+    OpInfo("linalg.lu_factor_ex", _lu_samples, None, **_INV),
     OpInfo("linalg.lu_solve", _lu_solve_samples, _np_lu_solve, **_INV),
     OpInfo("lu", _lu_samples, None, torch=_torch_lu, **_INV),
     OpInfo("lu_unpack", _unpack_samples, _np_unpack, **_INV),
