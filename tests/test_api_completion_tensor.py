@@ -176,6 +176,34 @@ def test_type_as_ravel_adjoint(torch):
     assert_close(z.adjoint(), torch.tensor([[1 + 1j, 2j]]).adjoint())
 
 
+def test_resize_dim_order_new_empty_strided(torch):
+    x = tx.arange(6.0).reshape(2, 3)
+    ptr = x.data_ptr()
+    assert x.resize_(2, 2) is x and x.tolist() == [[0.0, 1.0], [2.0, 3.0]]
+    assert x.data_ptr() == ptr  # shrinking keeps the memory, as torch keeps its storage
+    x.resize_as_(tx.zeros(3, 3))
+    assert x.shape == (3, 3) and x.reshape(-1)[:4].tolist() == [0.0, 1.0, 2.0, 3.0]
+    with pytest.raises(RuntimeError, match=r"resize_\(\): cannot resize variables that "
+                                           r"require grad"):
+        tx.zeros(2, requires_grad=True).resize_(3)
+    with pytest.raises(RuntimeError, match=r"resize_\(\): Trying to create tensor with "
+                                           r"negative dimension"):
+        tx.zeros(2).resize_(-1)
+    for t, tt in ((tx.zeros(2, 3).t(), torch.zeros(2, 3).t()),
+                  (tx.empty(2, 1, 3), torch.empty(2, 1, 3)),
+                  (tx.empty(2, 3, 4).permute(2, 0, 1), torch.empty(2, 3, 4).permute(2, 0, 1))):
+        assert t.dim_order() == tt.dim_order()
+    z = x.new_empty_strided((2, 2), (1, 2), dtype=tx.float64, requires_grad=True)
+    assert z.shape == (2, 2) and z.stride() == (1, 2) and z.dtype is tx.float64
+    assert z.requires_grad and z.is_leaf
+    with pytest.raises(RuntimeError, match=r"new_empty_strided\(\): mismatch in length"):
+        x.new_empty_strided((2, 2), (1,))
+    assert x.const_data_ptr() == x.data_ptr()
+    with pytest.raises(RuntimeError, match=r"nonzero_static\(\): 'size' must be an "
+                                           r"non-negative integer"):
+        tx.nonzero_static(x, size=-1)
+
+
 def test_apply_and_map(torch):
     z = tx.tensor([1, 2])
     assert z.apply_(lambda v: v * 2.7) is z and z.tolist() == [2, 5]  # truncated, as torch

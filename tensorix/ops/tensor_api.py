@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import backend
 from .. import dtypes as dt
 from ..tensor import Tensor, _Handle, _make
 from ._common import check_tensor
@@ -22,7 +23,7 @@ from .shape import chunk, split, tensor_split
 
 __all__ = ["ravel", "hsplit", "vsplit", "dsplit", "split_with_sizes", "unsafe_split",
            "unsafe_chunk", "unsafe_split_with_sizes", "adjoint", "dist", "narrow_copy",
-           "layout", "strided"]
+           "nonzero_static", "layout", "strided"]
 
 
 class layout:  # noqa: N801 - torch.layout's name
@@ -154,6 +155,23 @@ def narrow_copy(input, dim, start, length) -> Tensor:
     return narrow(input, dim, start, length).clone()
 
 
+def nonzero_static(input, *, size, fill_value=-1) -> Tensor:
+    """:func:`nonzero` with a fixed number of rows: ``(size, input.ndim)`` int64 indices,
+    truncated or padded with ``fill_value`` (a shape known in advance, for compiled code).
+
+    Example: ``tensorix.nonzero_static(tensorix.tensor([0, 1, 0, 2]), size=3)`` is
+    ``[[1], [3], [-1]]``.
+    """
+    check_tensor(input, "nonzero_static")
+    if not isinstance(size, (int, np.integer)) or size < 0:
+        raise RuntimeError("nonzero_static(): 'size' must be an non-negative integer")
+    xp = backend.array_module(input._data)
+    found = xp.argwhere(input._data).astype(np.int64)[:size]
+    out = xp.full((int(size), input.ndim), fill_value, dtype=np.int64)
+    out[:found.shape[0]] = found
+    return _make(out)
+
+
 # -- handle methods -----------------------------------------------------------------------------
 def _type_as(self, other):
     """This tensor converted to ``other``'s dtype (and device)."""
@@ -182,6 +200,52 @@ def _new(self, *args, device=None):
     if len(args) == 1:
         return self.new_tensor(args[0], device=device)
     raise TypeError(f"new(): expected sizes or data, got {args!r}")
+
+
+def _new_empty_strided(self, size, stride, *, dtype=None, device=None, requires_grad=False):
+    """An uninitialised tensor with the given ``size`` and element ``stride`` (over fresh
+    memory just large enough), of this tensor's dtype and device unless given."""
+    size, stride = tuple(int(n) for n in size), tuple(int(s) for s in stride)
+    if len(size) != len(stride):
+        raise RuntimeError(f"new_empty_strided(): mismatch in length of strides and shape "
+                           f"({len(stride)} and {len(size)})")
+    need = 1 + sum((n - 1) * s for n, s in zip(size, stride)) if all(size) else 0
+    flat = self.new_empty((need,), dtype=dtype, device=device)
+    out = as_strided(flat, size, stride) if need else flat.reshape(size)
+    out = _make(out._data, out._dtype)
+    return out.requires_grad_() if requires_grad else out
+
+
+def _resize_(self, *sizes):
+    """Change the shape in place to ``sizes``, keeping the first elements (row-major) and
+    leaving new ones uninitialised (zeros here); not for tensors that require grad."""
+    from .movement import _sizes
+
+    if self._rg:
+        raise RuntimeError("resize_(): cannot resize variables that require grad")
+    shape = _sizes(sizes, "resize_")
+    if any(n < 0 for n in shape):
+        raise RuntimeError(f"resize_(): Trying to create tensor with negative dimension: "
+                           f"{list(shape)}")
+    n = int(np.prod(shape, dtype=np.int64))
+    old = self._data.reshape(-1)
+    if n <= old.size and self._data.flags.c_contiguous:
+        self._data = old[:n].reshape(shape)  # same memory, as torch keeps its storage
+    else:
+        xp = backend.array_module(self._data)
+        fresh = xp.zeros(n, dtype=self._data.dtype)
+        k = min(n, old.size)
+        fresh[:k] = old[:k]
+        self._data = fresh.reshape(shape)
+    self._version[0] += 1
+    return self
+
+
+def _dim_order(self) -> tuple:
+    """The dims from outermost to innermost in memory (by decreasing stride; ties keep their
+    order), ``(0, 1, ..., n-1)`` for a contiguous tensor."""
+    st = self.stride()
+    return tuple(sorted(range(self.ndim), key=lambda d: -st[d]))
 
 
 def _get_device(self) -> int:
@@ -291,12 +355,16 @@ def _methods():
         "is_signed": _is_signed, "is_same_size": lambda self, other: tuple(self.shape) == tuple(
             other.shape),
         "is_conj": lambda self: False, "is_neg": lambda self: False,
-        "is_inference": lambda self: False,
+        "is_inference": lambda self: False,  # inference_mode does not mark tensors here
         "dense_dim": lambda self: self.ndim, "sparse_dim": lambda self: 0,
         "to_dense": lambda self, dtype=None, *, masked_grad=None: self if dtype is None else
         self.to(dtype),
         "apply_": _apply_, "map_": _map_, "map2_": _map2_,
         "register_post_accumulate_grad_hook": _register_post_accumulate_grad_hook,
+        "nonzero_static": nonzero_static, "new_empty_strided": _new_empty_strided,
+        "resize_": _resize_, "resize_as_": lambda self, other: _resize_(self, tuple(
+            other.shape)), "dim_order": _dim_order,
+        "const_data_ptr": lambda self: self.data_ptr(),
         "output_nr": property(lambda self: self._output_nr,
                               doc="Which output of its grad_fn this tensor is (0 for leaves)."),
         "layout": property(lambda self: strided, doc="Always tensorix.strided."),

@@ -307,6 +307,12 @@ register(
     OpInfo("adjoint", lambda r, d: [Sample((uniform(r, (2, 3, 4)),))],
            lambda x: np.conj(np.swapaxes(x, -1, -2))),
     OpInfo("dist", _dist_samples, _np_dist, gradgrad=True),
+    OpInfo("nonzero_static", lambda r, d: [
+        Sample((np.round(uniform(r, (3, 4))),), {"size": 9}),
+        Sample((np.array([0.0, 1.0, 0.0, 2.0]),), {"size": 1, "fill_value": -5})],
+        lambda x, size, fill_value=-1: np.concatenate(
+            [np.argwhere(x)[:size], np.full((max(size - np.count_nonzero(x), 0), x.ndim),
+                                            fill_value)]), dtypes=WITH_INT, grad=False),
     OpInfo("narrow_copy", lambda r, d: [Sample((uniform(r, (4, 3)), 0, 1, 2))],
            lambda x, dim, start, length: x[start:start + length].copy(), dtypes=WITH_INT),
 )
