@@ -9,6 +9,7 @@ module is the public surface.
 * determinants: :func:`det`, :func:`slogdet`;
 * decompositions: :func:`cholesky`, :func:`qr`, :func:`svd`, :func:`svdvals`, :func:`eigh`,
   :func:`eigvalsh`, :func:`lu`, :func:`lu_factor`, :func:`lu_factor_ex` (with :func:`lu_solve`);
+* Householder products: :func:`householder_product` (``Q`` from ``tensorix.geqrf``);
 * functions of a matrix: :func:`matrix_exp`;
 * norms and numbers: :func:`vector_norm`, :func:`matrix_norm`, :func:`norm`, :func:`cond`,
   :func:`matrix_rank`;
@@ -45,13 +46,13 @@ from .ops.linalg_decomp import (
     svd,
     svdvals,
 )
+from .ops.linalg_lu import householder_product, lu_factor, lu_factor_ex, matrix_exp
 from .ops.linalg_lu import linalg_lu as lu
 from .ops.linalg_lu import linalg_lu_solve as lu_solve
-from .ops.linalg_lu import lu_factor, lu_factor_ex, matrix_exp
 from .ops.linalg_norm import cond, cross, matrix_norm, norm, vecdot, vector_norm
 
 __all__ = ["LinAlgError", "inv", "pinv", "solve", "solve_triangular", "lstsq", "det",
            "slogdet", "cholesky", "qr", "svd", "svdvals", "eigh", "eigvalsh", "vector_norm",
            "matrix_norm", "norm", "cond", "matrix_rank", "matmul", "multi_dot",
            "matrix_power", "cross", "vecdot", "diagonal", "lu", "lu_factor", "lu_solve",
-           "lu_factor_ex", "matrix_exp"]
+           "lu_factor_ex", "matrix_exp", "householder_product"]

@@ -414,3 +414,27 @@ def test_legacy_linalg_names(torch):
                                                rf"version 1.9 and is now removed.*"
                                                rf"tensorix.linalg.{new}"):
             getattr(_t(spd), name)(_t(spd))
+
+
+def test_householder_family(torch):
+    rng = np.random.default_rng(8)
+    a = rng.standard_normal((5, 3))
+    h, tau = tx.geqrf(_t(a))
+    q, r = tx.linalg.qr(_t(a))
+    assert_close(tx.linalg.householder_product(h, tau), q)
+    assert_close(h.triu()[:3], r)
+    assert_close(_t(a).geqrf().tau, torch.geqrf(torch.tensor(a)).tau)
+    x = _t(a, requires_grad=True)
+    with pytest.raises(NotImplementedError, match=r"geqrf: the derivative for 'geqrf' is not "
+                                                  r"implemented"):
+        tx.geqrf(x).a.sum().backward()
+    with pytest.raises(RuntimeError, match=r"householder_product: input.shape\[-2\] must be "
+                                           r"greater than or equal"):
+        tx.linalg.householder_product(tx.zeros(2, 3), tx.zeros(2))
+    with pytest.raises(RuntimeError, match=r"householder_product: tau must have shape"):
+        tx.orgqr(tx.zeros(3, 2), tx.zeros(3))
+    with pytest.raises(RuntimeError, match=r"ormqr: input.shape\[-2\] must be equal to "
+                                           r"other.shape\[-2\]"):
+        tx.ormqr(h, tau, tx.zeros(4, 2, dtype=tx.float64))
+    full_q = tx.ormqr(h, tau, tx.eye(5, dtype=tx.float64))
+    assert_close(full_q.mT @ full_q, np.eye(5), atol=1e-12)

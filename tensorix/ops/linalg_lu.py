@@ -31,13 +31,14 @@ from .shape import cat
 # torch.* names; tensorix.linalg exports lu_factor, linalg_lu (as lu), linalg_lu_solve (as
 # lu_solve) and matrix_exp
 __all__ = ["lu", "lu_unpack", "lu_solve", "matrix_exp", "cholesky_solve", "cholesky_inverse",
-           "triangular_solve", "cholesky", "qr", "svd"]
+           "triangular_solve", "cholesky", "qr", "svd", "geqrf", "orgqr", "ormqr"]
 
 LUFactorResult = namedtuple("LUFactorResult", ["LU", "pivots"])
 LUFactorExResult = namedtuple("LUFactorExResult", ["LU", "pivots", "info"])
 LUResult = namedtuple("LUResult", ["P", "L", "U"])
 SVDLegacy = namedtuple("SVDLegacy", ["U", "S", "V"])
 TriangularSolveResult = namedtuple("TriangularSolveResult", ["solution", "cloned_coefficient"])
+GeqrfResult = namedtuple("GeqrfResult", ["a", "tau"])
 
 
 def _xp(t):
@@ -362,6 +363,107 @@ def triangular_solve(b, A, upper=True, transpose=False, unitriangular=False):
     return TriangularSolveResult(x, A.clone())
 
 
+# -- Householder QR (LAPACK's geqrf / orgqr / ormqr) --------------------------------------------
+class Geqrf(Function):
+    @staticmethod
+    def forward(ctx, a):
+        xp = _xp(a)
+        h, tau = xp.linalg.qr(a._data, mode="raw")  # h is LAPACK's a, transposed
+        return xp.ascontiguousarray(xp.swapaxes(h, -1, -2)), tau
+
+    @staticmethod
+    def backward(ctx, ga, gtau):
+        raise NotImplementedError("geqrf: the derivative for 'geqrf' is not implemented (as in "
+                                  "PyTorch); differentiate through tensorix.linalg.qr instead")
+
+
+def geqrf(input) -> GeqrfResult:
+    """LAPACK's ``geqrf``: the QR decomposition in Householder form, ``(a, tau)``: ``R`` on and
+    above the diagonal of ``a``, the Householder vectors (unit first entry implied) below it,
+    and their scalar factors ``tau (..., min(m, n))``. Not differentiable, as in PyTorch.
+
+    Example: ``a, tau = tensorix.geqrf(A)``; ``tensorix.linalg.householder_product(a, tau)``
+    is the ``Q`` of ``tensorix.linalg.qr(A)``.
+    """
+    check_matrix(input, "geqrf", "input")
+    return GeqrfResult(*Geqrf.apply(input))
+
+
+def _reflect(x, v, t, side):
+    """``H x`` (side 'left') or ``x H`` with ``H = I - t v v^H``; v (..., m, 1), t (..., 1, 1)."""
+    if side == "left":
+        return x - (t * v) @ (v.mH @ x)
+    return x - ((x @ v) * t) @ v.mH
+
+
+def _householder_vectors(a, k):
+    from .creation import eye
+
+    m = a.shape[-2]
+    return tril(a[..., :, :k], -1) + eye(m, k, dtype=a.dtype, device=a.device)
+
+
+def householder_product(A, tau) -> Tensor:
+    """The first ``n`` columns of ``H_1 ... H_k``, ``H_i = I - tau_i v_i v_i^H``, for Householder
+    vectors stored below the diagonal of ``A (..., m, n)`` (``m >= n >= k``); differentiable in
+    ``A`` and ``tau``. ``torch.orgqr`` is the same function.
+
+    Example: ``tensorix.linalg.householder_product(*tensorix.geqrf(A))`` is ``qr(A).Q``.
+    """
+    op = "linalg.householder_product"
+    check_matrix(A, op, "input")
+    check_tensor(tau, op, "tau")
+    _same_dtype(op, A, tau)
+    m, n, k = A.shape[-2], A.shape[-1], tau.shape[-1] if tau.ndim else 0
+    if m < n:
+        raise RuntimeError(f"{op}: input.shape[-2] must be greater than or equal to "
+                           f"input.shape[-1]")
+    if tau.ndim != A.ndim - 1 or k > n or tuple(tau.shape[:-1]) != tuple(A.shape[:-2]):
+        raise RuntimeError(f"{op}: tau must have shape {list(A.shape[:-2])} + [k] with k <= "
+                           f"input.shape[-1] = {n}, got {list(tau.shape)}")
+    from .creation import eye
+
+    vecs = _householder_vectors(A, k)
+    q = eye(m, n, dtype=A.dtype, device=A.device).expand(tuple(A.shape))
+    for i in reversed(range(k)):
+        q = _reflect(q, vecs[..., :, i:i + 1], tau[..., i:i + 1].unsqueeze(-1), "left")
+    return q
+
+
+orgqr = householder_product
+
+
+def ormqr(input, tau, other, left=True, transpose=False) -> Tensor:
+    """``Q @ other`` (``left=False``: ``other @ Q``) with ``Q = H_1 ... H_k`` the full
+    ``(m, m)`` Householder product of ``geqrf``'s ``(input, tau)``; ``transpose=True`` uses
+    ``Q^H``. Differentiable in all three.
+
+    Example: ``tensorix.ormqr(*tensorix.geqrf(A), C)`` equals ``Q @ C`` for the complete Q.
+    """
+    op = "ormqr"
+    check_matrix(input, op, "input")
+    check_tensor(tau, op, "tau")
+    check_matrix(other, op, "other")
+    _same_dtype(op, input, other)
+    k = tau.shape[-1] if tau.ndim else 0
+    rows = other.shape[-2] if left else other.shape[-1]
+    if input.shape[-2] != rows:
+        raise RuntimeError(f"{op}: input.shape[-2] must be equal to other.shape"
+                           f"[{-2 if left else -1}] ({input.shape[-2]} != {rows})")
+    if k > input.shape[-1] or k > rows:
+        raise RuntimeError(f"{op}: tau.shape[-1] must be less than or equal to "
+                           f"input.shape[-1] and to {rows}, got {k}")
+    vecs = _householder_vectors(input, k)
+    taus = tau.conj() if transpose and tau.is_complex() else tau
+    # Q C = H_1 (... (H_k C)); Q^H C = H_k^H (... H_1^H C); C Q = ((C H_1) ...) H_k
+    order = range(k) if left == transpose else reversed(range(k))
+    out = other
+    for i in order:
+        out = _reflect(out, vecs[..., :, i:i + 1], taus[..., i:i + 1].unsqueeze(-1),
+                       "left" if left else "right")
+    return out
+
+
 # -- legacy names ---------------------------------------------------------------------------
 def cholesky(A, upper=False) -> Tensor:
     """Legacy ``torch.cholesky``: ``tensorix.linalg.cholesky(A, upper=upper)``."""
@@ -407,7 +509,8 @@ def _methods():
                                                                         LU_pivots),
          "matrix_exp": matrix_exp, "cholesky": cholesky, "qr": qr,
          "svd": svd, "cholesky_solve": cholesky_solve,
-         "cholesky_inverse": cholesky_inverse, "triangular_solve": triangular_solve}
+         "cholesky_inverse": cholesky_inverse, "triangular_solve": triangular_solve,
+         "geqrf": geqrf, "orgqr": orgqr, "ormqr": ormqr}
     for name, new in (("solve", "solve"), ("lstsq", "lstsq"), ("eig", "eig"),
                       ("symeig", "eigh")):
         m[name] = _removed(name, new)

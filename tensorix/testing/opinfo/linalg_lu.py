@@ -171,6 +171,49 @@ def _torch_lu_solve(b, packed, piv):
     return torch.linalg.lu_solve(packed, piv, b)
 
 
+def _np_geqrf(a):
+    h, tau = np.linalg.qr(a, mode="raw")  # LAPACK's a, transposed
+    return np.swapaxes(h, -1, -2), tau
+
+
+def _householder(rng, shape):
+    a, tau = _np_geqrf(uniform(rng, shape))
+    return np.ascontiguousarray(a), tau
+
+
+def _householder_samples(rng, dtype):
+    a, tau = _householder(rng, (4, 3))
+    b, tau_b = _householder(rng, (2, 3, 3))
+    return [Sample((a, tau)), Sample((b, tau_b)), Sample((a, tau[:2]))]
+
+
+def _ormqr_samples(rng, dtype):
+    a, tau = _householder(rng, (4, 3))
+    w, tau_w = _householder(rng, (3, 5))
+    return [Sample((a, tau, uniform(rng, (4, 2)))),
+            Sample((a, tau, uniform(rng, (2, 4)), False)),
+            Sample((a, tau, uniform(rng, (4, 3)), True, True)),
+            Sample((w, tau_w, uniform(rng, (2, 3)), False, True))]
+
+
+def _np_householder(a, tau, full=False):
+    m = a.shape[-2]
+    q = np.broadcast_to(np.eye(m), a.shape[:-2] + (m, m)).copy()
+    for i in range(tau.shape[-1]):
+        v = np.zeros(a.shape[:-1])
+        v[..., i] = 1
+        v[..., i + 1:] = a[..., i + 1:, i]
+        h = np.eye(m) - tau[..., i, None, None] * v[..., :, None] * v[..., None, :]
+        q = q @ h
+    return q if full else q[..., :, :a.shape[-1]]
+
+
+def _np_ormqr(a, tau, c, left=True, transpose=False):
+    q = _np_householder(a, tau, full=True)
+    q = np.swapaxes(q, -1, -2) if transpose else q
+    return q @ c if left else c @ q
+
+
 def _legacy_lu_solve_samples(rng, dtype):
     packed, piv = _random_lu(rng, (3, 3))
     return [Sample((uniform(rng, (3, 2)), packed, piv))]
@@ -206,4 +249,9 @@ register(
                                                           "complete"),
            output=_qr_invariants, **_INV),
     OpInfo("svd", _legacy_svd_samples, None, output=_svd_as_vh, **_INV),
+    OpInfo("geqrf", lambda r, d: [Sample((uniform(r, (4, 3)),)), Sample((uniform(r, (3, 5)),))],
+           _np_geqrf, grad=False, dtypes=FLOATS),
+    OpInfo("linalg.householder_product", _householder_samples, _np_householder,
+           aliases=("orgqr",), **_INV),
+    OpInfo("ormqr", _ormqr_samples, _np_ormqr, **_INV),
 )
