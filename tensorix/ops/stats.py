@@ -120,7 +120,7 @@ def histc(input, bins=100, min=0, max=0) -> Tensor:  # noqa: A002 - torch's name
     if lo == hi and data.size:
         finite = data[xp.isfinite(data)]
         if finite.size:
-            lo, hi = finite.min(), finite.max()
+            lo, hi = wide.type(float(finite.min())), wide.type(float(finite.max()))
     if lo == hi:
         lo, hi = lo - 1, hi + 1
     if not lo < hi:

@@ -273,13 +273,18 @@ def _is_signed(self) -> bool:
     return d is not dt.bool and not (d.category == 1 and np.dtype(d.np).kind == "u")
 
 
-def _no_grad_write(self, op, values):
-    """Write a Python-computed result into ``self`` (no autograd, like torch)."""
+def _check_map(self, op):
+    """apply_/map_/map2_ run Python per element: CPU tensors outside autograd only."""
+    check_tensor(self, op)
     if self._rg:
         raise RuntimeError(f"{op}(): Can't call {op}() on Variable that requires grad. Use "
                            f"var.detach().{op}() instead.")
     if self.device.type != "cpu":
         raise TypeError(f"{op}(): {op} is only implemented on CPU tensors")
+
+
+def _no_grad_write(self, op, values):
+    """Write a Python-computed result into ``self`` (no autograd, like torch)."""
     self._data[...] = np.asarray(values, dtype=object).astype(self._data.dtype)
     self._version[0] += 1
     return self
@@ -292,7 +297,7 @@ def _elements(t, shape):
 
 def _apply_(self, callable):  # noqa: A002 - torch's name
     """Replace each element ``v`` by ``callable(v)`` in place (Python numbers; CPU only)."""
-    check_tensor(self, "apply_")
+    _check_map(self, "apply_")
     out = [callable(v) for v in _elements(self, self._data.shape)]
     return _no_grad_write(self, "apply_", np.reshape(np.array(out, dtype=object),
                                                      self._data.shape))
@@ -301,6 +306,7 @@ def _apply_(self, callable):  # noqa: A002 - torch's name
 def _map_(self, tensor, callable):  # noqa: A002
     """``self[i] = callable(self[i], tensor[i])`` in place, ``tensor`` broadcast to ``self``
     and of the same dtype (CPU only)."""
+    _check_map(self, "map_")
     check_tensor(tensor, "map_", "tensor")
     if tensor._dtype is not self._dtype:
         raise TypeError(f"map_(): expected {self._dtype.name} for 'other' (got "
@@ -312,6 +318,7 @@ def _map_(self, tensor, callable):  # noqa: A002
 
 def _map2_(self, x, y, callable):  # noqa: A002
     """``self[i] = callable(self[i], x[i], y[i])`` in place (broadcast; CPU only)."""
+    _check_map(self, "map2_")
     for arg, t_ in (("x", x), ("y", y)):
         check_tensor(t_, "map2_", arg)
         if t_._dtype is not self._dtype:
