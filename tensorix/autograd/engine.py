@@ -86,6 +86,11 @@ def _call_hooks(hooks, g):
     return g
 
 
+# set once any tensor registers a post-accumulate-grad hook, so that backward looks for them
+# (an unset slot costs an exception per leaf) only in programs that use them
+POST_ACCUMULATE = [False]
+
+
 def _accumulate_grad(t, g, create_graph):
     """``t.grad += g`` as PyTorch's AccumulateGrad does it: .grad owns its memory (add's
     backward hands one gradient to both inputs); in-place unless building a graph."""
@@ -103,9 +108,8 @@ def _accumulate_grad(t, g, create_graph):
     else:
         old._data += g._data
         old._version[0] += 1
-    post = getattr(t, "_post_acc_hooks", None)  # register_post_accumulate_grad_hook
-    if post:
-        for hook in list(post):
+    if POST_ACCUMULATE[0]:  # register_post_accumulate_grad_hook
+        for hook in list(getattr(t, "_post_acc_hooks", None) or ()):
             hook(t)
 
 

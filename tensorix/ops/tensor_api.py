@@ -339,6 +339,9 @@ def _register_post_accumulate_grad_hook(self, hook):
     if self.grad_fn is not None:
         raise RuntimeError("register_post_accumulate_grad_hook(): post accumulate grad hooks "
                            "cannot be registered on non-leaf tensors")
+    from ..autograd import engine
+
+    engine.POST_ACCUMULATE[0] = True
     hooks = getattr(self, "_post_acc_hooks", None)
     if hooks is None:
         hooks = self._post_acc_hooks = []
