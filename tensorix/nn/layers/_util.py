@@ -15,6 +15,12 @@ def new_param(*shape, device=None, dtype=None, requires_grad=True):
     return Parameter(empty(*shape, device=device, dtype=dtype), requires_grad)
 
 
+def optional_param(enabled, *shape, device=None, dtype=None):
+    """``new_param(*shape)`` when ``enabled``, else None: ``register_parameter(name, ...)``
+    then keeps the slot as PyTorch does for ``bias=False`` / ``affine=False``."""
+    return new_param(*shape, device=device, dtype=dtype) if enabled else None
+
+
 def _ntuple(n):
     def parse(x):
         if isinstance(x, collections.abc.Iterable) and not isinstance(x, str):

@@ -14,7 +14,7 @@ from .. import functional as F
 from .. import init
 from ..init import _fans
 from ..module import Module
-from ._util import new_param, pair, single, triple
+from ._util import new_param, optional_param, pair, single, triple
 
 __all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d",
            "ConvTranspose3d"]
@@ -61,10 +61,8 @@ class _ConvNd(Module):
         shape = (in_channels, out_channels // groups) if transposed else \
             (out_channels, in_channels // groups)
         self.weight = new_param(*shape, *kernel_size, device=device, dtype=dtype)
-        if bias:
-            self.bias = new_param(out_channels, device=device, dtype=dtype)
-        else:
-            self.register_parameter("bias", None)
+        self.register_parameter("bias", optional_param(bias, out_channels, device=device,
+                                                       dtype=dtype))
         self.reset_parameters()
 
     def reset_parameters(self):

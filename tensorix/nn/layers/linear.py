@@ -7,7 +7,7 @@ import math
 from .. import functional as F
 from .. import init
 from ..module import Module
-from ._util import new_param
+from ._util import new_param, optional_param
 
 __all__ = ["Identity", "Linear", "Bilinear", "Flatten", "Unflatten", "LazyLinear"]
 
@@ -33,10 +33,8 @@ class Linear(Module):
         super().__init__()
         self.in_features, self.out_features = in_features, out_features
         self.weight = new_param(out_features, in_features, device=device, dtype=dtype)
-        if bias:
-            self.bias = new_param(out_features, device=device, dtype=dtype)
-        else:
-            self.register_parameter("bias", None)
+        self.register_parameter("bias", optional_param(bias, out_features, device=device,
+                                                       dtype=dtype))
         self.reset_parameters()
 
     def reset_parameters(self):
@@ -66,10 +64,7 @@ class LazyLinear(Linear):
         self.in_features, self.out_features = 0, out_features
         self._factory = dict(device=device, dtype=dtype)
         self.weight = new_param(0, device=device, dtype=dtype)
-        if bias:
-            self.bias = new_param(0, device=device, dtype=dtype)
-        else:
-            self.register_parameter("bias", None)
+        self.register_parameter("bias", optional_param(bias, 0, device=device, dtype=dtype))
 
     def forward(self, input):
         if self.in_features == 0:
@@ -95,10 +90,8 @@ class Bilinear(Module):
         self.out_features = out_features
         self.weight = new_param(out_features, in1_features, in2_features, device=device,
                                 dtype=dtype)
-        if bias:
-            self.bias = new_param(out_features, device=device, dtype=dtype)
-        else:
-            self.register_parameter("bias", None)
+        self.register_parameter("bias", optional_param(bias, out_features, device=device,
+                                                       dtype=dtype))
         self.reset_parameters()
 
     def reset_parameters(self):

@@ -12,10 +12,27 @@ from ...ops.creation import ones, tensor, zeros
 from .. import functional as F
 from .. import init
 from ..module import Module
-from ._util import new_param
+from ._util import new_param, optional_param
 
 __all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "InstanceNorm1d", "InstanceNorm2d",
            "InstanceNorm3d", "LayerNorm", "GroupNorm", "RMSNorm", "LocalResponseNorm"]
+
+
+def _affine_params(module, enabled, bias, shape, device, dtype):
+    """Register ``weight`` and ``bias`` of ``shape`` (None when not ``enabled``; the bias also
+    None without ``bias``)."""
+    module.register_parameter("weight", optional_param(enabled, *shape, device=device,
+                                                       dtype=dtype))
+    module.register_parameter("bias", optional_param(enabled and bias, *shape, device=device,
+                                                     dtype=dtype))
+
+
+def _reset_affine(module, enabled):
+    """The affine parameters' start: weight 1, bias 0."""
+    if enabled:
+        init.ones_(module.weight)
+        if module.bias is not None:
+            init.zeros_(module.bias)
 
 
 class _NormBase(Module):
@@ -24,15 +41,7 @@ class _NormBase(Module):
         super().__init__()
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
         self.affine, self.track_running_stats = affine, track_running_stats
-        if affine:
-            self.weight = new_param(num_features, device=device, dtype=dtype)
-            if bias:
-                self.bias = new_param(num_features, device=device, dtype=dtype)
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _affine_params(self, affine, bias, (num_features,), device, dtype)
         if track_running_stats:
             self.register_buffer("running_mean", zeros(num_features, device=device,
                                                        dtype=dtype))
@@ -53,10 +62,7 @@ class _NormBase(Module):
 
     def reset_parameters(self):
         self.reset_running_stats()
-        if self.affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+        _reset_affine(self, self.affine)
 
     def extra_repr(self):
         return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
@@ -172,22 +178,11 @@ class LayerNorm(Module):
         super().__init__()
         self.normalized_shape = _shape(normalized_shape)
         self.eps, self.elementwise_affine = eps, elementwise_affine
-        if elementwise_affine:
-            self.weight = new_param(*self.normalized_shape, device=device, dtype=dtype)
-            if bias:
-                self.bias = new_param(*self.normalized_shape, device=device, dtype=dtype)
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _affine_params(self, elementwise_affine, bias, self.normalized_shape, device, dtype)
         self.reset_parameters()
 
     def reset_parameters(self):
-        if self.elementwise_affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+        _reset_affine(self, self.elementwise_affine)
 
     def forward(self, input):
         return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
@@ -207,22 +202,11 @@ class GroupNorm(Module):
             raise ValueError("num_channels must be divisible by num_groups")
         self.num_groups, self.num_channels = num_groups, num_channels
         self.eps, self.affine = eps, affine
-        if affine:
-            self.weight = new_param(num_channels, device=device, dtype=dtype)
-            if bias:
-                self.bias = new_param(num_channels, device=device, dtype=dtype)
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _affine_params(self, affine, bias, (num_channels,), device, dtype)
         self.reset_parameters()
 
     def reset_parameters(self):
-        if self.affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+        _reset_affine(self, self.affine)
 
     def forward(self, input):
         return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)

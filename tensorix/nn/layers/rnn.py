@@ -17,7 +17,7 @@ from ...ops.shape import cat, stack
 from .. import functional as F
 from .. import init
 from ..module import Module
-from ._util import new_param
+from ._util import new_param, optional_param
 
 __all__ = ["RNN", "LSTM", "GRU", "RNNCell", "LSTMCell", "GRUCell"]
 
@@ -259,12 +259,8 @@ class RNNCellBase(Module):
         fk = dict(device=device, dtype=dtype)
         self.weight_ih = new_param(num_chunks * hidden_size, input_size, **fk)
         self.weight_hh = new_param(num_chunks * hidden_size, hidden_size, **fk)
-        if bias:
-            self.bias_ih = new_param(num_chunks * hidden_size, **fk)
-            self.bias_hh = new_param(num_chunks * hidden_size, **fk)
-        else:
-            self.register_parameter("bias_ih", None)
-            self.register_parameter("bias_hh", None)
+        self.register_parameter("bias_ih", optional_param(bias, num_chunks * hidden_size, **fk))
+        self.register_parameter("bias_hh", optional_param(bias, num_chunks * hidden_size, **fk))
         self.reset_parameters()
 
     reset_parameters = RNNBase.reset_parameters

@@ -11,7 +11,7 @@ from .. import functional as F
 from .. import init
 from ..container import ModuleList
 from ..module import Module
-from ._util import new_param
+from ._util import new_param, optional_param
 from .dropout import Dropout
 from .linear import Linear, NonDynamicallyQuantizableLinear
 from .normalization import LayerNorm
@@ -58,10 +58,7 @@ class MultiheadAttention(Module):
             self.in_proj_weight = new_param(3 * embed_dim, embed_dim, **fk)
             for name in ("q_proj_weight", "k_proj_weight", "v_proj_weight"):
                 self.register_parameter(name, None)
-        if bias:
-            self.in_proj_bias = new_param(3 * embed_dim, **fk)
-        else:
-            self.register_parameter("in_proj_bias", None)
+        self.register_parameter("in_proj_bias", optional_param(bias, 3 * embed_dim, **fk))
         self.out_proj = NonDynamicallyQuantizableLinear(embed_dim, embed_dim, bias=bias, **fk)
         if add_bias_kv:
             self.bias_k = new_param(1, 1, embed_dim, **fk)
