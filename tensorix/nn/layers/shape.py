@@ -195,34 +195,25 @@ ConstantPad3d = _pad_class("ConstantPad3d", 3, "constant", _ConstantPad,
                            "Pad the last 3 dims with a constant ``value``.")
 
 
-class ZeroPad1d(ConstantPad1d):
+class _ZeroPad(_ConstantPad):
+    """A constant pad fixed at zero; ZeroPadNd subclasses ConstantPadNd, as in PyTorch."""
+
+    def __init__(self, padding):
+        super().__init__(padding, 0.0)
+
+    extra_repr = _PadNd.extra_repr
+
+
+class ZeroPad1d(_ZeroPad, ConstantPad1d):
     """Zero-pad the last dim: ``padding`` = int or (left, right)."""
 
-    def __init__(self, padding):
-        super().__init__(padding, 0.0)
 
-    def extra_repr(self):
-        return f"{self.padding}"
-
-
-class ZeroPad2d(ConstantPad2d):
+class ZeroPad2d(_ZeroPad, ConstantPad2d):
     """Zero-pad the last 2 dims: ``padding`` = int or (left, right, top, bottom)."""
 
-    def __init__(self, padding):
-        super().__init__(padding, 0.0)
 
-    def extra_repr(self):
-        return f"{self.padding}"
-
-
-class ZeroPad3d(ConstantPad3d):
+class ZeroPad3d(_ZeroPad, ConstantPad3d):
     """Zero-pad the last 3 dims."""
-
-    def __init__(self, padding):
-        super().__init__(padding, 0.0)
-
-    def extra_repr(self):
-        return f"{self.padding}"
 
 
 ReflectionPad1d = _pad_class("ReflectionPad1d", 1, "reflect", _PadNd,
