@@ -108,6 +108,15 @@ def _row_kernel(op, t, dim):
     return kernels.lookup(op, t.device, t._dtype) if dim == t._data.ndim - 1 else None
 
 
+def _fused_grad(y, g, dim, log):
+    """(log_)softmax's first-order backward through the device kernel, or None where there is
+    none or a graph is being recorded (double backward needs the op form)."""
+    fused = _row_kernel("softmax_backward", y, dim)
+    if fused is not None and not state.enabled and g._dtype is y._dtype:
+        return _make(fused(y._data, g._data, log))
+    return None
+
+
 class Softmax(Function):
     @staticmethod
     def forward(ctx, x, dim):
@@ -127,9 +136,9 @@ class Softmax(Function):
     @staticmethod
     def backward(ctx, g):
         (y,) = ctx.saved_tensors
-        fused = _row_kernel("softmax_backward", y, ctx.dim)
-        if fused is not None and not state.enabled and g._dtype is y._dtype:
-            return _make(fused(y._data, g._data, False))  # first order: no graph recorded
+        fused = _fused_grad(y, g, ctx.dim, log=False)
+        if fused is not None:
+            return fused
         return y * (g - (g * y).sum(ctx.dim, keepdim=True))
 
 
@@ -151,9 +160,9 @@ class LogSoftmax(Function):
     @staticmethod
     def backward(ctx, g):
         (y,) = ctx.saved_tensors
-        fused = _row_kernel("softmax_backward", y, ctx.dim)
-        if fused is not None and not state.enabled and g._dtype is y._dtype:
-            return _make(fused(y._data, g._data, True))  # first order: no graph recorded
+        fused = _fused_grad(y, g, ctx.dim, log=True)
+        if fused is not None:
+            return fused
         return g - y.exp() * g.sum(ctx.dim, keepdim=True)
 
 
