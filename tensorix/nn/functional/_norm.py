@@ -62,6 +62,22 @@ def _raw_backward(g, x, weight, mu, rstd, axes, param_axes, needs):
     return gx, gw, gb
 
 
+def _graph_backward(ctx, g, x, weight, mu, rstd, param_axes, needs):
+    """The backward with ops, for ``create_graph`` (differentiable again); ``weight`` already
+    shaped to broadcast against ``x``. The same formulas as :func:`_raw_backward`."""
+    nx, nw, nb = needs
+    axes = ctx.axes
+    xhat, rstd = _xhat(ctx, x, mu, rstd)
+    gw = (g * xhat).sum(param_axes) if nw else None
+    gb = g.sum(param_axes) if nb else None
+    gx = None
+    if nx:
+        gh = g if weight is None else g * weight
+        gx = rstd * (gh - gh.mean(axes, keepdim=True)
+                     - xhat * (gh * xhat).mean(axes, keepdim=True))
+    return gx, gw, gb
+
+
 def _numel(shape):
     n = 1
     for s in shape:
@@ -123,15 +139,7 @@ class LayerNorm(Function):
         if not state.enabled:
             return _raw_backward(g, x, None if weight is None else weight._data, mu, rstd,
                                  axes, lead, (nx, nw, nb)) + (None, None)
-        xhat, rstd = _xhat(ctx, x, mu, rstd)
-        gw = (g * xhat).sum(lead) if nw else None
-        gb = g.sum(lead) if nb else None
-        gx = None
-        if nx:
-            gh = g if weight is None else g * weight
-            gx = rstd * (gh - gh.mean(axes, keepdim=True)
-                         - xhat * (gh * xhat).mean(axes, keepdim=True))
-        return gx, gw, gb, None, None
+        return _graph_backward(ctx, g, x, weight, mu, rstd, lead, (nx, nw, nb)) + (None, None)
 
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5) -> Tensor:
@@ -189,15 +197,8 @@ class BatchNorm(Function):
             w = None if weight is None else weight._data.reshape(ctx.shape)
             return _raw_backward(g, x, w, mu, rstd, axes, axes, (nx, nw, nb)) + \
                 (None,) * 4
-        xhat, rstd = _xhat(ctx, x, mu, rstd)
-        gw = (g * xhat).sum(axes) if nw else None
-        gb = g.sum(axes) if nb else None
-        gx = None
-        if nx:
-            gh = g if weight is None else g * weight.reshape(ctx.shape)
-            gx = rstd * (gh - gh.mean(axes, keepdim=True)
-                         - xhat * (gh * xhat).mean(axes, keepdim=True))
-        return gx, gw, gb, None, None, None, None
+        w = None if weight is None else weight.reshape(ctx.shape)
+        return _graph_backward(ctx, g, x, w, mu, rstd, axes, (nx, nw, nb)) + (None,) * 4
 
 
 def _update(stat, value, momentum):
