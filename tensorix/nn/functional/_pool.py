@@ -192,11 +192,9 @@ class MaxPoolBackward(Function):
         return flat.gather(-1, tensor(ctx.idx[..., None])).squeeze(-1), None, None
 
 
-def _max_pool(x, kernel_size, stride, padding, dilation, ceil_mode, return_indices, nd, op):
-    if x.ndim == nd + 1:
-        out = _max_pool(x.unsqueeze(0), kernel_size, stride, padding, dilation, ceil_mode,
-                        return_indices, nd, op)
-        return tuple(o.squeeze(0) for o in out) if return_indices else out.squeeze(0)
+def _windows(x, kernel_size, stride, padding, dilation, ceil_mode, nd, op):
+    """The checked window geometry of a pooling op on batched ``x`` (N, C, *spatial):
+    kernel, stride (default: the kernel), padding and dilation tuples, and output sizes."""
     if x.ndim != nd + 2:
         raise RuntimeError(f"{op}(): expected a {nd + 1}D or {nd + 2}D input, got shape "
                            f"{list(x.shape)}")
@@ -211,6 +209,15 @@ def _max_pool(x, kernel_size, stride, padding, dilation, ceil_mode, return_indic
                  for i in range(nd))
     if any(o <= 0 for o in outs):
         raise RuntimeError(f"{op}(): output size is too small for input {list(x.shape)}")
+    return k, s, p, d, outs
+
+
+def _max_pool(x, kernel_size, stride, padding, dilation, ceil_mode, return_indices, nd, op):
+    if x.ndim == nd + 1:
+        out = _max_pool(x.unsqueeze(0), kernel_size, stride, padding, dilation, ceil_mode,
+                        return_indices, nd, op)
+        return tuple(o.squeeze(0) for o in out) if return_indices else out.squeeze(0)
+    k, s, p, d, outs = _windows(x, kernel_size, stride, padding, dilation, ceil_mode, nd, op)
     return MaxPool.apply(x, k, s, p, d, outs, bool(return_indices))
 
 
@@ -246,18 +253,7 @@ def _avg_pool(x, kernel_size, stride, padding, ceil_mode, count_include_pad, div
     if x.ndim == nd + 1:
         return _avg_pool(x.unsqueeze(0), kernel_size, stride, padding, ceil_mode,
                          count_include_pad, divisor_override, nd, op).squeeze(0)
-    if x.ndim != nd + 2:
-        raise RuntimeError(f"{op}(): expected a {nd + 1}D or {nd + 2}D input, got shape "
-                           f"{list(x.shape)}")
-    k = _tuple(kernel_size, nd, "kernel_size", op)
-    s = k if stride is None or stride == [] else _tuple(stride, nd, "stride", op)
-    p = _tuple(padding, nd, "padding", op)
-    if any(2 * p[i] > k[i] for i in range(nd)):
-        raise RuntimeError(f"{op}(): pad should be at most half of effective kernel size, but "
-                           f"got pad={list(p)}, kernel_size={list(k)}")
-    outs = [_pool_out(x.shape[2 + i], k[i], s[i], p[i], 1, ceil_mode) for i in range(nd)]
-    if any(o <= 0 for o in outs):
-        raise RuntimeError(f"{op}(): output size is too small for input {list(x.shape)}")
+    k, s, p, _, outs = _windows(x, kernel_size, stride, padding, 1, ceil_mode, nd, op)
     # ceil_mode windows may run past the padded input: pad the end with zeros that no
     # divisor counts
     extra = [max(0, (outs[i] - 1) * s[i] + k[i] - (x.shape[2 + i] + 2 * p[i]))
