@@ -6,8 +6,7 @@ import math
 
 from .. import kernels
 from ..backend import array_module, get_device
-from ..tensor import _make
-from .optimizer import Optimizer, as_real, check_betas, check_hparam
+from .optimizer import Optimizer, as_real, check_betas, check_nonneg, decayed_grad, zero_state
 
 __all__ = ["Adam", "AdamW", "adam_update"]
 
@@ -21,13 +20,8 @@ def adam_update(p, g, m, v, vmax, step, *, lr, beta1, beta2, eps, weight_decay, 
               weight_decay=weight_decay, decoupled=decoupled, maximize=maximize)
         return
     xp = array_module(p)
-    if maximize:
-        g = -g
-    if weight_decay:
-        if decoupled:
-            p *= 1 - lr * weight_decay
-        else:
-            g = g + weight_decay * p
+    g = decayed_grad(p, g, lr=lr, weight_decay=weight_decay, maximize=maximize,
+                     decoupled=decoupled)
     # in place, with few temporaries: the update runs for every parameter on every step
     m *= beta1
     m += (1 - beta1) * g
@@ -56,10 +50,9 @@ class Adam(Optimizer):
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0,
                  amsgrad=False, *, maximize=False):
         name = type(self).__name__
-        check_hparam(name, "lr", lr, lr >= 0.0, ">= 0")
-        check_hparam(name, "eps", eps, eps >= 0.0, ">= 0")
+        check_nonneg(name, lr=lr, eps=eps)
         betas = check_betas(name, betas)
-        check_hparam(name, "weight_decay", weight_decay, weight_decay >= 0.0, ">= 0")
+        check_nonneg(name, weight_decay=weight_decay)
         super().__init__(params, dict(lr=lr, betas=betas, eps=eps,
                                       weight_decay=weight_decay, amsgrad=amsgrad,
                                       maximize=maximize))
@@ -67,14 +60,8 @@ class Adam(Optimizer):
     def _update(self, group, params):
         beta1, beta2 = group["betas"]
         for p in params:
-            st = self.state[p]
-            if not st:
-                xp = array_module(p._data)
-                st["step"] = 0
-                st["exp_avg"] = _make(xp.zeros_like(p._data))
-                st["exp_avg_sq"] = _make(xp.zeros_like(p._data))
-                if group["amsgrad"]:
-                    st["max_exp_avg_sq"] = _make(xp.zeros_like(p._data))
+            amsgrad = ("max_exp_avg_sq",) if group["amsgrad"] else ()
+            st = zero_state(self.state[p], p, ("exp_avg", "exp_avg_sq") + amsgrad)
             st["step"] += 1
             vmax = st.get("max_exp_avg_sq")
             adam_update(as_real(p._data), as_real(p.grad._data), as_real(st["exp_avg"]._data),

@@ -7,45 +7,29 @@ import math
 
 from ..backend import array_module
 from ..tensor import _make
-from .optimizer import Optimizer, as_real, check_betas, check_hparam
+from .optimizer import (
+    Optimizer,
+    as_real,
+    check_betas,
+    check_hparam,
+    check_nonneg,
+    decayed_grad,
+    zero_state,
+)
 
 __all__ = ["Adamax", "NAdam", "RAdam", "adamax_update", "nadam_update", "radam_update"]
 
 
 def _check_common(name, lr, eps, betas, weight_decay):
-    check_hparam(name, "lr", lr, lr >= 0.0, ">= 0")
-    check_hparam(name, "eps", eps, eps >= 0.0, ">= 0")
-    check_hparam(name, "weight_decay", weight_decay, weight_decay >= 0.0, ">= 0")
+    check_nonneg(name, lr=lr, eps=eps, weight_decay=weight_decay)
     return check_betas(name, betas)
-
-
-def _decay(p, g, lr, weight_decay, decoupled):
-    """Apply weight decay: shrink ``p`` in place (decoupled) or return ``g + wd * p`` (L2)."""
-    if not weight_decay:
-        return g
-    if decoupled:
-        p *= 1 - lr * weight_decay
-        return g
-    return g + weight_decay * p
-
-
-def _moments(state, p, names):
-    """Create zero moment buffers named ``names`` on first use; returns the state."""
-    if not state:
-        xp = array_module(p._data)
-        state["step"] = 0
-        for n in names:
-            state[n] = _make(xp.zeros_like(p._data))
-    return state
 
 
 def adamax_update(p, g, exp_avg, exp_inf, step, *, lr, beta1, beta2, eps, weight_decay,
                   maximize):
     """One Adamax step (Adam with an infinity-norm second moment) on raw arrays, in place."""
     xp = array_module(p)
-    if maximize:
-        g = -g
-    g = _decay(p, g, lr, weight_decay, False)
+    g = decayed_grad(p, g, lr=lr, weight_decay=weight_decay, maximize=maximize)
     exp_avg += (1 - beta1) * (g - exp_avg)
     exp_inf *= beta2
     xp.maximum(exp_inf, xp.abs(g) + eps, out=exp_inf)
@@ -64,7 +48,7 @@ class Adamax(Optimizer):
     def _update(self, group, params):
         beta1, beta2 = group["betas"]
         for p in params:
-            st = _moments(self.state[p], p, ("exp_avg", "exp_inf"))
+            st = zero_state(self.state[p], p, ("exp_avg", "exp_inf"))
             st["step"] += 1
             adamax_update(as_real(p._data), as_real(p.grad._data), as_real(st["exp_avg"]._data),
                           as_real(st["exp_inf"]._data), st["step"], lr=group["lr"],
@@ -79,9 +63,8 @@ def nadam_update(p, g, exp_avg, exp_avg_sq, mu_product, step, *, lr, beta1, beta
     product of the momentum coefficients so far (updated in place, in its own precision, as
     PyTorch keeps it in a float32 scalar tensor)."""
     xp = array_module(p)
-    if maximize:
-        g = -g
-    g = _decay(p, g, lr, weight_decay, decoupled_weight_decay)
+    g = decayed_grad(p, g, lr=lr, weight_decay=weight_decay, maximize=maximize,
+                     decoupled=decoupled_weight_decay)
     mu = beta1 * (1.0 - 0.5 * 0.96 ** (step * momentum_decay))
     mu_next = beta1 * (1.0 - 0.5 * 0.96 ** ((step + 1) * momentum_decay))
     mu_product *= mu
@@ -119,7 +102,7 @@ class NAdam(Optimizer):
         for p in params:
             st = self.state[p]
             if not st:
-                _moments(st, p, ("exp_avg", "exp_avg_sq"))
+                zero_state(st, p, ("exp_avg", "exp_avg_sq"))
                 xp = array_module(p._data)
                 # float32 like PyTorch's scalar tensor (float64 under a float64 default)
                 scalar = "float64" if get_default_dtype().name == "float64" else "float32"
@@ -141,9 +124,8 @@ def radam_update(p, g, exp_avg, exp_avg_sq, step, *, lr, beta1, beta2, eps, weig
     variance of the adaptive learning rate is tractable (rho_t > 5); SGD with momentum
     before."""
     xp = array_module(p)
-    if maximize:
-        g = -g
-    g = _decay(p, g, lr, weight_decay, decoupled_weight_decay)
+    g = decayed_grad(p, g, lr=lr, weight_decay=weight_decay, maximize=maximize,
+                     decoupled=decoupled_weight_decay)
     exp_avg += (1 - beta1) * (g - exp_avg)
     exp_avg_sq *= beta2
     exp_avg_sq += (1 - beta2) * (g * g)
@@ -179,7 +161,7 @@ class RAdam(Optimizer):
     def _update(self, group, params):
         beta1, beta2 = group["betas"]
         for p in params:
-            st = _moments(self.state[p], p, ("exp_avg", "exp_avg_sq"))
+            st = zero_state(self.state[p], p, ("exp_avg", "exp_avg_sq"))
             st["step"] += 1
             radam_update(as_real(p._data), as_real(p.grad._data), as_real(st["exp_avg"]._data),
                          as_real(st["exp_avg_sq"]._data), st["step"], lr=group["lr"],

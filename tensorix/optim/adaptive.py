@@ -5,24 +5,16 @@ from __future__ import annotations
 
 from ..backend import array_module
 from ..tensor import _make
-from .optimizer import Optimizer, as_real, check_hparam
+from .optimizer import Optimizer, as_real, check_hparam, check_nonneg, decayed_grad, zero_state
 
 __all__ = ["Adagrad", "Adadelta", "RMSprop", "adagrad_update", "adadelta_update",
            "rmsprop_update"]
 
 
-def _nonneg(name, **values):
-    for arg, v in values.items():
-        check_hparam(name, arg, v, v >= 0.0, ">= 0")
-
-
 def adagrad_update(p, g, state_sum, step, *, lr, lr_decay, weight_decay, eps, maximize):
     """One Adagrad step on raw arrays, in place (``step`` counts from 1)."""
     xp = array_module(p)
-    if maximize:
-        g = -g
-    if weight_decay:
-        g = g + weight_decay * p
+    g = decayed_grad(p, g, lr=lr, weight_decay=weight_decay, maximize=maximize)
     clr = lr / (1 + (step - 1) * lr_decay)
     state_sum += g * g
     p -= clr * (g / (xp.sqrt(state_sum) + eps))
@@ -36,8 +28,8 @@ class Adagrad(Optimizer):
 
     def __init__(self, params, lr=1e-2, lr_decay=0.0, weight_decay=0.0,
                  initial_accumulator_value=0.0, eps=1e-10, *, maximize=False):
-        _nonneg("Adagrad", lr=lr, lr_decay=lr_decay, weight_decay=weight_decay,
-                initial_accumulator_value=initial_accumulator_value, eps=eps)
+        check_nonneg("Adagrad", lr=lr, lr_decay=lr_decay, weight_decay=weight_decay,
+                     initial_accumulator_value=initial_accumulator_value, eps=eps)
         super().__init__(params, dict(lr=lr, lr_decay=lr_decay, eps=eps,
                                       weight_decay=weight_decay,
                                       initial_accumulator_value=initial_accumulator_value,
@@ -69,10 +61,7 @@ class Adagrad(Optimizer):
 def adadelta_update(p, g, square_avg, acc_delta, *, lr, rho, eps, weight_decay, maximize):
     """One Adadelta step on raw arrays, in place."""
     xp = array_module(p)
-    if maximize:
-        g = -g
-    if weight_decay:
-        g = g + weight_decay * p
+    g = decayed_grad(p, g, lr=lr, weight_decay=weight_decay, maximize=maximize)
     square_avg *= rho
     square_avg += (1 - rho) * (g * g)
     delta = xp.sqrt(acc_delta + eps) / xp.sqrt(square_avg + eps) * g
@@ -87,19 +76,14 @@ class Adadelta(Optimizer):
 
     def __init__(self, params, lr=1.0, rho=0.9, eps=1e-6, weight_decay=0.0, *,
                  maximize=False):
-        _nonneg("Adadelta", lr=lr, eps=eps, weight_decay=weight_decay)
+        check_nonneg("Adadelta", lr=lr, eps=eps, weight_decay=weight_decay)
         check_hparam("Adadelta", "rho", rho, 0.0 <= rho <= 1.0, "0 <= rho <= 1")
         super().__init__(params, dict(lr=lr, rho=rho, eps=eps, weight_decay=weight_decay,
                                       maximize=maximize))
 
     def _update(self, group, params):
         for p in params:
-            st = self.state[p]
-            if not st:
-                xp = array_module(p._data)
-                st["step"] = 0
-                st["square_avg"] = _make(xp.zeros_like(p._data))
-                st["acc_delta"] = _make(xp.zeros_like(p._data))
+            st = zero_state(self.state[p], p, ("square_avg", "acc_delta"))
             st["step"] += 1
             adadelta_update(as_real(p._data), as_real(p.grad._data),
                             as_real(st["square_avg"]._data), as_real(st["acc_delta"]._data),
@@ -113,10 +97,7 @@ def rmsprop_update(p, g, square_avg, grad_avg, buf, *, lr, alpha, eps, weight_de
     """One RMSprop step on raw arrays, in place. ``grad_avg`` is used when ``centered``,
     ``buf`` (the momentum buffer) when ``momentum > 0``; otherwise they may be None."""
     xp = array_module(p)
-    if maximize:
-        g = -g
-    if weight_decay:
-        g = g + weight_decay * p
+    g = decayed_grad(p, g, lr=lr, weight_decay=weight_decay, maximize=maximize)
     square_avg *= alpha
     square_avg += (1 - alpha) * (g * g)
     if centered:
@@ -142,19 +123,16 @@ class RMSprop(Optimizer):
 
     def __init__(self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0.0, momentum=0.0,
                  centered=False, *, maximize=False):
-        _nonneg("RMSprop", lr=lr, eps=eps, momentum=momentum, weight_decay=weight_decay,
-                alpha=alpha)
+        check_nonneg("RMSprop", lr=lr, eps=eps, momentum=momentum, weight_decay=weight_decay,
+                     alpha=alpha)
         super().__init__(params, dict(lr=lr, momentum=momentum, alpha=alpha, eps=eps,
                                       centered=centered, weight_decay=weight_decay,
                                       maximize=maximize))
 
     def _update(self, group, params):
         for p in params:
-            st = self.state[p]
+            st = zero_state(self.state[p], p, ("square_avg",))
             xp = array_module(p._data)
-            if not st:
-                st["step"] = 0
-                st["square_avg"] = _make(xp.zeros_like(p._data))
             # created on first need: a scheduler (OneCycleLR) may turn momentum on later
             if group["momentum"] > 0 and "momentum_buffer" not in st:
                 st["momentum_buffer"] = _make(xp.zeros_like(p._data))

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from ..backend import array_module
-from ..tensor import _make
-from .optimizer import Optimizer, as_real, check_betas, check_hparam
+from .optimizer import Optimizer, as_real, check_betas, check_nonneg, decayed_grad, zero_state
 
 __all__ = ["Lion", "lion_update"]
 
@@ -13,10 +12,8 @@ def lion_update(p, g, exp_avg, *, lr, beta1, beta2, weight_decay, maximize):
     """One Lion step on raw arrays, in place: move by ``lr * sign(beta1*m + (1-beta1)*g)``
     (decoupled weight decay first), then update the momentum with ``beta2``."""
     xp = array_module(p)
-    if maximize:
-        g = -g
-    if weight_decay:
-        p *= 1 - lr * weight_decay
+    g = decayed_grad(p, g, lr=lr, weight_decay=weight_decay, maximize=maximize,
+                     decoupled=True)
     direction = xp.sign(beta1 * exp_avg + (1 - beta1) * g)
     p -= lr * direction
     exp_avg *= beta2
@@ -32,19 +29,16 @@ class Lion(Optimizer):
 
     def __init__(self, params, lr=1e-4, betas=(0.9, 0.99), weight_decay=0.0, *,
                  maximize=False):
-        check_hparam("Lion", "lr", lr, lr >= 0.0, ">= 0")
+        check_nonneg("Lion", lr=lr)
         betas = check_betas("Lion", betas, upper_inclusive=True)
-        check_hparam("Lion", "weight_decay", weight_decay, weight_decay >= 0.0, ">= 0")
+        check_nonneg("Lion", weight_decay=weight_decay)
         super().__init__(params, dict(lr=lr, betas=betas, weight_decay=weight_decay,
                                       maximize=maximize))
 
     def _update(self, group, params):
         beta1, beta2 = group["betas"]
         for p in params:
-            st = self.state[p]
-            if not st:
-                st["step"] = 0
-                st["exp_avg"] = _make(array_module(p._data).zeros_like(p._data))
+            st = zero_state(self.state[p], p, ("exp_avg",))
             st["step"] += 1
             lion_update(as_real(p._data), as_real(p.grad._data), as_real(st["exp_avg"]._data),
                         lr=group["lr"], beta1=beta1, beta2=beta2,

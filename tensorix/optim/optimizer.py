@@ -11,6 +11,7 @@ import copy
 from collections import defaultdict
 
 from ..autograd.grad_mode import no_grad
+from ..backend import array_module
 from ..tensor import Tensor, _make
 
 __all__ = ["Optimizer", "required"]
@@ -21,6 +22,12 @@ def check_hparam(opt: str, arg: str, value, ok: bool, expected: str) -> None:
     ``ok``: every optimizer validates its hyperparameters through this one message format."""
     if not ok:
         raise ValueError(f"{opt}: invalid {arg} value: {value!r} (expected {expected})")
+
+
+def check_nonneg(opt: str, **values) -> None:
+    """``check_hparam(opt, name, v, v >= 0, ">= 0")`` for each ``name=v``, in order."""
+    for arg, v in values.items():
+        check_hparam(opt, arg, v, v >= 0.0, ">= 0")
 
 
 def check_betas(opt: str, betas, upper_inclusive: bool = False) -> tuple:
@@ -38,6 +45,31 @@ def as_real(arr):
     """A complex array viewed as interleaved (real, imag) floats, as PyTorch's optimizers do
     with ``view_as_real``, so elementwise moment updates treat both parts independently."""
     return arr.view(arr.real.dtype) if arr.dtype.kind == "c" else arr
+
+
+def decayed_grad(p, g, *, lr, weight_decay, maximize, decoupled=False):
+    """The gradient an update steps along: negated for ``maximize``, plus ``weight_decay * p``
+    (L2); with ``decoupled`` the decay shrinks ``p`` in place by ``lr * weight_decay`` instead
+    (AdamW-style). On raw arrays; ``g`` itself is never modified."""
+    if maximize:
+        g = -g
+    if weight_decay:
+        if decoupled:
+            p *= 1 - lr * weight_decay
+        else:
+            g = g + weight_decay * p
+    return g
+
+
+def zero_state(state: dict, p, names) -> dict:
+    """On a parameter's first step (empty ``state``): ``step`` = 0 and a zero buffer like ``p``
+    for each of ``names``; returns ``state``."""
+    if not state:
+        xp = array_module(p._data)
+        state["step"] = 0
+        for n in names:
+            state[n] = _make(xp.zeros_like(p._data))
+    return state
 
 
 class _Required:

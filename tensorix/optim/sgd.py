@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..tensor import _make
-from .optimizer import Optimizer, check_hparam, required
+from .optimizer import Optimizer, check_hparam, decayed_grad, required
 
 __all__ = ["SGD", "sgd_update"]
 
@@ -11,10 +11,7 @@ __all__ = ["SGD", "sgd_update"]
 def sgd_update(p, g, buf, *, lr, momentum, dampening, weight_decay, nesterov, maximize):
     """One SGD step on raw arrays, in place. ``buf`` is the momentum buffer or None (first
     step); returns the buffer to keep."""
-    if maximize:
-        g = -g
-    if weight_decay:
-        g = g + weight_decay * p
+    g = decayed_grad(p, g, lr=lr, weight_decay=weight_decay, maximize=maximize)
     if momentum:
         if buf is None:
             buf = g.copy()
