@@ -103,11 +103,13 @@ def _groups(params, split):
     return [{"params": [params[0]]}, {"params": params[1:], "lr": split}]
 
 
-def run_tensorix(name, kwargs, steps=STEPS, split=None, dtype=np.float32):
+def _trajectory(lib, opt_class, kwargs, steps, split, dtype):
+    """The parameters after each step of ``opt_class`` on the shared problem, built with
+    ``lib`` (tensorix or torch: the same calls in both)."""
     inits, consts = _problem()
-    params = [tx.tensor(a.astype(dtype), requires_grad=True) for a in inits]
-    cs = [(tx.tensor(t.astype(dtype)), tx.tensor(c.astype(dtype))) for t, c in consts]
-    opt = getattr(optim, name)(_groups(params, split), **kwargs)
+    params = [lib.tensor(a.astype(dtype), requires_grad=True) for a in inits]
+    cs = [(lib.tensor(t.astype(dtype)), lib.tensor(c.astype(dtype))) for t, c in consts]
+    opt = opt_class(_groups(params, split), **kwargs)
     out = []
     for _ in range(steps):
         opt.zero_grad()
@@ -115,20 +117,14 @@ def run_tensorix(name, kwargs, steps=STEPS, split=None, dtype=np.float32):
         opt.step()
         out.append([p.detach().numpy().copy() for p in params])
     return out
+
+
+def run_tensorix(name, kwargs, steps=STEPS, split=None, dtype=np.float32):
+    return _trajectory(tx, getattr(optim, name), kwargs, steps, split, dtype)
 
 
 def run_torch(name, kwargs, steps=STEPS, split=None, dtype=np.float32):
-    inits, consts = _problem()
-    params = [torch.tensor(a.astype(dtype), requires_grad=True) for a in inits]
-    cs = [(torch.tensor(t.astype(dtype)), torch.tensor(c.astype(dtype))) for t, c in consts]
-    opt = torch_class(name)(_groups(params, split), **kwargs)
-    out = []
-    for _ in range(steps):
-        opt.zero_grad()
-        _loss(params, cs).backward()
-        opt.step()
-        out.append([p.detach().numpy().copy() for p in params])
-    return out
+    return _trajectory(torch, torch_class(name), kwargs, steps, split, dtype)
 
 
 def assert_trajectories_close(ours, theirs, rtol=2e-5, atol=2e-6):
