@@ -119,12 +119,10 @@ def diag_embed(input, offset=0, dim1=-2, dim2=-1) -> Tensor:
     if d1 == d2:
         raise RuntimeError(f"diag_embed(): diagonal dimensions cannot be identical {dim1}, "
                            f"{dim2}")
-    shape = list(input.shape) or [1]
+    shape = list(input.shape)  # at least 1-d: dim1/dim2 index a 2-d or larger result
     n = shape.pop() + abs(int(offset))
     batch = iter(shape)
     out_shape = tuple(n if k in (d1, d2) else next(batch) for k in range(nd))
-    if input.ndim == 0:
-        input = input.reshape(1)
     base = zeros(out_shape, dtype=input.dtype, device=input.device)
     return ViewScatter.apply(base, input, lambda t: diagonal(t, offset, d1, d2))
 
