@@ -65,7 +65,24 @@ class _EpochRng:
         self._resume = state["epoch_rng_state"]
 
 
-class RandomSampler(Sampler):
+class _EpochSampler(Sampler):
+    """A sampler whose order is drawn each epoch from an :class:`_EpochRng`, so that a
+    half-finished epoch can be replayed."""
+
+    def __init__(self, generator):
+        self.generator = generator
+        self._rng = _EpochRng(generator)
+
+    def state_dict(self):
+        """The generator state the current epoch's order was drawn from."""
+        return self._rng.state_dict()
+
+    def load_state_dict(self, state):
+        """Replay that epoch's order on the next ``iter()``."""
+        self._rng.load_state_dict(state)
+
+
+class RandomSampler(_EpochSampler):
     """A random permutation each epoch (or ``num_samples`` draws with ``replacement``), from
     ``generator`` (reproducible) or from the default generator's stream."""
 
@@ -78,8 +95,7 @@ class RandomSampler(Sampler):
         if not isinstance(self.num_samples, int) or self.num_samples <= 0:
             raise ValueError(f"RandomSampler: num_samples should be a positive integer value, "
                              f"but got num_samples={self.num_samples!r}")
-        self.generator = generator
-        self._rng = _EpochRng(generator)
+        super().__init__(generator)
 
     @property
     def num_samples(self):
@@ -100,22 +116,13 @@ class RandomSampler(Sampler):
     def __len__(self):
         return self.num_samples
 
-    def state_dict(self):
-        """The generator state the current epoch's order was drawn from."""
-        return self._rng.state_dict()
 
-    def load_state_dict(self, state):
-        """Replay that epoch's order on the next ``iter()``."""
-        self._rng.load_state_dict(state)
-
-
-class SubsetRandomSampler(Sampler):
+class SubsetRandomSampler(_EpochSampler):
     """The given ``indices`` in a random order each epoch."""
 
     def __init__(self, indices, generator=None):
         self.indices = list(indices)
-        self.generator = generator
-        self._rng = _EpochRng(generator)
+        super().__init__(generator)
 
     def __iter__(self):
         from ..ops.random import randperm
@@ -127,14 +134,8 @@ class SubsetRandomSampler(Sampler):
     def __len__(self):
         return len(self.indices)
 
-    def state_dict(self):
-        return self._rng.state_dict()
 
-    def load_state_dict(self, state):
-        self._rng.load_state_dict(state)
-
-
-class WeightedRandomSampler(Sampler):
+class WeightedRandomSampler(_EpochSampler):
     """``num_samples`` indices drawn with probabilities proportional to ``weights``.
 
     Example (balance two classes): ``WeightedRandomSampler([0.1] * 900 + [0.9] * 100,
@@ -156,8 +157,7 @@ class WeightedRandomSampler(Sampler):
             raise ValueError(f"WeightedRandomSampler: weights should be a 1d sequence but "
                              f"given weights have shape {tuple(self.weights.shape)}")
         self.num_samples, self.replacement = num_samples, replacement
-        self.generator = generator
-        self._rng = _EpochRng(generator)
+        super().__init__(generator)
 
     def __iter__(self):
         from ..ops.random import multinomial
@@ -168,12 +168,6 @@ class WeightedRandomSampler(Sampler):
 
     def __len__(self):
         return self.num_samples
-
-    def state_dict(self):
-        return self._rng.state_dict()
-
-    def load_state_dict(self, state):
-        self._rng.load_state_dict(state)
 
 
 class BatchSampler(Sampler):
