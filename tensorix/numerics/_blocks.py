@@ -37,6 +37,15 @@ class Layout:
         return self.padded // self.block
 
 
+class Blocked:
+    """Base of the quantized-array dataclasses (MXArray, NVFP4Array, HiF4Array): their
+    :class:`Layout`, from their ``shape``, ``axis`` and ``block`` fields."""
+
+    @property
+    def layout(self) -> Layout:
+        return Layout(tuple(self.shape), self.axis, self.block)
+
+
 def to_blocks(a, axis, block, pad, op):
     """``a`` with ``axis`` moved last, padded and split: ``(..., nblocks, block)``."""
     if a.ndim == 0:

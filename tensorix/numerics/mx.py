@@ -54,7 +54,7 @@ def _elem_name(elem):
 
 
 @dataclasses.dataclass
-class MXArray:
+class MXArray(_blocks.Blocked):
     """Codes and scales of an MX-quantized tensor.
 
     ``codes``: uint8 Tensor in the input's layout with ``axis`` padded to a multiple of
@@ -69,10 +69,6 @@ class MXArray:
     axis: int
     shape: tuple
     scale_mode: str = "rceil"
-
-    @property
-    def layout(self):
-        return _blocks.Layout(tuple(self.shape), self.axis, self.block)
 
     @property
     def bits_per_value(self) -> float:

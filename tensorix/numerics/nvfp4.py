@@ -46,7 +46,7 @@ F32 = np.float32
 
 
 @dataclasses.dataclass
-class NVFP4Array:
+class NVFP4Array(_blocks.Blocked):
     """fp4_e2m1 ``codes`` (uint8, one per byte, input layout with the axis padded to 16), E4M3
     ``scale_codes`` (uint8, axis -> number of blocks) and the float32 ``tensor_scale``
     (``s_dec``)."""
@@ -57,10 +57,6 @@ class NVFP4Array:
     axis: int
     shape: tuple
     block: int = 16
-
-    @property
-    def layout(self):
-        return _blocks.Layout(tuple(self.shape), self.axis, self.block)
 
     def packed(self, order="low_first") -> Tensor:
         """The element codes two per byte along the (padded) axis."""
@@ -133,7 +129,7 @@ def _e6m2(v):
 
 
 @dataclasses.dataclass
-class HiF4Array:
+class HiF4Array(_blocks.Blocked):
     """HiFloat4 [P]: 4-bit S1P2 ``codes`` (sign bit 3, magnitude index 0..7 = m/0.25), per
     64-unit E6M2 ``scale_codes``, and the level bits ``l2`` (per 8) and ``l3`` (per 4)."""
 
@@ -144,10 +140,6 @@ class HiF4Array:
     axis: int
     shape: tuple
     block: int = 64
-
-    @property
-    def layout(self):
-        return _blocks.Layout(tuple(self.shape), self.axis, self.block)
 
     def dequantize(self) -> Tensor:
         return hif4_dequantize(self)
