@@ -191,6 +191,23 @@ class _Parser:
             raise self.error(f"expected ',' or {close!r}")
         self.next()
 
+    def items(self, close, item):
+        """``item()`` results separated by ',' up to the ``close`` bracket, which is consumed
+        (the opening one already is)."""
+        out = []
+        while not self.at_op(close):
+            out.append(item())
+            self.sep(close)
+        self.next()
+        return out
+
+    def minus(self):
+        """Consume an optional leading '-'; returns the sign, -1 or 1."""
+        if self.at_op("-"):
+            self.next()
+            return -1
+        return 1
+
     def expect(self, value):
         if not self.at_op(value):
             raise self.error(f"expected {value!r}")
@@ -286,20 +303,10 @@ class _Parser:
     def atom_or_ref(self, name):
         if self.at_op("("):
             self.next()
-            args = []
-            while not self.at_op(")"):
-                args.append(self.atom_arg())
-                self.sep(")")
-            self.next()
-            return ir.Ref(name, tuple(args), True)
+            return ir.Ref(name, tuple(self.items(")", self.atom_arg)), True)
         if self.at_op("["):
             self.next()
-            idx = []
-            while not self.at_op("]"):
-                idx.append(self.index())
-                self.sep("]")
-            self.next()
-            return ir.Ref(name, tuple(idx), False)
+            return ir.Ref(name, tuple(self.items("]", self.index)), False)
         return ir.Ref(name, (), False)
 
     def atom_arg(self):
@@ -315,9 +322,7 @@ class _Parser:
         raise self.error("expected a variable or a constant in an atom")
 
     def signed_int(self):
-        sign = -1 if self.at_op("-") else 1
-        if self.at_op("-"):
-            self.next()
+        sign = self.minus()
         t = self.next()
         if t.kind != "NUM" or not t.value.isdigit():
             raise self.error("expected an integer", t)
@@ -403,15 +408,8 @@ class _Parser:
     def literal(self):
         if self.at_op("["):
             self.next()
-            items = []
-            while not self.at_op("]"):
-                items.append(self.literal())
-                self.sep("]")
-            self.next()
-            return items
-        sign = -1.0 if self.at_op("-") else 1.0
-        if self.at_op("-"):
-            self.next()
+            return self.items("]", self.literal)
+        sign = self.minus()
         t = self.next()
         if t.kind != "NUM":
             raise self.error("expected a number in a literal tensor", t)
@@ -515,9 +513,7 @@ class _Parser:
             if self.at("NAME") and self.peek().kind == "OP" and self.peek().value == "=":
                 k = self.next().value
                 self.next()
-                sign = -1.0 if self.at_op("-") else 1.0
-                if self.at_op("-"):
-                    self.next()
+                sign = self.minus()
                 v = self.next()
                 if v.kind != "NUM":
                     raise self.error(f"expected a number for the keyword {k!r}", v)
