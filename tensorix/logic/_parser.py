@@ -367,10 +367,7 @@ class _Parser:
         return self.peek(d).kind == "OP" and self.peek(d).value == ":"
 
     def affine_index(self):
-        terms, const, sign = [], 0, 1
-        if self.at_op("-"):
-            self.next()
-            sign = -1
+        terms, const, sign = [], 0, self.minus()
         while True:
             t = self.next()
             if t.kind == "NUM":
@@ -480,9 +477,7 @@ class _Parser:
         base = self.primary()
         if self.at_op("^"):
             self.next()
-            sign = -1.0 if self.at_op("-") else 1.0
-            if self.at_op("-"):
-                self.next()
+            sign = self.minus()
             t = self.next()
             if t.kind != "NUM":
                 raise self.error("expected a number as the exponent", t)
