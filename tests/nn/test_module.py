@@ -18,13 +18,16 @@ from ._util import copy_module, torch
 tnn = torch.nn
 
 
-def _torch_net():
-    class Block(tnn.Module):
+def _net(lib, nn_lib):
+    """The same small network built with torch (``torch``, ``torch.nn``) or tensorix."""
+
+    class Block(nn_lib.Module):
         def __init__(self):
             super().__init__()
-            self.conv = tnn.Conv2d(2, 3, 3, padding=1)
-            self.bn = tnn.BatchNorm2d(3)
-            self.acts = tnn.ModuleList([tnn.ReLU(), tnn.Sequential(tnn.Identity(), tnn.ReLU())])
+            self.conv = nn_lib.Conv2d(2, 3, 3, padding=1)
+            self.bn = nn_lib.BatchNorm2d(3)
+            self.acts = nn_lib.ModuleList([nn_lib.ReLU(),
+                                           nn_lib.Sequential(nn_lib.Identity(), nn_lib.ReLU())])
 
         def forward(self, x):
             x = self.bn(self.conv(x))
@@ -32,14 +35,14 @@ def _torch_net():
                 x = a(x)
             return x
 
-    class Net(tnn.Module):
+    class Net(nn_lib.Module):
         def __init__(self):
             super().__init__()
             self.block = Block()
-            self.heads = tnn.ModuleDict({"a": tnn.Linear(12, 4), "b": tnn.Linear(12, 2)})
-            self.scale = tnn.Parameter(torch.ones(1))
-            self.register_buffer("step", torch.zeros(1))
-            self.register_buffer("scratch", torch.zeros(2), persistent=False)
+            self.heads = nn_lib.ModuleDict({"a": nn_lib.Linear(12, 4), "b": nn_lib.Linear(12, 2)})
+            self.scale = nn_lib.Parameter(lib.ones(1))
+            self.register_buffer("step", lib.zeros(1))
+            self.register_buffer("scratch", lib.zeros(2), persistent=False)
 
         def forward(self, x):
             h = self.block(x).flatten(1)
@@ -51,45 +54,10 @@ def _torch_net():
 @pytest.fixture
 def pair():
     torch.manual_seed(0)
-    theirs = _torch_net()
-    ours = _build_ours()
+    theirs = _net(torch, tnn)
+    ours = _net(tx, nn)
     copy_module(ours, theirs)
     return ours, theirs
-
-
-def _build_ours():
-    return _net_with(nn)
-
-
-def _net_with(lib):
-    # the same architecture as _net(tnn), written against tensorix
-    class Block(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.conv = nn.Conv2d(2, 3, 3, padding=1)
-            self.bn = nn.BatchNorm2d(3)
-            self.acts = nn.ModuleList([nn.ReLU(), nn.Sequential(nn.Identity(), nn.ReLU())])
-
-        def forward(self, x):
-            x = self.bn(self.conv(x))
-            for a in self.acts:
-                x = a(x)
-            return x
-
-    class Net(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.block = Block()
-            self.heads = nn.ModuleDict({"a": nn.Linear(12, 4), "b": nn.Linear(12, 2)})
-            self.scale = nn.Parameter(tx.ones(1))
-            self.register_buffer("step", tx.zeros(1))
-            self.register_buffer("scratch", tx.zeros(2), persistent=False)
-
-        def forward(self, x):
-            h = self.block(x).flatten(1)
-            return self.heads["a"](h) * self.scale, self.heads["b"](h)
-
-    return Net()
 
 
 def test_traversal_orders_match_torch(pair):
@@ -117,7 +85,7 @@ def test_state_dict_round_trip_and_detached(pair):
     ours, _ = pair
     sd = ours.state_dict()
     assert all(not v.requires_grad for v in sd.values())
-    other = _build_ours()
+    other = _net(tx, nn)
     result = other.load_state_dict(sd)
     assert result.missing_keys == [] and result.unexpected_keys == []
     assert repr(result) == "<All keys matched successfully>"
