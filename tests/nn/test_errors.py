@@ -118,6 +118,7 @@ CASES = [
     (lambda: nn.Unflatten(1, 4), TypeError, "unflattened_size must be tuple"),
     (lambda: nn.Embedding(4, 2, padding_idx=5), AssertionError, "Padding_idx must be within"),
     (lambda: nn.Embedding.from_pretrained(_x(4)), AssertionError, "expected to be 2-dim"),
+    (lambda: nn.EmbeddingBag.from_pretrained(_x(4)), AssertionError, "expected to be 2-dim"),
     (lambda: nn.Conv2d(3, 4, 3, groups=0), ValueError, "groups must be a positive integer"),
     (lambda: nn.Conv2d(4, 3, 3, groups=2), ValueError, "out_channels must be divisible"),
     (lambda: nn.Conv2d(3, 3, 3, padding="full"), ValueError, "Invalid padding string"),

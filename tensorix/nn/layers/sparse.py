@@ -25,6 +25,13 @@ def _padding_idx(padding_idx, num_embeddings):
     return padding_idx
 
 
+def _pretrained_size(embeddings):
+    """(rows, dim) of a pretrained table for ``from_pretrained``, which must be 2-d."""
+    if embeddings.ndim != 2:
+        raise AssertionError("Embeddings parameter is expected to be 2-dimensional")
+    return tuple(embeddings.shape)
+
+
 def _table(module, num_embeddings, embedding_dim, _weight, freeze, device, dtype):
     if _weight is None:
         module.weight = new_param(num_embeddings, embedding_dim, device=device, dtype=dtype,
@@ -85,9 +92,7 @@ class Embedding(Module):
     def from_pretrained(cls, embeddings, freeze=True, padding_idx=None, max_norm=None,
                         norm_type=2.0, scale_grad_by_freq=False, sparse=False):
         """An Embedding holding ``embeddings`` (rows, dim); frozen unless ``freeze=False``."""
-        if embeddings.ndim != 2:
-            raise AssertionError("Embeddings parameter is expected to be 2-dimensional")
-        rows, cols = embeddings.shape
+        rows, cols = _pretrained_size(embeddings)
         return cls(rows, cols, padding_idx, max_norm, norm_type, scale_grad_by_freq, sparse,
                    _weight=embeddings, _freeze=freeze)
 
@@ -134,9 +139,7 @@ class EmbeddingBag(Module):
                         include_last_offset=False, padding_idx=None):
         """An EmbeddingBag holding ``embeddings`` (rows, dim); frozen unless
         ``freeze=False``."""
-        if embeddings.ndim != 2:
-            raise AssertionError("Embeddings parameter is expected to be 2-dimensional")
-        rows, cols = embeddings.shape
+        rows, cols = _pretrained_size(embeddings)
         bag = cls(rows, cols, max_norm, norm_type, scale_grad_by_freq, mode, sparse, embeddings,
                   include_last_offset, padding_idx)
         bag.weight.requires_grad_(not freeze)
