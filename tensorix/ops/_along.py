@@ -1,4 +1,5 @@
-"""Selection along a dim, shared by the reduce and sort families (private).
+"""Selection along a dim, shared by the reduce, sort and einsum (max/min semiring) families;
+indexing's scatters address elements with its ``_full_index`` (private).
 
 Every op that *selects* elements (max with dim, sort, topk, median, mode, cummax ...) computes
 integer indices without autograd and takes its values with :class:`TakeAlong`; its backward,

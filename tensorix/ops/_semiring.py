@@ -29,6 +29,7 @@ from .. import backend
 from .. import dtypes as dt
 from ..autograd.function import Function
 from ..tensor import _make
+from ._along import PutAlong, TakeAlong
 
 __all__ = ["Contract", "contract", "Diagonal", "SEMIRINGS", "get_semiring"]
 
@@ -222,52 +223,6 @@ class DiagEmbed(Function):
         return Diagonal.apply(gg, labels, unique), None, None, None
 
 
-# -- gathers for the max/min semirings -------------------------------------------------------
-
-def _full_index(xp, idx, axis, ndim):
-    """Index arrays that address ``x[..., idx, ...]`` (``idx`` on ``axis``) element by element."""
-    grids = []
-    for d in range(ndim):
-        if d == axis:
-            grids.append(idx)
-        else:
-            shape = [1] * ndim
-            shape[d] = idx.shape[d]
-            grids.append(xp.arange(idx.shape[d]).reshape(shape))
-    return tuple(grids)
-
-
-class TakeAlong(Function):
-    """``take_along_axis(x, idx, axis)`` with ``idx`` a constant (winning indices)."""
-
-    @staticmethod
-    def forward(ctx, x, idx, axis):
-        ctx.spec = (idx, axis, x._data.shape)
-        return backend.array_module(x._data).take_along_axis(x._data, idx, axis)
-
-    @staticmethod
-    def backward(ctx, g):
-        idx, axis, shape = ctx.spec
-        return PutAlongAdd.apply(g, idx, axis, shape), None, None
-
-
-class PutAlongAdd(Function):
-    """The adjoint of :class:`TakeAlong`: zeros of ``shape`` with ``g`` added at ``idx``."""
-
-    @staticmethod
-    def forward(ctx, g, idx, axis, shape):
-        ctx.spec = (idx, axis)
-        xp = backend.array_module(g._data)
-        out = xp.zeros(shape, dtype=g._data.dtype)
-        xp.add.at(out, _full_index(xp, idx, axis, len(shape)), g._data)
-        return out
-
-    @staticmethod
-    def backward(ctx, gg):
-        idx, axis = ctx.spec
-        return TakeAlong.apply(gg, idx, axis), None, None, None
-
-
 # -- semirings -------------------------------------------------------------------------------
 
 class Semiring:
@@ -436,7 +391,7 @@ class LogSumExp(_Combine):
         mr = _finite_max(xp, terms._data, 1)
         sr = contract((terms - _make(mr)).exp(), "fk", None, None, "f", {})
         fixed = _safe_log(sr) + _make(mr.reshape(-1))
-        full = PutAlongAdd.apply(fixed, flat, 0, (nbt * m * n,)).reshape((nbt, m, n))
+        full = PutAlong.apply(fixed, flat, 0, (nbt * m * n,)).reshape((nbt, m, n))
         mask = _make(bad)
         fast = where(mask, _make(xp.ones_like(s._data)), s).log() + _make(shift)
         return where(mask, full, fast)

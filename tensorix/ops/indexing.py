@@ -18,6 +18,7 @@ from .. import dtypes as dt
 from ..autograd.function import Function
 from ..tensor import Tensor, _make
 from . import inplace
+from ._along import _full_index
 from ._common import check_tensor, lift, norm_dim, same_device
 from .movement import GetItem, getitem, parse_index
 
@@ -56,22 +57,6 @@ def _same_dtype(a, b, op, arg="src"):
     if a._dtype is not b._dtype:
         raise RuntimeError(f"{op}(): Expected self.dtype to be equal to {arg}.dtype (got "
                            f"{a._dtype.name} and {b._dtype.name})")
-
-
-def _scatter_ix(index, dim):
-    """The full index tuple that puts element ``i`` of ``index`` at
-    ``(i_0, .., index[i], .., i_n)`` (scatter's addressing)."""
-    xp = backend.array_module(index)
-    nd = index.ndim
-    ix = []
-    for d in range(nd):
-        if d == dim:
-            ix.append(index)
-        else:
-            shape = [1] * nd
-            shape[d] = index.shape[d]
-            ix.append(xp.arange(index.shape[d]).reshape(shape))
-    return tuple(ix)
 
 
 def _leading(t, shape):
@@ -136,7 +121,8 @@ class ScatterAdd(Function):
     def forward(ctx, a, dim, index, src):
         ctx.dim, ctx.index = dim, index
         out = a._data.copy()
-        _xp(a).add.at(out, _scatter_ix(index._data, dim), src._data)
+        xp = _xp(a)
+        xp.add.at(out, _full_index(xp, index._data, dim), src._data)
         return out
 
     @staticmethod
@@ -152,7 +138,7 @@ class Scatter(Function):
     def forward(ctx, a, dim, index, src):
         ctx.dim, ctx.index = dim, index
         out = a._data.copy()
-        out[_scatter_ix(index._data, dim)] = src._data
+        out[_full_index(_xp(a), index._data, dim)] = src._data
         return out
 
     @staticmethod
@@ -255,7 +241,7 @@ class ScatterReduce(Function):
     @staticmethod
     def forward(ctx, a, dim, index, src, reduce, include_self):
         xp = _xp(a)
-        ix = _scatter_ix(index._data, dim)
+        ix = _full_index(xp, index._data, dim)
         out = a._data.copy()
         if not include_self:
             out[ix] = _identity(reduce, a._dtype)
@@ -306,7 +292,7 @@ def _sr_prod(ctx, g, a, src, out):
                                    include_self=incl) / masked_self
     src_zero = _make(src._data == 0)
     zeros_at = xp.zeros(a._data.shape, dtype=xp.int64)
-    xp.add.at(zeros_at, _scatter_ix(index._data, dim), src_zero._data)
+    xp.add.at(zeros_at, _full_index(xp, index._data, dim), src_zero._data)
     single = _make(src_zero._data & (xp.take_along_axis(zeros_at, index._data, dim) == 1))
     masked_src_result = scatter_reduce(a, dim, index, masked_fill(src, single, 1), "prod",
                                        include_self=incl)
