@@ -24,6 +24,9 @@ def _xp(t):
 
 
 class _Binary(Function):
+    """``xp.<fn>(a, b)``, not differentiable: the base of the logical and bitwise ops here and
+    of the comparisons in :mod:`.pointwise`."""
+
     _differentiable = False
     fn = "logical_and"
 

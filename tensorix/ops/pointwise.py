@@ -16,6 +16,7 @@ from .. import dtypes as dt
 from ..autograd.function import Function
 from ..tensor import Tensor, _make
 from ._common import check_tensor, lift, promote, same_device
+from .bitwise import _Binary
 from .elementwise import quiet
 
 __all__ = ["eq", "ne", "lt", "le", "gt", "ge", "greater", "greater_equal", "less",
@@ -35,17 +36,8 @@ def _zeros(g):
     return g.new_zeros(tuple(g.shape))
 
 
-class _Compare(Function):
-    _differentiable = False
-    fn = "equal"
-
-    @classmethod
-    def forward(cls, ctx, a, b):
-        return getattr(_xp(a), cls.fn)(a._data, b._data)
-
-
 def _compare(fn_name, public):
-    cls = type(fn_name.title().replace("_", ""), (_Compare,), {"fn": fn_name})
+    cls = type(fn_name.title().replace("_", ""), (_Binary,), {"fn": fn_name})
 
     def op(input, other) -> Tensor:
         a, b = promote(input, other, public)
