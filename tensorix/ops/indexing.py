@@ -116,30 +116,45 @@ def gather(input, dim, index, *, sparse_grad=False) -> Tensor:
     return Gather.apply(input, d, index)
 
 
-class ScatterAdd(Function):
-    @staticmethod
-    def forward(ctx, a, dim, index, src):
+class _Put(Function):
+    """``a`` with ``src`` written at the positions ``at(xp, index, dim)`` addresses (the last
+    write wins): the forward shared by scatter (element by element, ``_full_index``) and
+    index_copy/index_fill (whole slices along ``dim``, ``_dim_ix``)."""
+
+    @classmethod
+    def forward(cls, ctx, a, dim, index, src):
         ctx.dim, ctx.index = dim, index
-        out = a._data.copy()
-        xp = _xp(a)
-        xp.add.at(out, _full_index(xp, index._data, dim), src._data)
+        xp, out = _xp(a), a._data.copy()
+        cls.write(xp, out, cls.at(xp, index._data, dim), src._data)
         return out
 
     @staticmethod
-    def backward(ctx, g):
-        gs = Gather.apply(g, ctx.dim, ctx.index) if ctx.needs_input_grad[3] else None
+    def write(xp, out, ix, src):
+        out[ix] = src
+
+
+class _PutAdd(_Put):
+    """:class:`_Put` adding instead (repeated positions sum); the gradient for ``src`` is the
+    matching read ``take`` (gather or index_select), for ``a`` it is ``g`` itself."""
+
+    @staticmethod
+    def write(xp, out, ix, src):
+        xp.add.at(out, ix, src)
+
+    @classmethod
+    def backward(cls, ctx, g):
+        gs = cls.take.apply(g, ctx.dim, ctx.index) if ctx.needs_input_grad[3] else None
         return g, None, None, gs
 
 
-class Scatter(Function):
+class ScatterAdd(_PutAdd):
+    at, take = staticmethod(_full_index), Gather
+
+
+class Scatter(_Put):
     """Overwrite: ``out[.., index[i], ..] = src[i]`` (duplicates: the last write wins)."""
 
-    @staticmethod
-    def forward(ctx, a, dim, index, src):
-        ctx.dim, ctx.index = dim, index
-        out = a._data.copy()
-        out[_full_index(_xp(a), index._data, dim)] = src._data
-        return out
+    at = staticmethod(_full_index)
 
     @staticmethod
     def backward(ctx, g):
@@ -344,7 +359,7 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True) -> Tens
 
 
 # -- index_* along one dim -----------------------------------------------------------------------
-def _dim_ix(dim, index):
+def _dim_ix(xp, index, dim):  # xp unused: the signature of _full_index, for _Put.at
     return (slice(None),) * dim + (index,)
 
 
@@ -383,27 +398,12 @@ def index_select(input, dim, index) -> Tensor:
     return IndexSelect.apply(input, d, index)
 
 
-class IndexAdd(Function):
-    @staticmethod
-    def forward(ctx, a, dim, index, source):
-        ctx.dim, ctx.index = dim, index
-        out = a._data.copy()
-        _xp(a).add.at(out, _dim_ix(dim, index._data), source._data)
-        return out
-
-    @staticmethod
-    def backward(ctx, g):
-        gs = IndexSelect.apply(g, ctx.dim, ctx.index) if ctx.needs_input_grad[3] else None
-        return g, None, None, gs
+class IndexAdd(_PutAdd):
+    at, take = staticmethod(_dim_ix), IndexSelect
 
 
-class IndexCopy(Function):
-    @staticmethod
-    def forward(ctx, a, dim, index, source):
-        ctx.dim, ctx.index = dim, index
-        out = a._data.copy()
-        out[_dim_ix(dim, index._data)] = source._data
-        return out
+class IndexCopy(_Put):
+    at = staticmethod(_dim_ix)
 
     @staticmethod
     def backward(ctx, g):
@@ -413,13 +413,8 @@ class IndexCopy(Function):
         return ga, None, None, gs
 
 
-class IndexFill(Function):
-    @staticmethod
-    def forward(ctx, a, dim, index, value):
-        ctx.dim, ctx.index = dim, index
-        out = a._data.copy()
-        out[_dim_ix(dim, index._data)] = value._data
-        return out
+class IndexFill(_Put):
+    at = staticmethod(_dim_ix)
 
     @staticmethod
     def backward(ctx, g):
