@@ -168,22 +168,27 @@ def inv(A) -> Tensor:
     return Inv.apply(A)
 
 
+def _solve(xp, op, a, b, msg):
+    """``xp.linalg.solve(a, b)`` on raw arrays with their batch dims broadcast; a singular
+    ``a`` (LAPACK's error or a non-finite result) raises :class:`LinAlgError` with ``msg``."""
+    batch = _batch_shape(op, a.shape, b.shape)
+    A = xp.broadcast_to(a, batch + a.shape[-2:])
+    B = xp.broadcast_to(b, batch + b.shape[-2:])
+    try:
+        x = xp.linalg.solve(A, B)
+    except _lapack_error(xp):
+        raise LinAlgError(msg) from None
+    _check_finite(xp, x, msg)
+    return x
+
+
 class Solve(Function):
     """X with A X = B for batches (..., n, n) and (..., n, k), batch dims broadcast."""
 
     @staticmethod
     def forward(ctx, a, b):
-        xp = _xp(a)
-        batch = _batch_shape("linalg.solve", a._data.shape, b._data.shape)
-        A = xp.broadcast_to(a._data, batch + a._data.shape[-2:])
-        B = xp.broadcast_to(b._data, batch + b._data.shape[-2:])
-        msg = _SINGULAR.format(op="linalg.solve")
-        try:
-            x = xp.linalg.solve(A, B)
-        except _lapack_error(xp):
-            raise LinAlgError(msg) from None
-        _check_finite(xp, x, msg)
-        x = _make(x)
+        x = _make(_solve(_xp(a), "linalg.solve", a._data, b._data,
+                         _SINGULAR.format(op="linalg.solve")))
         ctx.save_for_backward(a, x)
         return x
 
@@ -240,17 +245,9 @@ class SolveTriangular(Function):
         if unitriangular:
             n = t.shape[-1]
             t = xp.where(xp.eye(n, dtype=bool), xp.ones((), dtype=t.dtype), t)
-        batch = _batch_shape("linalg.solve_triangular", t.shape, b._data.shape)
-        T = xp.broadcast_to(t, batch + t.shape[-2:])
-        B = xp.broadcast_to(b._data, batch + b._data.shape[-2:])
         msg = "linalg.solve_triangular: The triangular matrix is singular (a zero on its diagonal)"
-        try:
-            # an LU solve of the triangle: NumPy ships no batched triangular solver
-            x = xp.linalg.solve(T, B)
-        except _lapack_error(xp):
-            raise LinAlgError(msg) from None
-        _check_finite(xp, x, msg)
-        x = _make(x)
+        # an LU solve of the triangle: NumPy ships no batched triangular solver
+        x = _make(_solve(xp, "linalg.solve_triangular", t, b._data, msg))
         ctx.save_for_backward(a, x)
         return x
 
