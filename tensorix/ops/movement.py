@@ -190,6 +190,24 @@ def _flat_source(data):
     return data.reshape(-1)
 
 
+def _strided(flat, geometry):
+    """The window ``(size, stride, offset)`` (in elements) onto the flat array ``flat``."""
+    size, stride, offset = geometry
+    return backend.array_module(flat).lib.stride_tricks.as_strided(
+        flat[offset:], shape=size, strides=tuple(s * flat.itemsize for s in stride))
+
+
+def _add_through(g, shape, window):
+    """Zeros of ``shape`` with ``g`` added where ``window`` (applied to the flat element ids)
+    took its elements: the backward of a strided view. Windows may overlap, so ids repeat and
+    their gradients add."""
+    xp = backend.array_module(g._data)
+    n = int(np.prod(shape, dtype=np.int64))
+    out = xp.zeros(n, dtype=g._data.dtype)
+    xp.add.at(out, window(xp.arange(n, dtype=xp.int64)), g._data)
+    return out.reshape(shape)
+
+
 class AsStrided(Function):
     """A strided window onto a contiguous tensor's memory (sizes, strides and offset in
     elements, like PyTorch)."""
@@ -199,11 +217,7 @@ class AsStrided(Function):
     @staticmethod
     def forward(ctx, a, size, stride, offset):
         ctx.shape, ctx.geometry = a._data.shape, (size, stride, offset)
-        flat = _flat_source(a._data)
-        xp = backend.array_module(flat)
-        item = flat.itemsize
-        return xp.lib.stride_tricks.as_strided(flat[offset:], shape=size,
-                                               strides=tuple(s * item for s in stride))
+        return _strided(_flat_source(a._data), ctx.geometry)
 
     @staticmethod
     def backward(ctx, g):
@@ -216,16 +230,7 @@ class AsStridedBackward(Function):
     @staticmethod
     def forward(ctx, g, shape, geometry):
         ctx.geometry = geometry
-        xp = backend.array_module(g._data)
-        size, stride, offset = geometry
-        n = 1
-        for s in shape:
-            n *= s
-        ids = xp.lib.stride_tricks.as_strided(xp.arange(n)[offset:], shape=size,
-                                              strides=tuple(s * 8 for s in stride))
-        out = xp.zeros(n, dtype=g._data.dtype)
-        xp.add.at(out, ids, g._data)
-        return out.reshape(shape)
+        return _add_through(g, shape, lambda ids: _strided(ids, geometry))
 
     @staticmethod
     def backward(ctx, gg):
@@ -275,13 +280,8 @@ class StridedView(Function):
 class StridedViewBackward(Function):
     @staticmethod
     def forward(ctx, g, shape, geometry):
-        ctx.geometry = geometry
-        xp = backend.array_module(g._data)
-        n = int(np.prod(shape, dtype=np.int64))
-        ids = _window(xp.arange(n, dtype=xp.int64).reshape(shape), geometry)
-        out = xp.zeros(n, dtype=g._data.dtype)
-        xp.add.at(out, ids, g._data)  # windows may overlap (unfold with step < size)
-        return out.reshape(shape)
+        ctx.geometry = geometry  # windows may overlap (unfold with step < size)
+        return _add_through(g, shape, lambda ids: _window(ids.reshape(shape), geometry))
 
     @staticmethod
     def backward(ctx, gg):
