@@ -50,16 +50,18 @@ def _as_tuple(x, what, fn_name):
     return items, is_tuple
 
 
-def _prepare(inputs, create_graph):
-    """Fresh leaves to differentiate with respect to (kept in the caller's graph when
-    create_graph and the input already requires grad, as PyTorch does)."""
+def _prepare(inputs, create_graph, fn_name):
+    """``inputs`` (a Tensor or a tuple of them) as fresh leaves to differentiate with respect
+    to (kept in the caller's graph when create_graph and the input already requires grad, as
+    PyTorch does), and whether they came as a tuple."""
+    inputs, is_tuple = _as_tuple(inputs, "inputs", fn_name)
     out = []
     for t in inputs:
         if create_graph and t._rg:
             out.append(t.view_as(t))
         else:
             out.append(t.detach().requires_grad_(t._dtype.category >= 2))
-    return tuple(out)
+    return tuple(out), is_tuple
 
 
 def _finish(items, create_graph):
@@ -139,8 +141,7 @@ def vjp(func, inputs, v=None, create_graph=False, strict=False):
         tensor([2., 4.])
     """
     with enable_grad():
-        inputs, in_tuple = _as_tuple(inputs, "inputs", "vjp")
-        inputs = _prepare(inputs, create_graph)
+        inputs, in_tuple = _prepare(inputs, create_graph, "vjp")
         outputs, out_tuple = _call(func, inputs, "vjp")
         v = _check_v(v, outputs, "output of the user-provided function", "vjp")
         res = _grads(outputs, inputs, v, create_graph, strict, "vjp")
@@ -160,8 +161,7 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False):
     from ..ops.creation import zeros_like
 
     with enable_grad():
-        inputs, in_tuple = _as_tuple(inputs, "inputs", "jvp")
-        inputs = _prepare(inputs, create_graph)
+        inputs, in_tuple = _prepare(inputs, create_graph, "jvp")
         v = _check_v(v, inputs, "input", "jvp")
         outputs, out_tuple = _call(func, inputs, "jvp")
         live = [o for o in outputs if o._rg]
@@ -202,8 +202,7 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False,
     from ..ops.creation import zeros
 
     with enable_grad():
-        inputs, in_tuple = _as_tuple(inputs, "inputs", "jacobian")
-        inputs = _prepare(inputs, create_graph)
+        inputs, in_tuple = _prepare(inputs, create_graph, "jacobian")
         outputs, out_tuple = _call(func, inputs, "jacobian")
         jac = []
         for i, out in enumerate(outputs):
@@ -248,8 +247,7 @@ def hessian(func, inputs, create_graph=False, strict=False, vectorize=False,
 
 
 def _scalar_grad(func, inputs, v, fn_name):
-    inputs, in_tuple = _as_tuple(inputs, "inputs", fn_name)
-    inputs = _prepare(inputs, True)
+    inputs, in_tuple = _prepare(inputs, True, fn_name)
     outputs, _ = _call(func, inputs, fn_name)
     if len(outputs) != 1 or outputs[0]._data.size != 1:
         raise RuntimeError(f"{fn_name}: the function given to {fn_name} should return a "
