@@ -131,6 +131,22 @@ def _call(func, inputs, fn_name):
     return _as_tuple(outputs, "outputs", fn_name)
 
 
+def _double_vjp(values, like, inputs, v, create_graph, strict, fn_name, what="output"):
+    """``J v`` for ``J`` the Jacobian of ``values`` (shaped as ``like``) w.r.t. ``inputs``: the
+    map u -> J^T u is linear in u, so its derivative along v (w.r.t. u) is J v. ``v=None``
+    means ones; a part that does not depend on v is zeros."""
+    from ..ops.creation import zeros_like
+
+    us = tuple(zeros_like(t).requires_grad_(True) for t in like)
+    back = _grads(values, inputs, us, True, strict, fn_name, what=what)
+    if v is None:
+        v = tuple(zeros_like(i) + 1 for i in inputs)
+    pairs = [(b, w) for b, w in zip(back, v) if b._rg]
+    res = _grad([b for b, _ in pairs], us, [w for _, w in pairs], create_graph=create_graph,
+                retain_graph=True, allow_unused=True) if pairs else (None,) * len(us)
+    return tuple(zeros_like(t) if r is None else r for r, t in zip(res, like))
+
+
 def vjp(func, inputs, v=None, create_graph=False, strict=False):
     """``(func(inputs), v^T J)``: the vector-Jacobian product at ``inputs``.
 
@@ -158,8 +174,6 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False):
         >>> t
         tensor([2., 4.])
     """
-    from ..ops.creation import zeros_like
-
     with enable_grad():
         inputs, in_tuple = _prepare(inputs, create_graph, "jvp")
         v = _check_v(v, inputs, "input", "jvp")
@@ -169,18 +183,7 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False):
             raise RuntimeError("jvp: the output of the user-provided function does not "
                                "require gradients; in strict mode the outputs must be "
                                "computed in a differentiable manner from the inputs")
-        # u -> J^T u is linear in u: its derivative along v (w.r.t. u) is J v
-        us = tuple(zeros_like(o).requires_grad_(True) for o in outputs)
-        back = _grads(outputs, inputs, us, True, strict, "jvp")
-        if v is None:
-            v = tuple(zeros_like(i) + 1 for i in inputs)
-        pairs = [(b, w) for b, w in zip(back, v) if b._rg]
-        if pairs:
-            res = _grad([b for b, _ in pairs], us, [w for _, w in pairs],
-                        create_graph=create_graph, retain_graph=True, allow_unused=True)
-        else:
-            res = (None,) * len(us)
-        res = tuple(zeros_like(o) if r is None else r for r, o in zip(res, outputs))
+        res = _double_vjp(outputs, outputs, inputs, v, create_graph, strict, "jvp")
     return (_restructure(_finish(outputs, create_graph), out_tuple),
             _restructure(_finish(res, create_graph), out_tuple))
 
@@ -275,19 +278,9 @@ def hvp(func, inputs, v=None, create_graph=False, strict=False):
 
     Example: ``hvp(lambda x: (x ** 3).sum(), x, v)[1]`` is ``6 * x * v``.
     """
-    from ..ops.creation import zeros_like
-
     with enable_grad():
         inputs, in_tuple, outputs, v = _scalar_grad(func, inputs, v, "hvp")
-        if v is None:
-            v = tuple(zeros_like(i) + 1 for i in inputs)
         g = _grads(outputs, inputs, None, True, strict, "hvp")
-        us = tuple(zeros_like(i).requires_grad_(True) for i in inputs)
-        back = _grads(g, inputs, us, True, strict, "hvp", what="jacobian")
-        pairs = [(b, w) for b, w in zip(back, v) if b._rg]
-        res = _grad([b for b, _ in pairs], us, [w for _, w in pairs],
-                    create_graph=create_graph, retain_graph=True,
-                    allow_unused=True) if pairs else (None,) * len(us)
-        res = tuple(zeros_like(i) if r is None else r for r, i in zip(res, inputs))
+        res = _double_vjp(g, inputs, inputs, v, create_graph, strict, "hvp", what="jacobian")
     return (_finish(outputs, create_graph)[0],
             _restructure(_finish(res, create_graph), in_tuple))
