@@ -105,7 +105,31 @@ class ModuleList(Module):
             self.add_module(str(i), m)
 
 
-class ModuleDict(Module):
+class _Mapping(Module):
+    """The read side of a dict-like container over one of Module's tables (``_table``)."""
+
+    _table = "_modules"
+
+    def __len__(self):
+        return len(getattr(self, self._table))
+
+    def __iter__(self):
+        return iter(getattr(self, self._table))
+
+    def __contains__(self, key):
+        return key in getattr(self, self._table)
+
+    def keys(self):
+        return getattr(self, self._table).keys()
+
+    def values(self):
+        return getattr(self, self._table).values()
+
+    def items(self):
+        return getattr(self, self._table).items()
+
+
+class ModuleDict(_Mapping):
     """A dict of modules with string keys."""
 
     def __init__(self, modules=None):
@@ -122,23 +146,6 @@ class ModuleDict(Module):
     def __delitem__(self, key):
         del self._modules[key]
 
-    def __len__(self):
-        return len(self._modules)
-
-    def __iter__(self):
-        return iter(self._modules)
-
-    def __contains__(self, key):
-        return key in self._modules
-
-    def keys(self):
-        return self._modules.keys()
-
-    def values(self):
-        return self._modules.values()
-
-    def items(self):
-        return self._modules.items()
 
     def update(self, modules):
         items = modules.items() if hasattr(modules, "items") else modules
@@ -173,8 +180,10 @@ class ParameterList(Module):
                          f"{'x'.join(map(str, p.shape))}]" for k, p in self._parameters.items())
 
 
-class ParameterDict(Module):
+class ParameterDict(_Mapping):
     """A dict of parameters with string keys."""
+
+    _table = "_parameters"
 
     def __init__(self, values=None):
         super().__init__()
@@ -187,20 +196,3 @@ class ParameterDict(Module):
     def __getitem__(self, key):
         return self._parameters[key]
 
-    def __len__(self):
-        return len(self._parameters)
-
-    def __iter__(self):
-        return iter(self._parameters)
-
-    def __contains__(self, key):
-        return key in self._parameters
-
-    def keys(self):
-        return self._parameters.keys()
-
-    def values(self):
-        return self._parameters.values()
-
-    def items(self):
-        return self._parameters.items()
