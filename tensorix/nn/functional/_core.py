@@ -117,53 +117,51 @@ def _fused_grad(y, g, dim, log):
     return None
 
 
-class Softmax(Function):
-    @staticmethod
-    def forward(ctx, x, dim):
-        xp = _xp(x)
+class _SoftmaxFamily(Function):
+    """softmax and log_softmax along ``dim``: one fused device kernel or a max-shifted NumPy
+    form (stable), the output saved for a backward that needs only it."""
+
+    log = False
+
+    @classmethod
+    def forward(cls, ctx, x, dim):
         fused = _row_kernel("softmax", x, dim)
         if fused is not None:
-            e = fused(x._data, False)
+            out = fused(x._data, cls.log)
         else:
-            with np.errstate(invalid="ignore"):  # an all -inf row gives NaN, silently (PyTorch)
-                e = xp.exp(x._data - x._data.max(axis=dim, keepdims=True))
-                e /= e.sum(axis=dim, keepdims=True)
-        out = _make(e)
+            xp = _xp(x)
+            # an all -inf row gives NaN silently, as in PyTorch
+            with np.errstate(invalid="ignore", divide="ignore"):
+                shifted = x._data - x._data.max(axis=dim, keepdims=True)
+                e = xp.exp(shifted)
+                total = e.sum(axis=dim, keepdims=True)
+                if cls.log:
+                    out = shifted - xp.log(total)
+                else:
+                    e /= total
+                    out = e
+        out = _make(out)
         ctx.dim = dim
         ctx.save_for_backward(out)
         return out
 
-    @staticmethod
-    def backward(ctx, g):
+    @classmethod
+    def backward(cls, ctx, g):
         (y,) = ctx.saved_tensors
-        fused = _fused_grad(y, g, ctx.dim, log=False)
+        fused = _fused_grad(y, g, ctx.dim, log=cls.log)
         if fused is not None:
             return fused
+        if cls.log:
+            return g - y.exp() * g.sum(ctx.dim, keepdim=True)
         return y * (g - (g * y).sum(ctx.dim, keepdim=True))
 
 
-class LogSoftmax(Function):
-    @staticmethod
-    def forward(ctx, x, dim):
-        xp = _xp(x)
-        fused = _row_kernel("softmax", x, dim)
-        if fused is not None:
-            out = _make(fused(x._data, True))
-        else:
-            with np.errstate(invalid="ignore", divide="ignore"):
-                shifted = x._data - x._data.max(axis=dim, keepdims=True)
-                out = _make(shifted - xp.log(xp.exp(shifted).sum(axis=dim, keepdims=True)))
-        ctx.dim = dim
-        ctx.save_for_backward(out)
-        return out
+class Softmax(_SoftmaxFamily):
+    log = False
 
-    @staticmethod
-    def backward(ctx, g):
-        (y,) = ctx.saved_tensors
-        fused = _fused_grad(y, g, ctx.dim, log=True)
-        if fused is not None:
-            return fused
-        return g - y.exp() * g.sum(ctx.dim, keepdim=True)
+
+class LogSoftmax(_SoftmaxFamily):
+    log = True
 
 
 def _softmax_dim(x, dim, op):
