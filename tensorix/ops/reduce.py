@@ -304,14 +304,10 @@ def _select(x, dim, keepdim, op, fn, rtype):
     return rtype(values, idx)
 
 
-def _binary(op, name):
-    from . import elementwise
+def _binary(name):
+    from . import elementwise  # imported late: elementwise's import of reduce comes first
 
-    fn = getattr(elementwise, name, None)
-    if fn is None:
-        raise NotImplementedError(f"{op}(input, other): the elementwise {name}() is not "
-                                  "available")
-    return fn
+    return getattr(elementwise, name)
 
 
 def max(input, dim=None, keepdim=False, *, other=None):  # noqa: A001
@@ -324,7 +320,7 @@ def max(input, dim=None, keepdim=False, *, other=None):  # noqa: A001
     ``tensorix.tensor([[1., 5.], [4., 2.]]).max(dim=1).indices`` is ``tensor([1, 0])``.
     """
     if isinstance(dim, Tensor) or other is not None:
-        return _binary("max", "maximum")(input, dim if other is None else other)
+        return _binary("maximum")(input, dim if other is None else other)
     if dim is None:
         return _extreme(input, None, False, "max", "max")
     return _select(input, dim, keepdim, "max", "argmax", _MAX)
@@ -334,7 +330,7 @@ def min(input, dim=None, keepdim=False, *, other=None):  # noqa: A001
     """Minimum; see :func:`max` (``min(x, other_tensor)`` is :func:`minimum`). Example:
     ``values, indices = x.min(dim=0)`` for ``x`` of shape ``(2, 3)`` gives shapes ``(3,)``."""
     if isinstance(dim, Tensor) or other is not None:
-        return _binary("min", "minimum")(input, dim if other is None else other)
+        return _binary("minimum")(input, dim if other is None else other)
     if dim is None:
         return _extreme(input, None, False, "min", "min")
     return _select(input, dim, keepdim, "min", "argmin", _MIN)
