@@ -49,15 +49,18 @@ def _xp(t):
     return backend.array_module(t._data)
 
 
-def _lapack_error(xp):
-    return getattr(xp.linalg, "LinAlgError", np.linalg.LinAlgError)
-
-
-def _check_finite(xp, arr, message):
+def _lapack(xp, fn, message, *arrays):
+    """``fn(*arrays)`` (an ``xp.linalg`` routine), with a failed factorisation raised as
+    :class:`LinAlgError` carrying ``message``."""
+    try:
+        out = fn(*arrays)
+    except getattr(xp.linalg, "LinAlgError", np.linalg.LinAlgError):
+        raise LinAlgError(message) from None
     # NumPy's LAPACK wrappers raise on a zero pivot or a failed Cholesky; CuPy's return
     # inf/nan instead, so there a non-finite result is the signal
-    if xp is not np and not bool(xp.isfinite(arr).all()):
+    if xp is not np and not bool(xp.isfinite(out).all()):
         raise LinAlgError(message)
+    return out
 
 
 # -- argument checks ------------------------------------------------------------------------
@@ -139,13 +142,7 @@ class Inv(Function):
     @staticmethod
     def forward(ctx, a):
         xp = _xp(a)
-        msg = _SINGULAR.format(op="linalg.inv")
-        try:
-            out = xp.linalg.inv(a._data)
-        except _lapack_error(xp):
-            raise LinAlgError(msg) from None
-        _check_finite(xp, out, msg)
-        out = _make(out)
+        out = _make(_lapack(xp, xp.linalg.inv, _SINGULAR.format(op="linalg.inv"), a._data))
         ctx.save_for_backward(out)
         return out
 
@@ -174,12 +171,7 @@ def _solve(xp, op, a, b, msg):
     batch = _batch_shape(op, a.shape, b.shape)
     A = xp.broadcast_to(a, batch + a.shape[-2:])
     B = xp.broadcast_to(b, batch + b.shape[-2:])
-    try:
-        x = xp.linalg.solve(A, B)
-    except _lapack_error(xp):
-        raise LinAlgError(msg) from None
-    _check_finite(xp, x, msg)
-    return x
+    return _lapack(xp, xp.linalg.solve, msg, A, B)
 
 
 class Solve(Function):
@@ -381,12 +373,7 @@ class Cholesky(Function):
         xp = _xp(a)
         msg = ("linalg.cholesky: The factorization could not be completed because the input is "
                "not positive-definite.")
-        try:
-            low = xp.linalg.cholesky(a._data)  # reads the lower triangle only
-        except _lapack_error(xp):
-            raise LinAlgError(msg) from None
-        _check_finite(xp, low, msg)
-        low = _make(low)
+        low = _make(_lapack(xp, xp.linalg.cholesky, msg, a._data))  # reads the lower triangle
         ctx.save_for_backward(low)
         return low
 
