@@ -10,18 +10,22 @@ A :class:`Policy` says how a matmul is computed in low precision:
   for every format here; one float32 GEMM) or ``"fp64"``, or an element format for a
   low-precision accumulator emulated step by step (every partial sum rounded, R6);
 * ``out`` - the format the result is rounded to (None: keep the accumulator's value);
-* ``grad`` - the format gradients are rounded to on the way back (the incoming output gradient
-  and the operand gradients; e.g. ``"fp16"`` underflows like fp16 training does, ``"fp8_e5m2"``
-  is the fp8 recipe, ``"mxfp8"`` the MXFP8 recipe's E4M3 blocks, along the gradient's last
-  axis). None: no rounding;
+* ``grad`` - the format of the output gradient where it enters the two backward GEMMs (e.g.
+  ``"fp16"`` underflows like fp16 training does, ``"fp8_e5m2"`` is the fp8 recipe, ``"mxfp8"``
+  the MXFP8 recipe's E4M3 blocks). None: no rounding;
 * ``tensor_scale`` - per-tensor scaling for element formats (the "current scaling" of fp8
   recipes): each tensor is multiplied by the power of two that brings its amax just under the
   format's max, rounded, and scaled back (exact power-of-two scalings).
 
-Gradients are straight-through: rounding counts as the identity in backward, so fp32 master
-weights train through a low-precision forward. :func:`autocast` makes a policy current for
-:func:`matmul` / :func:`linear` (and everything built on them); :class:`GradScaler` is dynamic
-loss scaling with skipped steps on inf/NaN gradients.
+The backward pass is computed like the forward, as a tensor core would: ``dA = dY @ B^T`` and
+``dB = A^T @ dY`` each round their operands afresh - ``dY`` to ``grad``, the saved ``A`` or ``B``
+to ``operand`` - with MX/NVFP4 blocks along *that* GEMM's reduction axis (so an MX operand is
+quantized twice, once per direction, from its high-precision copy, as in the MXFP8 pre-training
+recipe), accumulate in ``acc`` and round the result to ``out``. Rounding is otherwise
+straight-through (the identity in backward), so fp32 master weights train through it.
+:func:`autocast` makes a policy current for :func:`matmul` / :func:`linear` (and everything
+built on them); :class:`GradScaler` is dynamic loss scaling with skipped steps on inf/NaN
+gradients.
 
 Example::
 
@@ -225,37 +229,73 @@ def _policy(policy):
     return policy
 
 
-def matmul(a, b, policy=None) -> Tensor:
-    """``a @ b`` under ``policy`` (default: the current :func:`autocast` policy, else full
-    precision). Shapes as :func:`tensorix.matmul` with ``a`` at least 2-d and ``b`` 2-d or
-    batched; blocks of MX/NVFP4 operands run along the reduction axis. Differentiable with
-    straight-through gradients (rounded to ``policy.grad``)."""
-    if not isinstance(a, Tensor) or not isinstance(b, Tensor):
-        raise TypeError("matmul(): arguments must be Tensors")
-    pol = _policy(policy)
-    if pol is None or (pol.operand is None and pol.acc in _WIDE and pol.out is None
-                       and pol.grad is None):
-        return a @ b
-    if a.ndim < 2 or b.ndim < 2:
-        raise ValueError(f"matmul(): policy matmul needs operands of at least 2 dims, got "
-                         f"{a.ndim} and {b.ndim}")
-    qa = round_tensor(a, pol.operand, pol.grad, -1, pol)
-    qb = round_tensor(b, pol.operand, pol.grad, -2, pol)
+class _PolicyMatMul(Function):
+    """``a @ b`` under a policy, both directions like a tensor core (module docstring):
+    operands rounded along the reduction axis of each GEMM, ``acc`` accumulation, the result
+    rounded to ``out`` (the forward's rounding deferred when ``round_out`` is False, so that
+    :func:`linear` can add its bias first)."""
+
+    @staticmethod
+    def forward(ctx, a, b, pol, round_out):
+        ctx.save_for_backward(a, b)
+        ctx.pol = pol
+        qa = round_tensor(a, pol.operand, None, -1, pol)
+        qb = round_tensor(b, pol.operand, None, -2, pol)
+        return _gemm(qa, qb, pol, pol.out if round_out else None)
+
+    @staticmethod
+    def backward(ctx, g):
+        a, b = ctx.saved_tensors
+        pol, da, db = ctx.pol, None, None
+        if ctx.needs_input_grad[0]:  # dA = dY @ B^T: reduction over b's last axis
+            gq = round_tensor(g, pol.grad, None, -1, pol)
+            da = _gemm(gq, round_tensor(b, pol.operand, None, -1, pol).mT, pol, pol.out)
+        if ctx.needs_input_grad[1]:  # dB = A^T @ dY: reduction over the rows
+            gq = round_tensor(g, pol.grad, None, -2, pol)
+            db = _gemm(round_tensor(a, pol.operand, None, -2, pol).mT, gq, pol, pol.out)
+        return da, db, None, None
+
+
+def _gemm(qa, qb, pol, out):
+    """``qa @ qb`` (operands already rounded) accumulated in ``pol.acc``, rounded to ``out``,
+    as float32 (float64 where the accumulator is)."""
     if pol.acc == "fp64":
         y = qa.to(np.float64) @ qb.to(np.float64)
     elif pol.acc == "fp32":
         y = qa @ qb
     else:
         y = _LowAccMatMul.apply(qa, qb, pol.acc, pol)
-    y = round_tensor(y, pol.out, pol.grad, -1, pol)
+    return round_tensor(y, out, None, -1, pol)
+
+
+def _policy_matmul(a, b, pol, round_out=True):
+    if a.ndim < 2 or b.ndim < 2:
+        raise ValueError(f"matmul(): policy matmul needs operands of at least 2 dims, got "
+                         f"{a.ndim} and {b.ndim}")
+    y = _PolicyMatMul.apply(a, b, pol, round_out)
     dt = a.dtype if a.dtype.is_floating_point and a.dtype.itemsize >= 4 else None
     return y if dt is None or y.dtype is dt else y.to(dt)
+
+
+def matmul(a, b, policy=None) -> Tensor:
+    """``a @ b`` under ``policy`` (default: the current :func:`autocast` policy, else full
+    precision). Shapes as :func:`tensorix.matmul` with ``a`` at least 2-d and ``b`` 2-d or
+    batched; blocks of MX/NVFP4 operands run along the reduction axis, in both directions
+    (module docstring). Differentiable; rounding is straight-through."""
+    if not isinstance(a, Tensor) or not isinstance(b, Tensor):
+        raise TypeError("matmul(): arguments must be Tensors")
+    pol = _policy(policy)
+    if pol is None or (pol.operand is None and pol.acc in _WIDE and pol.out is None
+                       and pol.grad is None):
+        return a @ b
+    return _policy_matmul(a, b, pol)
 
 
 def linear(x, weight, bias=None, policy=None) -> Tensor:
     """``x @ weight.T + bias`` under ``policy`` (see :func:`matmul`); ``weight`` is
     ``(out_features, in_features)`` as in ``nn.functional.linear``. The bias is added in the
-    accumulator (float32) before the output rounding."""
+    accumulator (float32) before the output rounding; its gradient (a sum of the output
+    gradient) is not rounded, like a fused bias-gradient reduction."""
     pol = _policy(policy)
     if x.ndim > 2:  # one 2-d GEMM for stacked inputs (blocks and tensor scales are unchanged)
         y = linear(x.reshape(-1, x.shape[-1]), weight, bias, pol)
@@ -263,10 +303,10 @@ def linear(x, weight, bias=None, policy=None) -> Tensor:
     if pol is None:
         y = x @ weight.mT
         return y if bias is None else y + bias
-    y = matmul(x, weight.mT, pol.replace(out=None))
+    y = _policy_matmul(x, weight.mT, pol, round_out=False)
     if bias is not None:
-        y = y + round_tensor(bias, None, pol.grad, -1, pol)
-    return round_tensor(y, pol.out, pol.grad, -1, pol)
+        y = y + bias
+    return round_tensor(y, pol.out, None, -1, pol)
 
 
 # -- loss scaling ----------------------------------------------------------------------------

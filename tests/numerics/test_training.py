@@ -45,6 +45,40 @@ def test_policy_mx_operands_block_along_reduction_axis():
     assert np.all(np.abs(yn.numpy() - a.numpy() @ b.numpy()) <= 2.0**-1 * scale)
 
 
+def test_policy_backward_rounds_each_gemm_along_its_reduction_axis():
+    # dA = Q(dY along N) @ Q(B along N)^T and dB = Q(A along M)^T @ Q(dY along M): operands
+    # re-quantized for the backward GEMMs as a tensor core needs them; results rounded to out
+    rng = np.random.default_rng(5)
+    a, b = t(rng, (64, 96)), t(rng, (96, 64))
+    pol = nx.Policy("mxfp8", out="bf16", grad="mxfp8_e5m2", scale_mode="floor")
+    y = nx.matmul(a, b, pol)
+    g = rng.standard_normal((64, 64)).astype(F32)
+    y.backward(tx.tensor(g))
+    A, B = a.detach().numpy(), b.detach().numpy()
+
+    def q(v, fmt, axis):
+        return nx.mx_fake_quant(v, fmt, axis=axis, scale_mode="floor")
+
+    def bf16(v):
+        return v.astype(BF).astype(F32)
+
+    assert np.array_equal(y.detach().numpy(),
+                          bf16(q(A, "fp8_e4m3", -1) @ q(B, "fp8_e4m3", 0)))
+    want_a = bf16(q(g, "fp8_e5m2", -1) @ q(B, "fp8_e4m3", -1).T)
+    want_b = bf16(q(A, "fp8_e4m3", 0).T @ q(g, "fp8_e5m2", 0))
+    assert np.allclose(a.grad.numpy(), want_a, rtol=2**-7, atol=1e-6)
+    assert np.allclose(b.grad.numpy(), want_b, rtol=2**-7, atol=1e-6)
+    # the backward differs from reusing the forward's blocks (which lie along the wrong axis)
+    stale = bf16(q(g, "fp8_e5m2", -1) @ q(B, "fp8_e4m3", 0).T)
+    assert not np.allclose(a.grad.numpy(), stale, rtol=2**-7, atol=1e-6)
+    # written with differentiable ops: a second derivative exists and is the STE one
+    x = t(rng, (4, 32))
+    w = t(rng, (32, 32))
+    (gx,) = tx.autograd.grad(nx.matmul(x, w, "mxfp8").sum(), x, create_graph=True)
+    (gw,) = tx.autograd.grad(gx.sum(), w)
+    assert np.array_equal(gw.numpy(), np.full((32, 32), 4, F32))
+
+
 def test_low_precision_accumulator_loses_small_terms():
     a = tx.tensor(np.array([[1.0] + [2.0**-9] * 256], F32))
     b = tx.ones(257, 1)
