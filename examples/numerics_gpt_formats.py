@@ -51,7 +51,8 @@ CONFIGS = {
     "NVFP4": nx.POLICIES["nvfp4"],
 }
 # --ablation: is the floor rule's gap in the forward or in the gradients?
-EXTRA = {"MXFP8 E4M3 floor, bf16 grads": MXFP8.replace(scale_mode="floor", grad="bf16")}
+EXTRA = {"MXFP8 E4M3 floor, bf16 grads": MXFP8.replace(scale_mode="floor", grad="bf16"),
+         "MXFP8 E4M3 floor, E5M2 grads": MXFP8.replace(scale_mode="floor", grad="mxfp8_e5m2")}
 
 
 class PolicyLinear(nn.Linear):
@@ -97,13 +98,13 @@ class GPT(nn.Module):
         return self.head(self.lnf(x))
 
 
-def make_data(args):
+def make_data(args, seed):
     text = tx.data.load_text()
     vocab = tx.data.CharVocab(text)
     ids = np.asarray(vocab.encode(text), np.int64)
     split = int(len(ids) * 0.9)
     train, val = ids[:split], ids[split:]
-    rng = np.random.default_rng(args.seed)
+    rng = np.random.default_rng(seed)
 
     def batch(src, n):
         off = rng.integers(0, len(src) - args.ctx - 1, n)
@@ -140,19 +141,36 @@ def train(name, policy, init, vocab, steps, evals, args):
     return {"losses": losses, "val": val, "ms_per_step": ms}
 
 
+def _final(losses, args):
+    return float(np.mean(losses[-max(1, min(20, args.steps)):]))
+
+
 def table(results, args):
+    """One row per format: losses of the first seed at a few steps, then over all seeds the
+    final loss (mean of the last 20 steps), its gap to fp32 (paired per seed: same start, same
+    batches) and the held-out loss, as mean +- standard deviation when there are several."""
     ref = results.get("fp32")
-    tail = max(1, min(20, args.steps))
     marks = [m for m in (1, 50, 100, 200) if m < args.steps]
     head = " | ".join(f"loss @{m}" for m in marks)
-    lines = [f"| format | {head} | final (mean of last {tail}) | vs fp32 | held-out loss |",
-             "|---" * (len(marks) + 4) + "|"]
+    n = len(next(iter(results.values()))["runs"])
+    lines = [f"| format | {head} | final (mean of last {min(20, args.steps)}) | vs fp32 | "
+             f"worst seed vs fp32 | held-out loss |", "|---" * (len(marks) + 5) + "|"]
+
+    def pm(v, fmt):
+        v = np.asarray(v)
+        return fmt.format(v.mean()) + (" +- " + fmt.format(v.std(ddof=1)) if n > 1 else "")
+
     for name, r in results.items():
-        final = float(np.mean(r["losses"][-tail:]))
-        rel = "-" if ref is None or name == "fp32" else \
-            f"{(final / np.mean(ref['losses'][-tail:]) - 1) * 100:+.2f} %"
-        cells = " | ".join(f"{r['losses'][m - 1]:.3f}" for m in marks)
-        lines.append(f"| {name} | {cells} | {final:.4f} | {rel} | {r['val']:.4f} |")
+        finals = [_final(run["losses"], args) for run in r["runs"]]
+        if ref is None or name == "fp32":
+            rel = worst = "-"
+        else:
+            gaps = [(f / _final(b["losses"], args) - 1) * 100 for f, b in zip(finals, ref["runs"])]
+            rel, worst = pm(gaps, "{:+.2f}") + " %", f"{max(gaps):+.2f} %"
+        cells = " | ".join(f"{r['runs'][0]['losses'][m - 1]:.3f}" for m in marks)
+        vals = [run["val"] for run in r["runs"]]
+        lines.append(f"| {name} | {cells} | {pm(finals, '{:.4f}')} | {rel} | {worst} | "
+                     f"{pm(vals, '{:.4f}')} |")
     return "\n".join(lines)
 
 
@@ -165,10 +183,10 @@ def plot(results, path, args):
     fig, (ax, dx) = plt.subplots(2, 1, figsize=(8, 7.5), sharex=True,
                                  gridspec_kw={"height_ratios": [3, 2]})
     w = min(10, args.steps)
-    ref = np.asarray(results["fp32"]["losses"]) if "fp32" in results else None
+    ref = np.asarray(results["fp32"]["runs"][0]["losses"]) if "fp32" in results else None
     x = np.arange(w, args.steps + 1)
     for name, r in results.items():
-        loss = np.asarray(r["losses"])
+        loss = np.asarray(r["runs"][0]["losses"])
         ax.plot(x, np.convolve(loss, np.ones(w) / w, mode="valid"), label=name, lw=1.3)
         if ref is not None:  # same batches, same start: the per-step gap is low-noise
             gap = np.convolve(loss - ref, np.ones(w) / w, mode="valid")
@@ -191,7 +209,8 @@ def parse(argv=None):
     ap.add_argument("--steps", type=int, default=300)
     ap.add_argument("--batch", type=int, default=16)
     ap.add_argument("--lr", type=float, default=2e-3)
-    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--seeds", type=int, default=1, help="runs per format (seeds 0..N-1: "
+                    "initial weights and batches)")
     ap.add_argument("--eval-batches", type=int, default=8)
     ap.add_argument("--only", action="append", choices=list(CONFIGS) + list(EXTRA),
                     help="repeatable")
@@ -213,16 +232,18 @@ def main(argv=None):
         for k, v in saved["args"].items():
             setattr(args, k, v)
         return write(saved["results"], args)
-    vocab, steps, evals = make_data(args)
-    tx.manual_seed(args.seed)
-    init = GPT(vocab, args.ctx, args.d, args.heads, args.layers).state_dict()
-    init = {k: v.detach().clone() for k, v in init.items()}
-    results = {}
     names = args.only or list(CONFIGS) + (list(EXTRA) if args.ablation else [])
-    for name in names:
-        results[name] = train(name, {**CONFIGS, **EXTRA}[name], init, vocab, steps, evals, args)
-        print(f"{name}: final {np.mean(results[name]['losses'][-20:]):.4f}, "
-              f"{results[name]['ms_per_step']:.0f} ms/step", flush=True)
+    results = {name: {"runs": []} for name in names}
+    for seed in range(args.seeds):
+        vocab, steps, evals = make_data(args, seed)
+        tx.manual_seed(seed)
+        init = GPT(vocab, args.ctx, args.d, args.heads, args.layers).state_dict()
+        init = {k: v.detach().clone() for k, v in init.items()}
+        for name in names:
+            run = train(name, {**CONFIGS, **EXTRA}[name], init, vocab, steps, evals, args)
+            results[name]["runs"].append(run)
+            print(f"seed {seed} {name}: final {_final(run['losses'], args):.4f}, "
+                  f"{run['ms_per_step']:.0f} ms/step", flush=True)
     return write(results, args)
 
 
