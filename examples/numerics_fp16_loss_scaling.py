@@ -33,6 +33,7 @@ def train(X, Y, policy, scaler=None, steps=150, lr=0.5, seed=1):
     b = tx.zeros(out, requires_grad=True)
     opt = tx.optim.SGD([W, b], lr=lr)
     Xt, Yt = tx.tensor(X), tx.tensor(Y)
+    scaler = scaler or nx.GradScaler(enabled=False)  # disabled: a plain backward and step
     losses = []
     for _ in range(steps):
         with nx.autocast(policy):
@@ -40,13 +41,9 @@ def train(X, Y, policy, scaler=None, steps=150, lr=0.5, seed=1):
         r = pred - Yt
         loss = (r * r).mean()
         opt.zero_grad()
-        if scaler is None:
-            loss.backward()
-            opt.step()
-        else:
-            scaler.scale(loss).backward()
-            scaler.step(opt)
-            scaler.update()
+        scaler.scale(loss).backward()
+        scaler.step(opt)
+        scaler.update()
         losses.append(float(loss.item()))
     return losses, W
 
@@ -65,7 +62,7 @@ def main():
     print("|---|---|---|---|---|---|")
     for label, pol, scaler in runs:
         losses, _ = train(X, Y, pol, scaler)
-        skipped = "-" if scaler is None else str(scaler.skipped_steps)
+        skipped = str(scaler.skipped_steps) if scaler else "-"
         print(f"| {label} | {losses[0]:.2e} | {losses[49]:.2e} | {losses[-1]:.2e} | "
               f"{losses[0] / losses[-1]:.1e} | {skipped} |")
 
