@@ -3,20 +3,85 @@
 Everything above this layer asks for ``xp`` (``device.xp`` or :func:`array_module`) and never
 imports numpy or cupy to mean "the array module". CuPy is imported lazily, here only, so CPU
 machines never need it.
+
+Testing without a GPU: the device "cuda" can run on a CuPy stand-in that keeps its arrays in
+host memory but enforces CuPy's rules (``tensorix/testing/fakecupy.py``; docs/gpu.md): set
+``TENSORIX_FAKE_CUDA=1`` before importing tensorix, or use ``with backend.fake_cuda():``.
+It cannot run CUDA C, so :func:`cuda_kernels_available` is False on it and the kernel table
+answers None (the ops keep their ``xp`` paths). Off by default: nothing changes without it.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import os
 
 import numpy as np
 
 __all__ = ["Device", "device", "array_module", "cuda_available", "get_device", "cpu",
-           "cupy_module", "cuda_device_count", "set_tf32", "elementwise_kernel", "raw_kernel"]
+           "cupy_module", "cuda_device_count", "set_tf32", "elementwise_kernel", "raw_kernel",
+           "fake_cuda", "fake_cuda_active", "cuda_kernels_available"]
+
+_FAKE = [None]  # the CuPy stand-in module while it replaces CuPy
+_FAKE_ENV = os.environ.get("TENSORIX_FAKE_CUDA", "") not in ("", "0")
+
+
+def _cupy():
+    """The CUDA array module: the stand-in while it is on, else CuPy (None where CuPy is not
+    installed or sees no GPU)."""
+    if _FAKE[0] is not None:
+        return _FAKE[0]
+    if _FAKE_ENV:  # TENSORIX_FAKE_CUDA=1: switched on at first use (tensorix is imported by then)
+        _set_fake(True)
+        return _FAKE[0]
+    return _real_cupy()
+
+
+@contextlib.contextmanager
+def fake_cuda(enabled: bool = True):
+    """Run the device "cuda" on the CuPy stand-in inside the block (tests on machines without
+    a GPU; ``enabled=False`` turns it off inside the block instead).
+
+    Example::
+
+        with tensorix.backend.fake_cuda():
+            x = tensorix.ones(3, device="cuda")   # a stand-in device array
+    """
+    global _FAKE_ENV
+    prev, prev_env = _FAKE[0], _FAKE_ENV
+    _FAKE_ENV = False
+    _set_fake(enabled)
+    try:
+        yield
+    finally:
+        _FAKE[0], _FAKE_ENV = prev, prev_env
+
+
+def _set_fake(enabled):
+    if not enabled:
+        _FAKE[0] = None
+        return
+    from .testing import fakecupy  # numpy only; imports nothing from tensorix
+
+    if _FAKE[0] is not fakecupy.cupy:
+        _FAKE[0] = fakecupy.cupy
+        _track_peak(fakecupy.cupy)
+
+
+def fake_cuda_active() -> bool:
+    """True while the device "cuda" runs on the CuPy stand-in."""
+    return _FAKE[0] is not None or _FAKE_ENV
+
+
+def cuda_kernels_available() -> bool:
+    """True where CUDA C kernels can be compiled and run: real CuPy with a GPU (never on the
+    stand-in)."""
+    return _FAKE[0] is None and not _FAKE_ENV and _real_cupy() is not None
 
 
 @functools.cache
-def _cupy():
+def _real_cupy():
     """Import CuPy once; ``None`` where it is not installed or no GPU is visible."""
     try:
         import cupy  # the one import of cupy in the package
@@ -199,3 +264,4 @@ def elementwise_kernel(in_params: str, out_params: str, operation: str, name: st
 def raw_kernel(code: str, name: str, options: tuple = ("--std=c++17",)):
     """A ``cupy.RawKernel`` for function ``name`` in the CUDA source ``code``."""
     return cupy_module().RawKernel(code, name, options=options)
+

@@ -1,3 +1,4 @@
+import contextlib
 import os
 
 import numpy as np
@@ -19,17 +20,34 @@ def rng():
 
 
 # Tests that take ``device`` run once per device: 'cpu' and 'cuda' (the cuda case marked
-# ``cuda`` and skipped without CuPy and a GPU). TENSORIX_TEST_DEVICE=cuda (or cpu) keeps only
-# that one, as scripts/gpu_check.sh does on the GPU machine.
-_DEVICES = [d for d in ("cpu", "cuda") if os.environ.get("TENSORIX_TEST_DEVICE", d) == d]
+# ``cuda``). Where CuPy sees a GPU the cuda case runs on it; elsewhere it runs on the CuPy
+# stand-in (tensorix/testing/fakecupy.py: host memory, CuPy's rules), so CI checks the device
+# plumbing without a GPU. TENSORIX_TEST_DEVICE=cuda (or cpu) keeps only that one, as
+# scripts/gpu_check.sh does on the GPU machine (with -m cuda).
+DEVICES = [d for d in ("cpu", "cuda") if os.environ.get("TENSORIX_TEST_DEVICE", d) == d]
+DEVICE_PARAMS = [pytest.param(d, marks=pytest.mark.cuda) if d == "cuda" else d
+                 for d in DEVICES]
 
 
-@pytest.fixture(params=[pytest.param(d, marks=pytest.mark.cuda) if d == "cuda" else d
-                        for d in _DEVICES])
+def on_device(name):
+    """A context running ``name`` ('cpu' or 'cuda') where it can: the real GPU, else the
+    stand-in."""
+    if name == "cuda" and not tx.backend.cuda_available():
+        return tx.backend.fake_cuda()
+    return contextlib.nullcontext()
+
+
+@pytest.fixture(params=DEVICE_PARAMS)
 def device(request):
-    if request.param == "cuda" and not tx.backend.cuda_available():
-        pytest.skip("needs CuPy and a GPU")
-    return request.param
+    with on_device(request.param):
+        yield request.param
+
+
+@pytest.fixture
+def cuda():
+    """For tests marked ``cuda`` that need no cpu twin: the GPU, else the stand-in."""
+    with on_device("cuda"):
+        yield "cuda"
 
 
 @pytest.fixture(autouse=True)

@@ -145,7 +145,8 @@ _OPS = ("gelu", "gelu_backward", "softmax", "softmax_backward", "layer_norm",
         "layer_norm_backward", "adam", "dropout_mask", "nll_backward", "matmul")
 
 
-def test_kernel_table_has_cuda_entries_and_none_on_cpu():
+def test_kernel_table_has_cuda_entries_and_none_on_cpu(monkeypatch):
+    monkeypatch.setattr(backend, "cuda_kernels_available", lambda: True)  # as with a GPU
     cpu, cuda = tx.device("cpu"), tx.device("cuda")
     for op in _OPS:
         assert kernels.lookup(op, cpu, tx.float32) is None
@@ -155,6 +156,20 @@ def test_kernel_table_has_cuda_entries_and_none_on_cpu():
     assert kernels.lookup("matmul", cuda, tx.bfloat16) is not None
     assert kernels.lookup("matmul", cuda, tx.float32) is None  # plain cuBLAS via xp
     assert kernels.lookup("no_such_op", cuda) is None
+
+
+def test_kernel_table_serves_no_cuda_kernel_without_cuda_c():
+    """Without a GPU (and on the CuPy stand-in, which cannot run CUDA C) every CUDA lookup
+    answers None, so the ops run their generic xp paths there."""
+    cuda = tx.device("cuda")
+    if backend.cuda_kernels_available():
+        pytest.skip("a real GPU serves the kernels")
+    with backend.fake_cuda():
+        assert backend.fake_cuda_active() and not backend.cuda_kernels_available()
+        assert all(kernels.lookup(op, cuda, tx.float32) is None for op in _OPS)
+        assert kernels.lookup("matmul", cuda, tx.bfloat16) is None
+        with pytest.raises(NotImplementedError, match="cannot compile or run CUDA C"):
+            kernels._cuda.gelu(tx.ones(3, device="cuda")._data, "none")
 
 
 _NVCC = shutil.which("nvcc")

@@ -2,10 +2,14 @@
 
 An op asks ``lookup(name, device, dtype)``; it gets a callable on raw arrays, or None, and then
 keeps its own ``xp`` path. Nothing is registered for the CPU, so CPU ops never change
-behaviour; the CUDA entries (``_cuda.py``) compile their CuPy kernels on first call.
+behaviour; the CUDA entries (``_cuda.py``) compile their CuPy kernels on first call, so they
+are served only where CUDA C can run (``backend.cuda_kernels_available``): on the CuPy
+stand-in, which cannot, every CUDA lookup answers None and the ops' generic paths run.
 """
 
 from __future__ import annotations
+
+from .. import backend
 
 __all__ = ["register", "lookup", "entries"]
 
@@ -25,7 +29,7 @@ def lookup(op: str, device, dtype=None):
     a NumPy dtype or None for any), or None where there is none: then the op runs its ``xp``
     composite."""
     entry = _TABLE.get((op, device.type))
-    if entry is None:
+    if entry is None or device.type == "cuda" and not backend.cuda_kernels_available():
         return None
     if dtype is not None and getattr(dtype, "name", str(dtype)) not in entry[1]:
         return None
