@@ -14,6 +14,12 @@ from tensorix.testing.registry import EXEMPT
 
 from ._harness import np_args, outputs, torch, torch_args, tx_args
 
+# The value and first-order gradient checks run on every device of conftest's ``device``
+# fixture: 'cpu' and 'cuda' (a real GPU where there is one, else the CuPy stand-in). Inputs
+# are made on the host from the samples and moved with .to(device); results are compared on
+# the host. The float64 gradchecks stay on the CPU (finite differences add nothing the torch
+# gradients do not check on the device).
+
 INFOS = all_opinfos()
 VALUE_CASES = [pytest.param(i, d, id=f"{i.name}-{d.name}") for i in INFOS for d in i.dtypes]
 GRAD_CASES = [pytest.param(i, d, id=f"{i.name}-{d.name}") for i in INFOS if i.grad
@@ -28,6 +34,27 @@ def _rng(info, dtype=None):
     return np.random.default_rng(zlib.crc32(key))
 
 
+def _to(x, device):
+    """Move the tensors in ``x`` (an argument: a tensor, a list/tuple of them, or other) to
+    ``device``; a tensor that requires grad becomes a leaf there."""
+    if isinstance(x, tx.Tensor):
+        return x if device == "cpu" else x.detach().to(device).requires_grad_(x.requires_grad)
+    if isinstance(x, (list, tuple)) and any(isinstance(e, tx.Tensor) for e in x):
+        return type(x)(_to(e, device) for e in x)
+    return x
+
+
+def _dev_args(sample, dtype, device, requires_grad=False):
+    args, kwargs = tx_args(sample, dtype, requires_grad=requires_grad)
+    return [_to(a, device) for a in args], {k: _to(v, device) for k, v in kwargs.items()}
+
+
+def _on(out, device):
+    if device != "cpu" and isinstance(out, tx.Tensor):
+        assert out.device.type == device, f"result on {out.device}, expected {device}"
+    return out
+
+
 def test_every_public_op_has_an_entry():
     covered = set()
     for info in INFOS:
@@ -39,13 +66,13 @@ def test_every_public_op_has_an_entry():
 
 
 @pytest.mark.parametrize("info,dtype", VALUE_CASES)
-def test_values_against_numpy(info, dtype):
+def test_values_against_numpy(info, dtype, device):
     if info.ref is None:
         pytest.skip("no NumPy reference (torch is the oracle)")
     for sample in info.samples(_rng(info, dtype), dtype):
-        args, kwargs = tx_args(sample, dtype)
+        args, kwargs = _dev_args(sample, dtype, device)
         rargs, rkwargs = np_args(sample, dtype)
-        got = outputs(info.op(*args, **kwargs), info.output)
+        got = [_on(o, device) for o in outputs(info.op(*args, **kwargs), info.output)]
         want = outputs(info.ref(*rargs, **rkwargs), info.output)
         assert len(got) == len(want), f"{info.name} {sample}: output count"
         rtol, atol = tolerance(dtype, info.tol)
@@ -54,16 +81,16 @@ def test_values_against_numpy(info, dtype):
 
 
 @pytest.mark.parametrize("info,dtype", VALUE_CASES)
-def test_values_against_torch(info, dtype):
+def test_values_against_torch(info, dtype, device):
     if torch is None:
         pytest.skip("torch not installed")
     fn = info.torch_fn()
     if fn is None:
         pytest.skip("no torch counterpart")
     for sample in info.samples(_rng(info, dtype), dtype):
-        args, kwargs = tx_args(sample, dtype)
+        args, kwargs = _dev_args(sample, dtype, device)
         targs, tkwargs = torch_args(sample, dtype)
-        got = outputs(info.op(*args, **kwargs), info.output)
+        got = [_on(o, device) for o in outputs(info.op(*args, **kwargs), info.output)]
         want = outputs(fn(*targs, **tkwargs), info.output)
         rtol, atol = tolerance(dtype, info.tol)
         for k, (g, w) in enumerate(zip(got, want)):
@@ -71,7 +98,7 @@ def test_values_against_torch(info, dtype):
 
 
 @pytest.mark.parametrize("info,dtype", GRAD_CASES)
-def test_grads_against_torch(info, dtype):
+def test_grads_against_torch(info, dtype, device):
     if torch is None:
         pytest.skip("torch not installed")
     fn = info.torch_fn()
@@ -79,7 +106,7 @@ def test_grads_against_torch(info, dtype):
         pytest.skip("no torch gradient to compare")
     rng = _rng(info, dtype)
     for sample in info.samples(rng, dtype):
-        args, kwargs = tx_args(sample, dtype, requires_grad=True)
+        args, kwargs = _dev_args(sample, dtype, device, requires_grad=True)
         targs, tkwargs = torch_args(sample, dtype, requires_grad=True)
         got = [o for o in outputs(info.op(*args, **kwargs), info.output)
                if isinstance(o, tx.Tensor) and o.requires_grad]
@@ -90,16 +117,17 @@ def test_grads_against_torch(info, dtype):
         seeds = [rng.standard_normal(tuple(o.shape)) for o in got]
         tx_leaves = [a for a in args if isinstance(a, tx.Tensor) and a.requires_grad]
         t_leaves = [a for a in targs if isinstance(a, torch.Tensor) and a.requires_grad]
-        gx = tx.autograd.grad(got, tx_leaves, [tx.tensor(s, dtype=o.dtype) for s, o in
-                                               zip(seeds, got)], allow_unused=True)
+        gx = tx.autograd.grad(got, tx_leaves, [tx.tensor(s, dtype=o.dtype, device=device)
+                                               for s, o in zip(seeds, got)], allow_unused=True)
         gt = torch.autograd.grad(want, t_leaves, [torch.tensor(s).to(o.dtype) for s, o in
                                                   zip(seeds, want)], allow_unused=True)
         rtol, atol = tolerance(dtype, info.tol)
         for k, (a, b) in enumerate(zip(gx, gt)):
             if b is None:
-                assert a is None or not np.any(a.numpy()), f"{info.name}: grad {k} should be 0"
+                assert a is None or not np.any(a.cpu().numpy()), f"{info.name}: grad {k} is not 0"
                 continue
             assert a is not None, f"{info.name} {sample}: grad of input {k} missing"
+            _on(a, device)
             assert_close(a, b, rtol=rtol * 4, atol=atol * 4,
                          what=f"{info.name} {sample} grad of input {k}")
 
