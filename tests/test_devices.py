@@ -616,17 +616,16 @@ def test_dlpack_with_torch(device):
     assert back.device.type == device and _np(back).tolist() == [0, 2, 4, 6]
 
 
-# -- only where there is a GPU ----------------------------------------------------------------
+# -- the CUDA runtime (a GPU, else the CuPy stand-in) ------------------------------------------
 
 @pytest.mark.cuda
-@pytest.mark.skipif(NO_GPU, reason="needs CuPy and a GPU")
-def test_cuda_runtime_memory_streams_events():
+def test_cuda_runtime_memory_streams_events(cuda):
     cu = tx.cuda
     assert cu.is_available() and cu.device_count() >= 1 and cu.current_device() == 0
     assert cu.get_device_capability()[0] >= 3 and isinstance(cu.get_device_name(), str)
     cu.synchronize()
     before = cu.memory_allocated()
-    x = tx.empty(1 << 20, dtype=tx.float32, device="cuda")  # 4 MiB
+    x = tx.zeros(1 << 20, dtype=tx.float32, device="cuda")  # 4 MiB
     assert cu.memory_allocated() >= before + (4 << 20)
     cu.reset_peak_memory_stats()
     y = tx.empty(1 << 21, dtype=tx.float32, device="cuda")
@@ -660,8 +659,7 @@ def test_cuda_runtime_memory_streams_events():
 
 
 @pytest.mark.cuda
-@pytest.mark.skipif(NO_GPU, reason="needs CuPy and a GPU")
-def test_mixing_real_devices_names_both():
+def test_mixing_real_devices_names_both(cuda):
     g, c = tx.ones(2, device="cuda"), tx.ones(2)
     for call in (lambda: g + c, lambda: c * g, lambda: tx.cat([c, g]),
                  lambda: F.linear(c.reshape(1, 2), g.reshape(1, 2))):

@@ -82,7 +82,7 @@ def nvfp4_quantize(x, axis=-1, per_tensor=True, rounding="rne", pad=False, rbits
     amax_b = xp.abs(blocks).max(axis=-1)
     with errstate(xp):
         if per_tensor:
-            amax_t = F32(xp.abs(a).max()) if a.size else F32(0)
+            amax_t = F32(xp.abs(a).max().item()) if a.size else F32(0)  # .item(): CuPy too
             s_enc = F32(F32(6 * 448) / amax_t) if amax_t > 0 else F32(1)
             s_dec = F32(F32(1) / s_enc)
         else:

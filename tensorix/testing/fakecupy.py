@@ -229,6 +229,9 @@ class ndarray:
         raise TypeError(_IMPLICIT)
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        if method == "__call__" and any(isinstance(x, np.generic) for x in inputs):
+            # ``np.int64(1) << d``: a NumPy scalar's operator lands here; CuPy computes it
+            return getattr(cupy, ufunc.__name__)(*inputs, **kwargs)
         raise _numpy_refused(f"numpy.{ufunc.__name__}" + ("" if method == "__call__"
                                                            else f".{method}"))
 
