@@ -5,6 +5,7 @@ scaling, 16-bit optimizers). See README.md here and docs/numerics.md."""
 from ._mxfast import get_num_threads, set_num_threads
 from .casting import cast, decode, encode, f32_bits, quantize
 from .formats import FORMATS, ROUNDING_MODES, FormatSpec, get_format, make_format
+from .layers import Conv1d, Conv2d, Conv3d, Linear, conv1d, conv2d, conv3d, convert_to_policy
 from .lmul import lmul, lmul_attention, lmul_matmul, lmul_offset_bits
 from .mx import (
     MX_ELEMENTS,
@@ -61,7 +62,8 @@ __all__ = ["FORMATS", "ROUNDING_MODES", "FormatSpec", "get_format", "make_format
            "NVFP4Array", "nvfp4_quantize", "nvfp4_dequantize", "HiF4Array", "hif4_quantize",
            "hif4_dequantize", "lmul", "lmul_matmul", "lmul_attention", "lmul_offset_bits",
            "ozaki_gemm", "ozaki_moduli", "exact_matmul", "componentwise_error", "Policy",
-           "POLICIES", "autocast", "get_policy", "matmul", "linear", "round_tensor",
+           "POLICIES", "autocast", "get_policy", "matmul", "linear", "round_tensor", "conv1d",
+           "conv2d", "conv3d", "Linear", "Conv1d", "Conv2d", "Conv3d", "convert_to_policy",
            "GradScaler", "UPDATE_MODES", "sgd_update_", "apply_update", "sgd16_update",
            "adamw16_update", "SGD16", "AdamW16", "CONSTRAINTS", "apply_constraint", "scale_fwd",
            "scale_bwd", "unit_matmul", "unit_linear", "unit_add", "residual_split",

@@ -215,18 +215,24 @@ class _LowAccMatMul(Function):
         return g @ b.mT, a.mT @ g, None, None
 
 
-def _policy(policy):
+def _policy(policy, op="matmul"):
+    """The Policy meant by ``policy`` (None: the current autocast one), or None for none or a
+    policy that rounds nothing (then the plain op is exact)."""
     if policy is None:
-        return get_policy()
-    if isinstance(policy, str):
+        pol = get_policy()
+    elif isinstance(policy, str):
         if policy not in POLICIES:
-            raise ValueError(f"matmul(): unknown policy {policy!r}; expected one of "
+            raise ValueError(f"{op}(): unknown policy {policy!r}; expected one of "
                              f"{sorted(POLICIES)}")
-        return POLICIES[policy]
-    if not isinstance(policy, Policy):
-        raise TypeError(f"matmul(): argument 'policy' must be a Policy, a name or None, got "
+        pol = POLICIES[policy]
+    elif isinstance(policy, Policy):
+        pol = policy
+    else:
+        raise TypeError(f"{op}(): argument 'policy' must be a Policy, a name or None, got "
                         f"{type(policy).__name__}")
-    return policy
+    trivial = pol is None or (pol.operand is None and pol.acc in _WIDE and pol.out is None
+                              and pol.grad is None)
+    return None if trivial else pol
 
 
 class _PolicyMatMul(Function):
@@ -285,10 +291,7 @@ def matmul(a, b, policy=None) -> Tensor:
     if not isinstance(a, Tensor) or not isinstance(b, Tensor):
         raise TypeError("matmul(): arguments must be Tensors")
     pol = _policy(policy)
-    if pol is None or (pol.operand is None and pol.acc in _WIDE and pol.out is None
-                       and pol.grad is None):
-        return a @ b
-    return _policy_matmul(a, b, pol)
+    return a @ b if pol is None else _policy_matmul(a, b, pol)
 
 
 def linear(x, weight, bias=None, policy=None) -> Tensor:
@@ -296,7 +299,7 @@ def linear(x, weight, bias=None, policy=None) -> Tensor:
     ``(out_features, in_features)`` as in ``nn.functional.linear``. The bias is added in the
     accumulator (float32) before the output rounding; its gradient (a sum of the output
     gradient) is not rounded, like a fused bias-gradient reduction."""
-    pol = _policy(policy)
+    pol = _policy(policy, "linear")
     if x.ndim > 2:  # one 2-d GEMM for stacked inputs (blocks and tensor scales are unchanged)
         y = linear(x.reshape(-1, x.shape[-1]), weight, bias, pol)
         return y.reshape(*x.shape[:-1], y.shape[-1])
