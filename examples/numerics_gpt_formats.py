@@ -9,20 +9,24 @@ plays; the last 10 % is held out) under
 * ``bf16 autocast``: ``numerics.POLICIES["bf16"]`` - operands, outputs and gradients bf16;
 * ``MXFP8 E4M3 rceil`` / ``floor``: every operand of every matmul in MXFP8 E4M3 (32-element
   blocks along the reduction axis, E8M0 scales by the round-up rule of the MXFP8 pre-training
-  recipe or by the OCP round-down rule), float32 accumulation, bf16 outputs, gradients in
-  MXFP8 E4M3 too (blocks along their last axis);
+  recipe or by the OCP round-down rule), float32 accumulation, bf16 outputs; the backward GEMMs
+  the same way, the output gradient in MXFP8 E4M3 too, every operand re-quantized along the
+  backward GEMM's own reduction axis (as in the MXFP8 recipe);
 * ``NVFP4``: ``numerics.POLICIES["nvfp4"]`` - FP4 operands with E4M3 block scales and a float32
   tensor scale, bf16 outputs and gradients.
 
-Every linear layer (QKV, projection, MLP, LM head) goes through ``numerics.linear`` and both
-attention matmuls through ``numerics.matmul``, so the policy rounds them all; weights stay
-float32 master weights with straight-through gradients; LayerNorm, softmax and the loss stay
-float32. Writes a markdown table (``numerics_gpt_formats.md``), the loss curves
-(``numerics_gpt_formats.json``) and a plot (``numerics_gpt_formats.png``, needs matplotlib)
-to ``--out`` (default ``docs/``).
+Every linear layer (QKV, projection, MLP, LM head) is switched to ``numerics.Linear`` by
+``numerics.convert_to_policy`` and both attention matmuls go through ``numerics.matmul``, so
+the policy rounds them all; weights stay float32 master weights with straight-through
+gradients; LayerNorm, softmax and the loss stay float32. Writes a markdown table
+(``numerics_gpt_formats.md``), the loss curves (``numerics_gpt_formats.json``) and a plot
+(``numerics_gpt_formats.png``, needs matplotlib; the curves of seed 0) to ``--out`` (default
+``docs/``).
 
-``--ablation`` adds MXFP8 floor with bf16 gradients (which half of the floor rule's gap is the
-forward's). Run: ``python examples/numerics_gpt_formats.py`` (about 15 minutes on 2 shared CPU
+``--ablation`` adds the floor rule with bf16 gradients and with MXFP8 E5M2 gradients (is the
+floor rule's gap in the forward or in the gradients?). ``--seeds N`` repeats everything for
+seeds 0..N-1 (initial weights and batches) and reports mean +- sd. Run:
+``python examples/numerics_gpt_formats.py --seeds 5 --ablation`` (about 20 minutes on 2 CPU
 cores; ``--steps``, ``--batch``, ``--only NAME``; ``--tiny --steps 2 --no-plot`` is the smoke
 test's run; ``--from-json FILE`` redoes the table and plot from saved results).
 """
@@ -55,21 +59,13 @@ EXTRA = {"MXFP8 E4M3 floor, bf16 grads": MXFP8.replace(scale_mode="floor", grad=
          "MXFP8 E4M3 floor, E5M2 grads": MXFP8.replace(scale_mode="floor", grad="mxfp8_e5m2")}
 
 
-class PolicyLinear(nn.Linear):
-    """nn.Linear (same parameters and init) computed by ``numerics.linear``: rounded by the
-    current autocast policy, plain float32 without one."""
-
-    def forward(self, x):
-        return nx.linear(x, self.weight, self.bias)
-
-
 class Block(nn.Module):
     def __init__(self, d, heads):
         super().__init__()
         self.heads = heads
         self.ln1, self.ln2 = nn.LayerNorm(d), nn.LayerNorm(d)
-        self.qkv, self.proj = PolicyLinear(d, 3 * d), PolicyLinear(d, d)
-        self.fc, self.fc2 = PolicyLinear(d, 4 * d), PolicyLinear(4 * d, d)
+        self.qkv, self.proj = nn.Linear(d, 3 * d), nn.Linear(d, d)
+        self.fc, self.fc2 = nn.Linear(d, 4 * d), nn.Linear(4 * d, d)
 
     def forward(self, x, mask):
         b, t, d = x.shape
@@ -87,7 +83,7 @@ class GPT(nn.Module):
         super().__init__()
         self.wte, self.wpe = nn.Embedding(vocab, d), nn.Embedding(ctx, d)
         self.blocks = nn.ModuleList([Block(d, heads) for _ in range(layers)])
-        self.lnf, self.head = nn.LayerNorm(d), PolicyLinear(d, vocab)
+        self.lnf, self.head = nn.LayerNorm(d), nn.Linear(d, vocab)
 
     def forward(self, idx):
         t = idx.shape[1]
@@ -124,6 +120,7 @@ def loss_of(model, x, y):
 def train(name, policy, init, vocab, steps, evals, args):
     model = GPT(vocab, args.ctx, args.d, args.heads, args.layers)
     model.load_state_dict(init)
+    nx.convert_to_policy(model)  # its nn.Linear layers follow the autocast policy
     opt = tx.optim.AdamW(model.parameters(), lr=args.lr)
     losses, t0 = [], time.perf_counter()
     for i, (x, y) in enumerate(steps):
