@@ -49,13 +49,13 @@ def fake_cuda(enabled: bool = True):
             x = tensorix.ones(3, device="cuda")   # a stand-in device array
     """
     global _FAKE_ENV
-    prev, prev_env = _FAKE[0], _FAKE_ENV
-    _FAKE_ENV = False
+    prev, prev_env, prev_peak = _FAKE[0], _FAKE_ENV, _peak[0]
+    _FAKE_ENV, _peak[0] = False, 0  # the peak of memory is the stand-in's own inside
     _set_fake(enabled)
     try:
         yield
     finally:
-        _FAKE[0], _FAKE_ENV = prev, prev_env
+        _FAKE[0], _FAKE_ENV, _peak[0] = prev, prev_env, prev_peak
 
 
 def _set_fake(enabled):

@@ -33,11 +33,18 @@ def lift(x, dtype: dt.dtype, like: Tensor | None = None, op: str = "op",
         return x if x._dtype is dtype else x.to(dtype)
     if isinstance(x, (numbers.Number, np.generic)):
         xp = np if like is None else _xp(like)
-        return _make(xp.asarray(x, dtype=dtype.np), dtype)
+        return _make(_scalar(xp, x, dtype.np), dtype)
     if isinstance(x, Tensor):
         return x if x._dtype is dtype else x.to(dtype)
     raise TypeError(f"{op}(): argument '{arg}' must be a Tensor or a number, "
                     f"not {type(x).__name__}")
+
+
+def _scalar(xp, value, dtype):
+    """A 0-d array of a number on xp's device. On a GPU ``full`` fills it in a kernel that
+    takes the number as an argument; ``asarray`` would copy it from the host (a transfer per
+    ``x * 0.5``). On the CPU asarray is the faster of the two."""
+    return xp.asarray(value, dtype=dtype) if xp is np else xp.full((), value, dtype=dtype)
 
 
 def _xp(t):
@@ -72,10 +79,10 @@ def promote(a, b, op: str):
     # tensor takes the tensor's dtype (PyTorch's rule), skipping result_type and lift
     tb = type(b)
     if (tb is float or tb is int) and type(a) is Tensor and a._dtype.category >= 2:
-        return a, _make(_xp(a).asarray(b, dtype=a._dtype.np), a._dtype)
+        return a, _make(_scalar(_xp(a), b, a._dtype.np), a._dtype)
     ta = type(a)
     if (ta is float or ta is int) and tb is Tensor and b._dtype.category >= 2:
-        return _make(_xp(b).asarray(a, dtype=b._dtype.np), b._dtype), b
+        return _make(_scalar(_xp(b), a, b._dtype.np), b._dtype), b
     if type(a) is not Tensor and not isinstance(a, Tensor):
         if not isinstance(b, Tensor):
             raise TypeError(f"{op}(): expected at least one Tensor operand, got "

@@ -33,6 +33,7 @@ synchronous). The runtime part (``cupy.cuda``: devices, streams, events, memory 
 
 from __future__ import annotations
 
+import traceback
 import types
 
 import numpy as np
@@ -40,10 +41,31 @@ import numpy as np
 from . import fakecupy_api as _api
 from . import fakecupy_cuda as _cuda
 
-__all__ = ["cupy", "ndarray", "counts", "reset_counts", "RUNS_CUDA_C"]
+__all__ = ["cupy", "ndarray", "counts", "reset_counts", "where", "RUNS_CUDA_C"]
 
 RUNS_CUDA_C = False  # the kernel layer asks this (through backend) and keeps its xp paths
 _COUNTS = {"h2d": 0, "d2h": 0, "sync": 0}
+
+
+def _count(kind):
+    _COUNTS[kind] += 1
+    if _WHERE is not None:  # where(): note the caller outside the stand-in
+        frame = traceback.extract_stack(limit=12)[:-2]
+        outer = [f for f in frame if "fakecupy" not in f.filename]
+        f = outer[-1] if outer else frame[-1]
+        key = (kind, f"{f.filename.rsplit('tensorix/', 1)[-1]}:{f.lineno} {f.name}")
+        _WHERE[key] = _WHERE.get(key, 0) + 1
+
+
+_WHERE = None
+
+
+def where(enabled: bool = True) -> dict | None:
+    """Start noting which line of the caller each counted transfer comes from (the dict it
+    returns fills as they happen: {(kind, 'file:line function'): count}); ``False`` stops."""
+    global _WHERE
+    _WHERE = {} if enabled else None
+    return _WHERE
 
 
 def counts() -> dict:
@@ -101,7 +123,7 @@ def _unwrap(x, where, host_ok=False):
     if t is np.ndarray:
         if not host_ok:
             raise _unsupported(x, where)
-        _COUNTS["h2d"] += 1
+        _count("h2d")
         return x
     if t is list or t is tuple:
         return t(_unwrap(e, where, host_ok) for e in x)
@@ -241,7 +263,7 @@ class ndarray:
     # device -> host (counted)
     def get(self, stream=None, order="C", out=None, blocking=True):
         """A NumPy copy of the data (a device-to-host transfer)."""
-        _COUNTS["d2h"] += 1
+        _count("d2h")
         host = np.array(self._a, order=order)
         if out is not None:
             out[...] = host
@@ -252,23 +274,23 @@ class ndarray:
         """Copy the NumPy array ``arr`` into this array (a host-to-device transfer)."""
         if type(arr) is not np.ndarray:
             raise TypeError(f"Only numpy.ndarray can be set to cupy.ndarray, got {type(arr)}")
-        _COUNTS["h2d"] += 1
+        _count("h2d")
         self._a[...] = arr
 
     def item(self, *args):
-        _COUNTS["d2h"] += 1
+        _count("d2h")
         return self._a.item(*args)
 
     def tolist(self):
-        _COUNTS["d2h"] += 1
+        _count("d2h")
         return self._a.tolist()
 
     def tobytes(self, order="C"):
-        _COUNTS["d2h"] += 1
+        _count("d2h")
         return self._a.tobytes(order)
 
     def _host_scalar(self, conv):
-        _COUNTS["d2h"] += 1
+        _count("d2h")
         return conv(self._a)
 
     def __bool__(self):
@@ -369,16 +391,16 @@ def _index(key):
     items = key if type(key) is tuple else (key,)
     for k in items:
         if type(k) is ndarray and k._a.dtype == np.bool_ and k._a.ndim:
-            _COUNTS["sync"] += 1
+            _count("sync")
         elif type(k) in (np.ndarray, list):
-            _COUNTS["h2d"] += 1
+            _count("h2d")
     if type(key) is tuple:
         return tuple(k._a if type(k) is ndarray else k for k in key)
     return key._a if type(key) is ndarray else key
 
 
 def _from_host(arr):
-    _COUNTS["h2d"] += 1
+    _count("h2d")
     return _new(np.array(arr))
 
 
@@ -437,7 +459,7 @@ def _method(name, params):
         k = {key: _unwrap(v, f"ndarray.{name}") for key, v in kwargs.items()}
         r = _call(getattr(self._a, name), a, k)
         if name == "nonzero":
-            _COUNTS["sync"] += 1
+            _count("sync")
         return _wrap(r)
     meth.__name__ = name
     return meth
@@ -472,7 +494,7 @@ def _function(name, fn, params, qual=None):
         k = {key: _unwrap(v, qual) for key, v in kwargs.items()}
         r = _call(fn, a, k)
         if name in _SYNCS or name == "where" and len(args) == 1:
-            _COUNTS["sync"] += 1
+            _count("sync")
         if name in _TO_ARRAY:
             r = np.asarray(r)
         return _wrap(r)
@@ -499,7 +521,7 @@ def _to_device(obj, dtype, order, copy, ndmin=0):
     if isinstance(obj, (list, tuple)) and _has_device(obj):
         host = np.array(_unwrap(obj, "cupy.array"), dtype=dtype, ndmin=ndmin)
         return _new(host)  # stacking device arrays: no transfer
-    _COUNTS["h2d"] += 1
+    _count("h2d")
     host = np.array(obj, dtype=dtype, order=order or "K", ndmin=ndmin)
     return _new(host)
 

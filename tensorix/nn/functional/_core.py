@@ -215,7 +215,7 @@ class NLLLoss(Function):
         valid = tgt != ignore_index
         safe = xp.where(valid, tgt, 0)
         c = lp.shape[-1]
-        if tgt.size and (int(safe.min()) < 0 or int(safe.max()) >= c):
+        if tgt.size and bool(((safe < 0) | (safe >= c)).any()):  # one device sync, not two
             bad = int(safe.max()) if int(safe.max()) >= c else int(safe.min())
             raise IndexError(f"nll_loss(): target {bad} is out of bounds for {c} classes")
         picked = xp.take_along_axis(lp, safe[..., None], axis=-1)[..., 0]
@@ -402,7 +402,8 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
         raise RuntimeError(f"embedding(): expected input of integer dtype (indices), got "
                            f"{input.dtype.name}")
     n = weight.shape[0]
-    if input.numel() and (int(input._data.max()) >= n or int(input._data.min()) < -n):
+    idx = input._data
+    if input.numel() and bool(((idx >= n) | (idx < -n)).any()):  # one device sync, not two
         raise IndexError(f"embedding(): index out of range in self (num_embeddings={n}, got "
                          f"indices in [{int(input._data.min())}, {int(input._data.max())}])")
     if padding_idx is not None and padding_idx < 0:
