@@ -697,6 +697,33 @@ def test_cross_entropy_matches_cpu(device, rng):
     np.testing.assert_allclose(res[device][1], res["cpu"][1], rtol=1e-12, atol=1e-14)
 
 
+_CLASS_LOSSES = {
+    "multi_margin_loss": lambda x, t: F.multi_margin_loss(x, t, p=2),
+    "multilabel_margin_loss": lambda x, t: F.multilabel_margin_loss(
+        x, tx.stack([t, t.flip(0), -tx.ones_like(t)], 1).repeat(1, 2)[:, :5]),
+    "cross_entropy_smoothed": lambda x, t: F.cross_entropy(x, t, label_smoothing=0.1,
+                                                           weight=tx.linspace(0.5, 1, 5,
+                                                                              device=x.device)),
+    "nll_loss_ignore": lambda x, t: F.nll_loss(F.log_softmax(x, 1), t, ignore_index=3),
+}
+
+
+@pytest.mark.parametrize("loss", list(_CLASS_LOSSES))
+def test_class_index_losses_match_cpu(device, loss, rng):
+    """Losses over class indices build helper tensors (class ids, one-hots): on the input's
+    device, or the op mixes devices."""
+    logits, target = rng.standard_normal((4, 5)), np.array([0, 3, 4, 1])
+    res = {}
+    for dev in ("cpu", device):
+        x = tx.tensor(logits, device=dev, requires_grad=True)
+        out = _CLASS_LOSSES[loss](x, tx.tensor(target, device=dev))
+        out.backward()
+        assert out.device.type == dev
+        res[dev] = (_np(out), _np(x.grad))
+    for u, v in zip(res["cpu"], res[device]):
+        np.testing.assert_allclose(v, u, rtol=1e-12, atol=1e-14)
+
+
 def test_rng_reproducible_per_device(device):
     tx.manual_seed(123)
     a = (tx.rand(6, device=device), tx.randn(3, 2, device=device),

@@ -369,7 +369,8 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None,
     valid = (t == -1).long().cumsum(-1) == 0  # entries before the first -1
     safe = where(valid, t, 0)
     # is_target[n, i]: i is one of the row's target classes
-    onehot = (safe.unsqueeze(-1) == arange(c).reshape(1, 1, c)).logical_and(valid.unsqueeze(-1))
+    cls = arange(c, device=x.device).reshape(1, 1, c)
+    onehot = (safe.unsqueeze(-1) == cls).logical_and(valid.unsqueeze(-1))
     is_target = onehot.any(1)
     picked = x.gather(-1, safe)  # (N, K) the target scores
     margins = (1 - picked.unsqueeze(-1) + x.unsqueeze(1)).clamp_min(0)  # (N, K, C)
@@ -400,7 +401,7 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
         margins = margins * margins
     if weight is not None:
         margins = margins * weight[t.reshape(-1)].unsqueeze(1)
-    loss = where(arange(c).reshape(1, c) == t, 0.0, margins).sum(1) / c
+    loss = where(arange(c, device=x.device).reshape(1, c) == t, 0.0, margins).sum(1) / c
     if squeeze:
         loss = loss.reshape(())
     return _reduce(loss, reduction)
