@@ -110,13 +110,12 @@ class Tensor:
         return st if dim is None else st[_dim(dim, self._data.ndim, "stride")]
 
     def storage_offset(self) -> int:
-        base = self._data
-        while base.base is not None and hasattr(base.base, "__array_interface__"):
+        base, kind = self._data, type(self._data)  # numpy or cupy: both keep .base chains
+        while isinstance(base.base, kind):
             base = base.base
         if base is self._data:
             return 0
-        ptr = self._data.__array_interface__["data"][0]
-        return (ptr - base.__array_interface__["data"][0]) // self._dtype.itemsize
+        return (backend.data_ptr(self._data) - backend.data_ptr(base)) // self._dtype.itemsize
 
     def is_contiguous(self, memory_format=None) -> bool:
         return bool(self._data.flags.c_contiguous)
