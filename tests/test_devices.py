@@ -456,6 +456,12 @@ def test_creation_and_transfer(device):
     assert y.cpu().device.type == "cpu" and np.array_equal(_np(y.to("cpu")), _np(x))
     z = y.to(tx.float32)
     assert z.device.type == device and z.dtype is tx.float32
+    assert tx.asarray(y, copy=False) is y
+    for kw in ({"dtype": tx.float32}, {"device": "cpu" if device != "cpu" else device}):
+        if kw.get("device") == device:
+            continue
+        with pytest.raises(ValueError, match="copy=False but the conversion needs a copy"):
+            tx.asarray(y, copy=False, **kw)
 
 
 def test_elementwise_reduction_and_matmul(device, rng):

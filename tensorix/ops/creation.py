@@ -231,7 +231,9 @@ def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=False) -> 
     out = as_tensor(obj, dtype, device)
     if copy is False and isinstance(obj, (Tensor, np.ndarray)):
         src = obj._data if isinstance(obj, Tensor) else obj
-        if out._data is not src and not np.shares_memory(out._data, src):
+        if out._data is not src and (backend.get_device(out._data) is not backend.get_device(src)
+                                     or not backend.array_module(src).shares_memory(out._data,
+                                                                                    src)):
             raise ValueError("asarray(): copy=False but the conversion needs a copy (dtype or "
                              "device differ)")
     return _finish(out, requires_grad) if not out.requires_grad else out
