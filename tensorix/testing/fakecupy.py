@@ -51,7 +51,7 @@ def _count(kind):
     _COUNTS[kind] += 1
     if _WHERE is not None:  # where(): note the caller outside the stand-in
         frame = traceback.extract_stack(limit=12)[:-2]
-        outer = [f for f in frame if "fakecupy" not in f.filename]
+        outer = [f for f in frame if "testing/fakecupy" not in f.filename.replace("\\", "/")]
         f = outer[-1] if outer else frame[-1]
         key = (kind, f"{f.filename.rsplit('tensorix/', 1)[-1]}:{f.lineno} {f.name}")
         _WHERE[key] = _WHERE.get(key, 0) + 1
@@ -251,6 +251,9 @@ class ndarray:
         raise TypeError(_IMPLICIT)
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        host = [x for x in inputs if type(x) is np.ndarray]
+        if method == "__call__" and host:  # ``host_array * d``: CuPy refuses the host array
+            raise _unsupported(host[0], f"numpy.{ufunc.__name__}")
         if method == "__call__" and any(isinstance(x, np.generic) for x in inputs):
             # ``np.int64(1) << d``: a NumPy scalar's operator lands here; CuPy computes it
             return getattr(cupy, ufunc.__name__)(*inputs, **kwargs)
