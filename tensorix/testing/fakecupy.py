@@ -11,8 +11,8 @@ device arrays that CPU code breaks most often:
   arrays in a ufunc, an operator or a namespace function raises CuPy's "Unsupported type";
   Python and NumPy scalars are fine, as in CuPy.
 - only what CuPy has: a name CuPy lacks (``cupy.errstate``, ``maximum.reduce``, ``initial=``
-  on ``max``, ``where=`` on ufuncs, ...) raises AttributeError / NotImplementedError /
-  TypeError as CuPy does.
+  on ``max``, ``where=`` on ufuncs, a bfloat16 loop of ``logical_not``, ...) raises
+  AttributeError / NotImplementedError / TypeError as CuPy does.
 - reductions and ``x[i]`` give 0-d device arrays, never NumPy scalars; ``float``, ``int``,
   ``bool``, ``.item()``, ``.get()``, ``.tolist()``, ``asnumpy`` and ``repr`` are
   device-to-host copies, ``asarray``/``array`` of host data and host index arrays are
@@ -160,6 +160,14 @@ def _call(fn, args, kwargs):
 
 # -- ufuncs ----------------------------------------------------------------------------------
 
+_NO_BF16 = frozenset(_api.NO_BF16_UFUNCS)
+try:
+    import ml_dtypes
+
+    _BF16 = np.dtype(ml_dtypes.bfloat16)
+except ImportError:  # no bfloat16 arrays at all then
+    _BF16 = None
+
 class ufunc:
     """A CuPy ufunc over NumPy's: scalars and device arrays only; ``out``, ``dtype`` and
     ``casting`` keywords only; the methods CuPy implements for it only."""
@@ -183,6 +191,9 @@ class ufunc:
                 raise TypeError(f"Wrong arguments {kwargs} ({self.__name__}: CuPy ufuncs take "
                                 "only out, dtype and casting)")
         a = [_scalar_operand(x, f"cupy.{self.__name__}") for x in args]
+        if self.__name__ in _NO_BF16 and any(getattr(x, "dtype", None) == _BF16 for x in a):
+            raise TypeError(f"Wrong type ((dtype('bfloat16'),)) of arguments for {self.name} "
+                            "(CuPy has no bfloat16 loop for it)")
         if "out" in kwargs:
             kwargs = dict(kwargs, out=_unwrap(kwargs["out"], self.__name__))
         return _wrap(_call(self._np, a, kwargs))

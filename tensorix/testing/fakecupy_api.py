@@ -702,3 +702,7 @@ CUDA = ['BaseMemory', 'CFunctionAllocator', 'Device', 'Event', 'ExternalStream',
  'set_allocator', 'set_pinned_memory_allocator', 'stream', 'texture', 'thrust', 'using_allocator',
  'warnings']
 
+NO_BF16_UFUNCS = ['bitwise_and', 'bitwise_count', 'bitwise_invert', 'bitwise_left_shift', 'bitwise_not',
+ 'bitwise_or', 'bitwise_right_shift', 'bitwise_xor', 'divmod', 'float_power', 'gcd', 'invert',
+ 'lcm', 'left_shift', 'logical_not', 'logical_xor', 'right_shift']
+
