@@ -50,13 +50,18 @@ stage "smoke" 90 smoke.log $PY scripts/gpu_smoke.py
 # warnings stay errors (the project's rule) except CuPy's own (its bfloat16 is "experimental"):
 # those are shown, not fatal, so one warning cannot fail every CUDA test of the first run
 CUPY_WARN=(-W "default::Warning:cupy" -W "default::Warning:cupyx")
+# pytest-xdist / pytest-timeout only where that machine has them (nothing can be installed
+# there): without them a stage runs serially and only its hard `timeout` bounds it
+plugin() { $PY -c "import $1" 2>/dev/null; }
+par() { plugin xdist && echo "-n $1"; }
+tmo() { plugin pytest_timeout && echo "--timeout=$1"; }
 stage "pytest cuda" 120 pytest_cuda.log $PY -m pytest -q -ra -p no:cacheprovider -m cuda \
-  --timeout=100 -o addopts="" "${CUPY_WARN[@]}" --ignore=tests/test_ops.py tests
+  $(tmo 100) -o addopts="" "${CUPY_WARN[@]}" --ignore=tests/test_ops.py tests
 stage "pytest ops cuda" 120 pytest_ops_cuda.log $PY -m pytest -q -ra -p no:cacheprovider \
-  -m cuda -n 8 --timeout=60 -o addopts="" "${CUPY_WARN[@]}" tests/test_ops.py
+  -m cuda $(par 8) $(tmo 60) -o addopts="" "${CUPY_WARN[@]}" tests/test_ops.py
 stage "bench" 200 bench.log $PY benchmarks/bench_gpu.py --out "$OUT" --budget 140
 stage "pytest rest" 50 pytest_rest.log $PY -m pytest -q -p no:cacheprovider -m "not cuda" \
-  -n 12 -o addopts="" --timeout=40 tests
+  $(par 12) -o addopts="" $(tmo 40) tests
 
 echo "=== summary ==="
 grep -E "^(OK|FAIL)|^smoke:" "$OUT/smoke.log" | tail -n 12
