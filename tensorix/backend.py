@@ -14,6 +14,7 @@ answers None (the ops keep their ``xp`` paths). Off by default: nothing changes 
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import functools
 import os
 
@@ -21,7 +22,7 @@ import numpy as np
 
 __all__ = ["Device", "device", "array_module", "cuda_available", "get_device", "cpu",
            "cupy_module", "cuda_device_count", "set_tf32", "elementwise_kernel", "raw_kernel",
-           "fake_cuda", "fake_cuda_active", "cuda_kernels_available"]
+           "fake_cuda", "fake_cuda_active", "cuda_kernels_available", "quiet", "quiet_context"]
 
 _FAKE = [None]  # the CuPy stand-in module while it replaces CuPy
 _FAKE_ENV = os.environ.get("TENSORIX_FAKE_CUDA", "") not in ("", "0")
@@ -265,3 +266,53 @@ def raw_kernel(code: str, name: str, options: tuple = ("--std=c++17",)):
     """A ``cupy.RawKernel`` for function ``name`` in the CUDA source ``code``."""
     return cupy_module().RawKernel(code, name, options=options)
 
+
+
+# -- floating-point warnings ------------------------------------------------------------------
+# PyTorch computes inf/nan silently (1/0, inf - inf) where NumPy warns (CuPy never does).
+# np.errstate costs about 2 us, ten times a small add, so `quiet` sets NumPy's floating-point
+# error state (a context variable since NumPy 2) directly; older NumPy gets the same set/reset
+# protocol from np.seterr. The one way to silence them in the package.
+try:
+    from numpy._core._ufunc_config import _extobj_contextvar as _FPE
+
+    with np.errstate(all="ignore"):
+        _FPE_IGNORE = _FPE.get()
+except ImportError:  # pragma: no cover - NumPy < 2
+    class _Seterr:
+        @staticmethod
+        def set(_):
+            return np.seterr(all="ignore")
+
+        @staticmethod
+        def reset(token):
+            np.seterr(**token)
+
+    _FPE, _FPE_IGNORE = _Seterr(), None
+
+
+class quiet:  # noqa: N801 - used like np.errstate
+    """``with quiet():`` silences NumPy's floating-point warnings (like
+    ``np.errstate(all="ignore")``, at a tenth of the cost); re-entrant and thread-safe; a
+    no-op for CuPy arrays, which do not warn."""
+
+    __slots__ = ("_token",)
+
+    def __enter__(self):
+        self._token = _FPE.set(_FPE_IGNORE)
+
+    def __exit__(self, *exc):
+        _FPE.reset(self._token)
+
+
+def quiet_context():
+    """A ``contextvars.Context`` whose NumPy error state is "ignore", or None on NumPy < 2:
+    ``ctx.run(fn, *args)`` is the cheapest quiet call (~0.05 us), for the hottest forwards. A
+    Context can be entered by one thread at a time (``run`` raises RuntimeError otherwise)."""
+    if _FPE_IGNORE is None:  # pragma: no cover
+        return None
+    token = _FPE.set(_FPE_IGNORE)
+    try:
+        return contextvars.copy_context()
+    finally:
+        _FPE.reset(token)

@@ -37,7 +37,7 @@ import threading
 
 import numpy as np
 
-from ._xp import errstate
+from ..backend import quiet
 from .casting import _decode_table_np, _encode_bits, _finish
 
 __all__ = ["eligible", "quantize_blocks", "dequantize_blocks", "key_tables", "set_num_threads",
@@ -124,7 +124,7 @@ def _scale_exponents(ab, emax, vmax, scale_mode):
         e = (ab >> np.uint32(23)).astype(np.int32)
         k = np.where(e == 0, np.int32(-127), e - np.int32(127 + emax))
         return np.clip(k, -127, 127, out=k)
-    with errstate(np):
+    with quiet():
         d = (ab.view(np.float32) / np.float32(vmax)).view(np.uint32)  # one fp32 division, RNE
     e = (d >> np.uint32(23)).astype(np.int32)
     m = d & np.uint32(0x7FFFFF)
@@ -150,7 +150,7 @@ def quantize_blocks(x2d, f, emax, vmax, scale_mode, rounding, flush):
         rows = min(b - a, _ROWS)
         buf = np.empty(rows * blk, np.uint32)
         starts = np.arange(0, rows * blk, blk, dtype=np.intp)
-        with errstate(np):  # NaN/Inf blocks get scale 0 (Inf * 0); their codes are zeroed
+        with quiet():  # NaN/Inf blocks get scale 0 (Inf * 0); their codes are zeroed
             for r0 in range(a, b, rows):
                 r1 = min(b, r0 + rows)
                 n, lo, hi = r1 - r0, r0 * blk, r1 * blk
@@ -184,7 +184,7 @@ def quantize_blocks(x2d, f, emax, vmax, scale_mode, rounding, flush):
     _parallel(nb, work)
     if marks:  # a few elements: settled by their dropped bits
         idx = np.concatenate(marks)
-        with errstate(np):
+        with quiet():
             yb = (xf[idx] * scale[idx // blk]).view(np.uint32)  # the same y as above
         kk = yb >> np.uint32(_KEY_SHIFT)
         low_zero = (yb & np.uint32((1 << _KEY_SHIFT) - 1)) == 0
@@ -223,7 +223,7 @@ def dequantize_blocks(codes2d, scale_codes, f):
     def work(a, b):
         rows = min(b - a, _ROWS)
         tbuf = np.empty(rows * blk, np.int32)
-        with errstate(np):
+        with quiet():
             for r0 in range(a, b, rows):
                 r1 = min(b, r0 + rows)
                 c, o = src[r0 * blk:r1 * blk], of[r0 * blk:r1 * blk]
@@ -254,5 +254,5 @@ def _patch_specials(out, src, threshold, f, post):
     factor, so a NaN scale still wins."""
     idx = np.flatnonzero((src & np.uint8(~f.sign_bit & 0xFF)) >= threshold)
     vals = _decode_table_np(f, np.dtype(np.float32))[src[idx]]
-    with errstate(np):
+    with quiet():
         out.reshape(-1)[idx] = vals * post[idx // out.shape[1]]

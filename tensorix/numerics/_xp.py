@@ -11,7 +11,7 @@ import numpy as np
 from ..backend import array_module
 from ..tensor import Tensor
 
-__all__ = ["raw", "xp_of", "errstate", "is_tensor"]
+__all__ = ["raw", "xp_of", "is_tensor"]
 
 
 def is_tensor(x) -> bool:
@@ -29,19 +29,3 @@ def raw(x):
 
 def xp_of(a):
     return array_module(a)
-
-
-class errstate:  # noqa: N801 - mirrors numpy.errstate
-    """numpy.errstate on the CPU (tests run with warnings as errors); a no-op for CuPy, which
-    does not warn on overflowing casts."""
-
-    def __init__(self, xp):
-        self._ctx = np.errstate(all="ignore") if xp is np else None
-
-    def __enter__(self):
-        if self._ctx is not None:
-            self._ctx.__enter__()
-
-    def __exit__(self, *exc):
-        if self._ctx is not None:
-            self._ctx.__exit__(*exc)

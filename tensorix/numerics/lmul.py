@@ -28,8 +28,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..backend import quiet
 from ..tensor import Tensor, _make
-from ._xp import errstate, raw, xp_of
+from ._xp import raw, xp_of
 from .casting import decode, encode
 from .formats import get_format
 
@@ -54,7 +55,7 @@ def _bitadd_fp32(a, b):
     r = xp.where(r >= 0x7F800000, 0x7F800000, xp.maximum(r, 0))
     r = xp.where((ma == 0) | (mb == 0), 0, r)
     out = (r | sign).astype(np.uint32).view(np.float32)
-    with errstate(xp):
+    with quiet():
         exact = a * b  # NaN / Inf propagation, as a multiply would
     special = ~xp.isfinite(a) | ~xp.isfinite(b)
     return xp.where(special, exact, out)
@@ -84,7 +85,7 @@ def _formula(x, y, f, m, round_result):
     mx_, ex = xp.frexp(xp.abs(x))  # |x| = mx 2^ex, mx in [0.5, 1): 1 + x_m = 2 mx
     my_, ey = xp.frexp(xp.abs(y))
     mant = 2 * mx_ - 1 + 2 * my_ - 1 + 1 + 2.0 ** -lmul_offset_bits(m)
-    with errstate(xp):
+    with quiet():
         v = xp.ldexp(mant, (ex - 1 + ey - 1).astype(np.int32)) * xp.sign(x) * xp.sign(y)
         v = xp.where((x == 0) | (y == 0), 0.0, v)
         special = ~xp.isfinite(x) | ~xp.isfinite(y)
@@ -119,7 +120,7 @@ def lmul(x, y, fmt="bf16", variant="bitadd", round_result=False):
             va, vb = decode(ca, f), decode(cb, f)
             special = ~xp.isfinite(va) | ~xp.isfinite(vb)
             if bool(special.any()):  # NaN / Inf propagate as in a multiply
-                with errstate(xp):
+                with quiet():
                     out = xp.where(special, va * vb, out)
         else:
             out = _formula(decode(ca, f, np.float64), decode(cb, f, np.float64), f, f.mbits,

@@ -33,9 +33,10 @@ import dataclasses
 
 import numpy as np
 
+from ..backend import quiet
 from ..tensor import Tensor, _make
 from . import _blocks
-from ._xp import errstate, raw, xp_of
+from ._xp import raw, xp_of
 from .casting import decode, encode
 from .packing import pack_fp4
 
@@ -80,7 +81,7 @@ def nvfp4_quantize(x, axis=-1, per_tensor=True, rounding="rne", pad=False, rbits
         raise ValueError("nvfp4_quantize(): input must be finite (NVFP4 has no NaN/Inf)")
     blocks, lay = _blocks.to_blocks(a, axis, block, pad, "nvfp4_quantize")
     amax_b = xp.abs(blocks).max(axis=-1)
-    with errstate(xp):
+    with quiet():
         if per_tensor:
             amax_t = F32(xp.abs(a).max().item()) if a.size else F32(0)  # .item(): CuPy too
             s_enc = F32(F32(6 * 448) / amax_t) if amax_t > 0 else F32(1)

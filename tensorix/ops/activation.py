@@ -24,9 +24,9 @@ from .. import backend, kernels
 from .. import dtypes as dt
 from ..autograd.function import Function
 from ..autograd.grad_mode import state
+from ..backend import quiet
 from ..tensor import Tensor, _make
 from ._common import check_tensor, float_input
-from .elementwise import quiet
 from .pointwise import clamp, where
 from .unary import erf, erf_kernel, expm1, tanh
 

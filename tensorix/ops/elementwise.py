@@ -9,7 +9,6 @@ Broadcasting gradients are reduced by the engine, not here.
 
 from __future__ import annotations
 
-import contextvars
 import operator
 
 import numpy as np
@@ -17,6 +16,7 @@ import numpy as np
 from .. import backend
 from .. import dtypes as dt
 from ..autograd.function import Function
+from ..backend import quiet
 from ..tensor import Tensor, _make
 from ._common import check_tensor, float_input, promote
 
@@ -26,53 +26,16 @@ __all__ = ["add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_d
            "float_power", "logaddexp", "logaddexp2"]
 
 
-# PyTorch computes inf/nan silently (1/0, inf - inf) where NumPy warns. np.errstate costs
-# about 2 us per op, ten times a small add, so forwards set NumPy's floating-point error state
-# (a context variable since NumPy 2) directly; older NumPy gets the same set/reset protocol
-# from np.seterr.
-try:
-    from numpy._core._ufunc_config import _extobj_contextvar as _FPE
-
-    with np.errstate(all="ignore"):
-        _FPE_IGNORE = _FPE.get()
-except ImportError:  # pragma: no cover - NumPy < 2
-    class _Seterr:
-        @staticmethod
-        def set(_):
-            return np.seterr(all="ignore")
-
-        @staticmethod
-        def reset(token):
-            np.seterr(**token)
-
-    _FPE, _FPE_IGNORE = _Seterr(), None
-
-
-class quiet:  # noqa: N801 - used like np.errstate
-    """``with quiet():`` silences NumPy's floating-point warnings (like
-    ``np.errstate(all="ignore")``, at a tenth of the cost); re-entrant and thread-safe."""
-
-    __slots__ = ("_token",)
-
-    def __enter__(self):
-        self._token = _FPE.set(_FPE_IGNORE)
-
-    def __exit__(self, *exc):
-        _FPE.reset(self._token)
-
-
-_quiet = quiet
 _add, _sub, _mul, _div = operator.add, operator.sub, operator.mul, operator.truediv
 
 # The hottest forwards (add, sub, mul, div) run their ufunc inside a ready-made context whose
-# errstate is "ignore": entering it with Context.run costs ~0.05 us, setting and resetting the
-# context variable ~0.2 us (an eighth of a small op). A Context can be entered by one thread at
-# a time: when another thread is inside, run raises RuntimeError and the call takes the slow
-# way (a RuntimeError of the ufunc itself is raised again there, unchanged).
-if _FPE_IGNORE is not None:
-    _token = _FPE.set(_FPE_IGNORE)
-    _run_quiet = contextvars.copy_context().run
-    _FPE.reset(_token)
+# errstate is "ignore" (backend.quiet_context): entering it with Context.run costs ~0.05 us,
+# setting and resetting the error state ~0.2 us (an eighth of a small op). When another thread
+# is inside, run raises RuntimeError and the call takes the slow way (a RuntimeError of the
+# ufunc itself is raised again there, unchanged).
+_ctx = backend.quiet_context()
+if _ctx is not None:
+    _run_quiet = _ctx.run
 else:  # pragma: no cover - NumPy < 2: no context variable to enter
     def _run_quiet(fn, *args):
         return _quiet_slow(fn, *args)
@@ -156,7 +119,7 @@ class Neg(Function):
 class Pow(Function):
     @staticmethod
     def forward(ctx, a, b):
-        with _quiet():
+        with quiet():
             out = a._data ** b._data
         ctx.save_for_backward(a, b)
         return out
@@ -179,7 +142,7 @@ class Exp(Function):
     @staticmethod
     def forward(ctx, a):
         xp = backend.array_module(a._data)
-        with _quiet():
+        with quiet():
             out = _make(xp.exp(a._data))
         ctx.save_for_backward(out)
         return out
@@ -195,7 +158,7 @@ class Log(Function):
     def forward(ctx, a):
         ctx.save_for_backward(a)
         xp = backend.array_module(a._data)
-        with _quiet():
+        with quiet():
             return xp.log(a._data)
 
     @staticmethod
@@ -220,7 +183,7 @@ class _Modulo(Function):
         if a._dtype.category < 2 and bool((b._data == 0).any()):
             raise ZeroDivisionError(f"{cls.fn}(): integer division by zero")
         ctx.save_for_backward(a, b)
-        with _quiet():
+        with quiet():
             return getattr(backend.array_module(a._data), cls.fn)(a._data, b._data)
 
     @classmethod
@@ -249,7 +212,7 @@ class _Extremum(Function):
     @classmethod
     def forward(cls, ctx, a, b):
         ctx.save_for_backward(a, b)
-        with _quiet():
+        with quiet():
             return getattr(backend.array_module(a._data), cls.fn)(a._data, b._data)
 
     @staticmethod
@@ -307,7 +270,7 @@ class Lerp(Function):
         ctx.save_for_backward(start, end, weight)
         s, e, w = start._data, end._data, weight._data
         xp = backend.array_module(s)
-        with _quiet():  # PyTorch's two-sided form: exact at both ends
+        with quiet():  # PyTorch's two-sided form: exact at both ends
             diff = e - s
             return xp.where(xp.abs(w) < 0.5, s + w * diff, e - diff * (1 - w))
 
@@ -322,7 +285,7 @@ class Lerp(Function):
 class Hypot(Function):
     @staticmethod
     def forward(ctx, a, b):
-        with _quiet():
+        with quiet():
             out = _make(backend.array_module(a._data).hypot(a._data, b._data))
         ctx.save_for_backward(a, b, out)
         return out
@@ -338,7 +301,7 @@ class Atan2(Function):
     @staticmethod
     def forward(ctx, a, b):
         ctx.save_for_backward(a, b)
-        with _quiet():
+        with quiet():
             return backend.array_module(a._data).arctan2(a._data, b._data)
 
     @staticmethod
@@ -371,7 +334,7 @@ class Xlogy(Function):
     def forward(ctx, x, y):
         ctx.save_for_backward(x, y)
         xp = backend.array_module(x._data)
-        with _quiet():
+        with quiet():
             out = x._data * xp.log(y._data)
             return xp.where((x._data == 0) & ~xp.isnan(y._data), 0, out).astype(out.dtype)
 
@@ -391,7 +354,7 @@ class _LogAddExp(Function):
 
     @classmethod
     def forward(cls, ctx, a, b):
-        with _quiet():
+        with quiet():
             out = _make(getattr(backend.array_module(a._data), cls.fn)(a._data, b._data))
         ctx.save_for_backward(a, b, out)
         return out

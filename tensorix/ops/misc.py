@@ -17,10 +17,10 @@ import numpy as np
 from .. import backend
 from .. import dtypes as dt
 from ..autograd.function import Function
+from ..backend import quiet
 from ..tensor import Tensor, _make
 from ._common import check_tensor, promote
 from .elementwise import float_power
-from .elementwise import quiet as _quiet
 from .unary import exp2
 
 __all__ = ["addcmul", "addcdiv", "gcd", "lcm", "ldexp", "frexp", "nextafter", "positive",
@@ -76,7 +76,7 @@ class _Raw(Function):
 
     @staticmethod
     def forward(ctx, fn, *args):
-        with _quiet():
+        with quiet():
             return getattr(_xp(args[0]), fn)(*[a._data for a in args])
 
 

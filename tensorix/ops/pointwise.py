@@ -14,10 +14,10 @@ import numpy as np
 from .. import backend
 from .. import dtypes as dt
 from ..autograd.function import Function
+from ..backend import quiet
 from ..tensor import Tensor, _make
 from ._common import check_tensor, lift, promote, same_device
 from .bitwise import _Binary
-from .elementwise import quiet
 
 __all__ = ["eq", "ne", "lt", "le", "gt", "ge", "greater", "greater_equal", "less",
            "less_equal", "not_equal", "where", "sign", "sgn", "clamp", "clip", "clamp_min",

@@ -28,9 +28,9 @@ import numpy as np
 from .. import backend
 from .. import dtypes as dt
 from ..autograd.function import Function
+from ..backend import quiet
 from ..tensor import Tensor
 from ._common import check_tensor, promote
-from .elementwise import quiet as _quiet
 
 __all__ = ["lgamma", "digamma", "polygamma", "mvlgamma", "i0", "sinc", "igamma", "igammac"]
 
@@ -80,7 +80,7 @@ def _lgamma_pos(x):
 def lgamma_kernel(x):
     """log|Gamma(x)| on a float64 xp array (inf at 0, the negative integers and +-inf)."""
     xp = _xp(x)
-    with _quiet():
+    with quiet():
         neg = x < 0.5
         xr = xp.where(neg, 1 - x, x)
         out = _lgamma_pos(xp.where(xp.isfinite(xr), xr, 1.0))
@@ -92,7 +92,7 @@ def lgamma_kernel(x):
 def digamma_kernel(x):
     """psi(x) on a float64 xp array: -inf/+inf at +0/-0, nan at negative integers."""
     xp = _xp(x)
-    with _quiet():
+    with quiet():
         neg = x < 0
         refl = -math.pi * _cospi(x) / _sinpi(x)  # psi(x) = psi(1 - x) - pi cot(pi x)
         y = xp.where(neg, 1 - x, x)
@@ -118,7 +118,7 @@ def zeta_kernel(s, q):
     """Hurwitz zeta(s, q) for an integer s >= 2 and float64 q (q not a non-positive integer;
     negative q are summed directly, as Cephes does)."""
     xp = _xp(q)
-    with _quiet():
+    with quiet():
         target = s + 10.0
         ok = xp.isfinite(q)
         qq = xp.where(ok, q, target)
@@ -147,7 +147,7 @@ def polygamma_kernel(n, x):
     if n == 0:
         return digamma_kernel(x)
     xp = _xp(x)
-    with _quiet():
+    with quiet():
         sign = 1.0 if n % 2 else -1.0
         fact = math.factorial(n) if n <= 170 else math.inf
         out = sign * fact * zeta_kernel(n + 1, x)
@@ -183,7 +183,7 @@ def _bessel_asymptotic(ax, order):
 def bessel_kernel(x, order):
     """The modified Bessel function I_order (order 0 or 1) on a float64 xp array."""
     xp = _xp(x)
-    with _quiet():
+    with quiet():
         ax = xp.abs(x)
         small = ax <= 20
         out = xp.where(small, _bessel_series(xp.where(small, x, 0.0), order),
@@ -242,7 +242,7 @@ def igamma_kernel(a, x, upper):
     torch's values at the edges (nan for a < 0 or x < 0, P(0, x > 0) = 1, P(a, 0) = 0)."""
     xp = _xp(x)
     a, x = xp.broadcast_arrays(a, x)
-    with _quiet():
+    with quiet():
         inner = (a > 0) & (x > 0) & xp.isfinite(a) & xp.isfinite(x)
         use_series = inner & (x < a + 1)
         use_frac = inner & ~use_series
@@ -273,7 +273,7 @@ class _Kernel(Function):
         ctx.params = params
         ctx.save_for_backward(a)
         out = cls.kernel(a._data.astype(np.float64), *params)
-        with _quiet():  # values beyond a low-precision dtype's range round to inf, quietly
+        with quiet():  # values beyond a low-precision dtype's range round to inf, quietly
             return out.astype(a._data.dtype, copy=False)
 
 
@@ -315,7 +315,7 @@ class Sinc(Function):
     @staticmethod
     def forward(ctx, a):
         ctx.save_for_backward(a)
-        with _quiet():
+        with quiet():
             return _xp(a._data).sinc(a._data)
 
     @staticmethod

@@ -15,9 +15,9 @@ import numpy as np
 from .. import backend
 from .. import dtypes as dt
 from ..autograd.function import Function
+from ..backend import quiet
 from ..tensor import Tensor, _make
 from ._common import check_tensor, float_input
-from .elementwise import quiet as _quiet
 
 __all__ = ["conj", "abs", "absolute", "sqrt", "rsqrt", "square", "reciprocal", "tanh", "relu",
            "exp2", "expm1", "log2", "log10", "log1p", "sin", "cos", "tan", "asin", "acos",
@@ -51,7 +51,7 @@ class _Math(Function):
     @classmethod
     def forward(cls, ctx, a):
         ctx.save_for_backward(a)
-        with _quiet():
+        with quiet():
             return getattr(_xp(a), cls.fn)(a._data)
 
 
@@ -62,7 +62,7 @@ class _MathOut(Function):
 
     @classmethod
     def forward(cls, ctx, a):
-        with _quiet():
+        with quiet():
             out = _make(getattr(_xp(a), cls.fn)(a._data))
         ctx.save_for_backward(out)
         return out
@@ -99,7 +99,7 @@ class Sqrt(_MathOut):
 class Rsqrt(Function):
     @staticmethod
     def forward(ctx, a):
-        with _quiet():
+        with quiet():
             out = _make(1 / _xp(a).sqrt(a._data))
         ctx.save_for_backward(out)
         return out
@@ -113,7 +113,7 @@ class Rsqrt(Function):
 class Reciprocal(Function):
     @staticmethod
     def forward(ctx, a):
-        with _quiet():
+        with quiet():
             out = _make(1 / a._data)
         ctx.save_for_backward(out)
         return out
@@ -401,7 +401,7 @@ def _flat(kernel):
 def erf_kernel(x):
     """erf on a float64 xp array."""
     xp = _xp_of(x)
-    with _quiet():
+    with quiet():
         return _by_size(x, _erf_small, lambda v, av: xp.copysign(1 - _erfc_large(av), v))
 
 
@@ -414,7 +414,7 @@ def erfc_kernel(x):
         tail = _erfc_large(av)
         return xp.where(v > 0, tail, 2 - tail)
 
-    with _quiet():
+    with quiet():
         return _by_size(x, lambda v: 1 - _erf_small(v), large)
 
 
@@ -435,7 +435,7 @@ def erfinv_kernel(y):
     the series alone; for |y| > 1/2 they solve erfc(x) = 1 - |y| (exact by Sterbenz), so the
     tail keeps full relative accuracy. Measured max relative error against mpmath: 3.7e-16."""
     xp = _xp_of(y)
-    with _quiet():
+    with quiet():
         ay = xp.abs(y)
         a = 0.147
         lg = xp.log1p(-ay * ay)
