@@ -155,7 +155,8 @@ def table(results, args):
 
     def pm(v, fmt):
         v = np.asarray(v)
-        return fmt.format(v.mean()) + (" +- " + fmt.format(v.std(ddof=1)) if n > 1 else "")
+        sd = fmt.replace("+", "").format(v.std(ddof=1)) if n > 1 else ""
+        return fmt.format(v.mean()) + (f" +- {sd}" if sd else "")
 
     for name, r in results.items():
         finals = [_final(run["losses"], args) for run in r["runs"]]
