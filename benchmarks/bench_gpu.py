@@ -36,7 +36,9 @@ import workloads  # noqa: E402
 
 import tensorix as tx  # noqa: E402
 
-DEV = "cuda"  # --device cpu runs the same code on the CPU (a dry run of this script)
+DEV = "cuda"  # tensorix's device; --device cpu runs the same code on the CPU (a dry run)
+TDEV = "cuda"  # torch's: "cpu" for --device cpu and --device fake (tensorix on the CuPy
+# stand-in, torch on the CPU: a dry run of the script's tensorix CUDA paths without a GPU)
 N_MM = 8192
 N_GELU = 256 * 1024 * 1024
 BATCH = {"mlp_step": 1024, "cnn_step": 256, "gpt_step": 128}  # 8x benchmarks/workloads.py
@@ -49,13 +51,11 @@ TARGET = {"matmul_fp32": 1.05, "matmul_tf32": 1.05, "matmul_bf16": 1.05, "gelu_f
 
 
 def _sync(fw):
-    if DEV == "cpu":
-        return
-    if fw == "torch":
+    if fw == "torch" and TDEV == "cuda":
         import torch
 
         torch.cuda.synchronize()
-    else:
+    elif fw == "tensorix" and DEV == "cuda":
         tx.cuda.synchronize()
 
 
@@ -87,7 +87,7 @@ def _matmul(mode):
 
     rng = np.random.default_rng(0)
     a, b = (rng.standard_normal((N_MM, N_MM), dtype=np.float32) for _ in range(2))
-    ta, tb = torch.from_numpy(a).to(DEV), torch.from_numpy(b).to(DEV)
+    ta, tb = torch.from_numpy(a).to(TDEV), torch.from_numpy(b).to(TDEV)
     xa, xb = tx.tensor(a, device=DEV), tx.tensor(b, device=DEV)
     if mode == "bf16":
         ta, tb = ta.bfloat16(), tb.bfloat16()
@@ -105,7 +105,7 @@ def _gelu(backward):
     import torch
 
     x = np.random.default_rng(1).standard_normal(N_GELU, dtype=np.float32)
-    tt = torch.from_numpy(x).to(DEV)
+    tt = torch.from_numpy(x).to(TDEV)
     xt = tx.tensor(x, device=DEV)
     del x
     if not backward:
@@ -127,19 +127,20 @@ def _gelu(backward):
 
 
 class _OnCuda:
-    """A framework module whose creation functions used by workloads.py make CUDA tensors."""
+    """A framework module whose creation functions used by workloads.py make tensors on that
+    framework's device."""
 
     def __init__(self, m):
-        self._m = m
+        self._m, self.device = m, DEV if m is tx else TDEV
 
     def __getattr__(self, name):
         return getattr(self._m, name)
 
     def zeros(self, *shape):
-        return self._m.zeros(*shape, device=DEV)
+        return self._m.zeros(*shape, device=self.device)
 
     def arange(self, n):
-        return self._m.arange(n, device=DEV)
+        return self._m.arange(n, device=self.device)
 
 
 def _batch(name):
@@ -172,8 +173,8 @@ def _train(name):
                 for k, p in model.named_parameters():
                     p.copy_(tx.tensor(weights[k], device=DEV))
         opt = workloads._optimizer(m, name, list(model.parameters()))
-        x = m.from_numpy(xb).to(DEV)
-        y = m.from_numpy(yb).to(DEV)
+        x = m.from_numpy(xb).to(mc.device)
+        y = m.from_numpy(yb).to(mc.device)
         F = m.nn.functional
 
         def step(model=model, opt=opt, x=x, y=y, F=F):
@@ -202,7 +203,7 @@ def ceilings():
     """Device copy bandwidth (read + write) and torch's matmul rates, measured now."""
     import torch
 
-    if DEV == "cpu":
+    if TDEV == "cpu":
         return {"copy_GBps": float("nan")}
     a = torch.empty(1 << 28, dtype=torch.float32, device="cuda").normal_()
     b = torch.empty_like(a)
@@ -223,7 +224,8 @@ def _fmt_rate(case, sec, ceil):
 def run(names, budget, out_dir):
     import torch
 
-    where = torch.cuda.get_device_name() if DEV == "cuda" else "the CPU (dry run)"
+    where = torch.cuda.get_device_name() if TDEV == "cuda" else \
+        "the CuPy stand-in (dry run)" if DEV == "cuda" else "the CPU (dry run)"
     print(f"# tensorix vs torch {torch.__version__} eager on {where}", flush=True)
     ceil = ceilings()
     print(f"device copy: {ceil['copy_GBps']:.0f} GB/s (read + write)", flush=True)
@@ -253,6 +255,7 @@ def run(names, budget, out_dir):
             case = None
             if DEV == "cuda":
                 tx.cuda.empty_cache()
+            if TDEV == "cuda":
                 torch.cuda.empty_cache()
             torch.backends.cuda.matmul.allow_tf32 = False
             tx.cuda.matmul.allow_tf32 = False
@@ -296,13 +299,22 @@ def main(argv=None):
     p.add_argument("--budget", type=float, default=240.0, help="seconds for timing cases")
     p.add_argument("--cases", default=",".join(CASES))
     p.add_argument("--quick", action="store_true", help="small sizes (a smoke run)")
-    p.add_argument("--device", default="cuda", choices=["cuda", "cpu"])
+    p.add_argument("--device", default="cuda", choices=["cuda", "cpu", "fake"],
+                   help="fake: tensorix on the CuPy stand-in, torch on the CPU (a dry run)")
     args = p.parse_args(argv)
-    global DEV, N_MM, N_GELU, BATCH
-    DEV = args.device
+    global DEV, TDEV, N_MM, N_GELU, BATCH
+    DEV, TDEV = ("cuda", "cpu") if args.device == "fake" else (args.device, args.device)
+    if args.device == "fake":
+        with tx.backend.fake_cuda():
+            return _main(args)
     if DEV == "cuda" and not tx.cuda.is_available():
         print("bench_gpu: no GPU (tensorix.cuda.is_available() is False); nothing to run")
         return 2
+    return _main(args)
+
+
+def _main(args):
+    global N_MM, N_GELU, BATCH
     if args.quick:
         N_MM, N_GELU = 512, 1 << 20
         BATCH = {k: v // 8 for k, v in BATCH.items()}

@@ -33,3 +33,20 @@ def test_run_rejects_unknown_case():
     proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "run.py"), "--cases",
                            "nope"], capture_output=True, text=True, timeout=60)
     assert proc.returncode != 0 and "unknown case" in proc.stderr
+
+
+def test_gpu_benchmark_dry_run_on_the_cupy_stand_in(tmp_path):
+    # bench_gpu.py has never run on a GPU; this runs its tensorix CUDA paths (transfers, the
+    # TF32 switch, synchronize, empty_cache, training steps of models moved to CUDA) on the
+    # stand-in against torch on the CPU, so a GPU session does not spend its minutes on a typo
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "bench_gpu.py"), "--quick", "--device", "fake",
+         "--cases", "matmul_tf32,gelu_fwd_bwd,mlp_step,gpt_step", "--out", str(tmp_path)],
+        capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    text = (tmp_path / "bench_gpu.md").read_text()
+    assert "the CuPy stand-in (dry run)" in proc.stdout
+    for case in ("matmul_tf32", "gelu_fwd_bwd", "mlp_step", "gpt_step"):
+        row = next(line for line in text.splitlines() if line.startswith(f"| {case} |"))
+        assert "Error" not in row, row
+    assert "loss 4.38572 / 4.38572" in text  # the GPT's first losses agree with torch's
