@@ -131,3 +131,22 @@ def test_transfers_per_training_step(kind):
         n = fakecupy.counts()
     h2d, d2h = _STEP_TRANSFERS[kind]
     assert n["h2d"] <= h2d and n["d2h"] <= d2h and n["sync"] == 0, n
+
+
+def test_erf_family_on_cuda_needs_no_sync():
+    # erf/erfc pick one of two series per element: on the CPU by boolean masks, on a GPU by a
+    # select over both (a mask costs a device sync each); the values are the CPU's, bit for bit
+    from tensorix.testing import fakecupy
+
+    x = np.concatenate([np.linspace(-40, 40, 801), [np.nan, np.inf, -np.inf, 0.0, -0.0]])
+    want = [_np(f(tx.tensor(x))) for f in (tx.erf, tx.erfc)]
+    with backend.fake_cuda():
+        t = tx.tensor(x, device="cuda").requires_grad_()
+        fakecupy.reset_counts()
+        got = [tx.erf(t), tx.erfc(t)]
+        F.gelu(t.float()).sum().backward()  # exact GELU: erf forward and backward
+        n = fakecupy.counts()
+        got = [_np(g) for g in got]
+    assert n == {"h2d": 0, "d2h": 0, "sync": 0}, n
+    for g, w in zip(got, want):
+        assert np.array_equal(g, w, equal_nan=True)

@@ -367,6 +367,9 @@ def _erfc_large(ax):
     ax = xp.minimum(ax, _ERFC_MAX_X)
     s = 1 / ax
     near = s > 0.5
+    if xp is not np:  # a GPU: both series everywhere and a select (no mask syncs)
+        g = xp.where(near, _chebyshev(_ERFC_NEAR, 4 * s - 3), _chebyshev(_ERFC_FAR, 4 * s - 1))
+        return _exp_neg_sq(ax) * g * s
     g = xp.empty_like(s)
     g[near] = _chebyshev(_ERFC_NEAR, 4 * s[near] - 3)
     far = ~near
@@ -376,11 +379,15 @@ def _erfc_large(ax):
 
 def _by_size(x, small_fn, large_fn):
     """Evaluate ``small_fn`` where |x| < 1 and ``large_fn(x, |x|)`` elsewhere (nan included),
-    each only on its own elements."""
+    each only on its own elements on the CPU. On a GPU boolean-mask indexing costs a device
+    sync per mask (the count of selected elements), so there both run on every element and
+    a select keeps the right one (their values off their range are finite or discarded)."""
     xp = _xp_of(x)
-    out = xp.empty_like(x)
     ax = xp.abs(x)
     small = ax < 1
+    if xp is not np:
+        return xp.where(small, small_fn(x), large_fn(x, ax))
+    out = xp.empty_like(x)
     large = ~small
     out[small] = small_fn(x[small])
     out[large] = large_fn(x[large], ax[large])
