@@ -46,13 +46,19 @@ def _quiet_slow(fn, *args):
         return fn(*args)
 
 
+def _quietly(fn, x, y):
+    """``fn(x, y)`` with NumPy's FP warnings off, the fast way unless another thread is in the
+    ready-made context (then ``run`` raises RuntimeError and this takes the slow way)."""
+    try:
+        return _run_quiet(fn, x, y)
+    except RuntimeError:
+        return _quiet_slow(fn, x, y)
+
+
 class Add(Function):
     @staticmethod
     def forward(ctx, a, b):
-        try:
-            return _run_quiet(_add, a._data, b._data)
-        except RuntimeError:  # the quiet context is busy in another thread
-            return _quiet_slow(_add, a._data, b._data)
+        return _quietly(_add, a._data, b._data)
 
     @staticmethod
     def backward(ctx, g):
@@ -62,10 +68,7 @@ class Add(Function):
 class Sub(Function):
     @staticmethod
     def forward(ctx, a, b):
-        try:
-            return _run_quiet(_sub, a._data, b._data)
-        except RuntimeError:  # the quiet context is busy in another thread
-            return _quiet_slow(_sub, a._data, b._data)
+        return _quietly(_sub, a._data, b._data)
 
     @staticmethod
     def backward(ctx, g):
@@ -76,10 +79,7 @@ class Mul(Function):
     @staticmethod
     def forward(ctx, a, b):
         ctx.save_for_backward(a, b)
-        try:
-            return _run_quiet(_mul, a._data, b._data)
-        except RuntimeError:  # the quiet context is busy in another thread
-            return _quiet_slow(_mul, a._data, b._data)
+        return _quietly(_mul, a._data, b._data)
 
     @staticmethod
     def backward(ctx, g):
@@ -92,10 +92,7 @@ class Div(Function):
     @staticmethod
     def forward(ctx, a, b):
         ctx.save_for_backward(a, b)
-        try:
-            return _run_quiet(_div, a._data, b._data)
-        except RuntimeError:  # the quiet context is busy in another thread
-            return _quiet_slow(_div, a._data, b._data)
+        return _quietly(_div, a._data, b._data)
 
     @staticmethod
     def backward(ctx, g):
