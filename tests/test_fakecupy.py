@@ -210,3 +210,33 @@ def test_environment_switch_runs_cuda_on_the_stand_in():
                          timeout=120, cwd=os.path.dirname(os.path.dirname(__file__)))
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.split() == ["tensorix.testing.fakecupy", "cuda:0", "False"]
+
+
+STORAGE_ONLY = ("float8_e4m3fn", "float8_e5m2", "float8_e8m0fnu", "float6_e3m2fn",
+                "float6_e2m3fn", "float4_e2m1fn")
+
+
+@pytest.mark.parametrize("name", STORAGE_ONLY)
+def test_storage_only_dtypes_are_refused_like_cupy(name):
+    # CuPy 14.2 has no fp8/fp6/fp4/E8M0 arrays (numerics spec R8): every way of making one
+    # raises, so tensorix must keep those formats as uint8 codes on the device
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    fmt = np.dtype(getattr(ml_dtypes, name))
+    host = np.zeros(3, dtype=fmt)
+    codes = cp.zeros(3, dtype=np.uint8)
+    for make in (lambda: cp.zeros(3, dtype=fmt), lambda: cp.empty((2, 2), fmt),
+                 lambda: cp.full((2,), 1.0, dtype=fmt), lambda: cp.asarray(host),
+                 lambda: cp.array(host), lambda: cp.array([1.0], dtype=fmt),
+                 lambda: cp.asarray(cp.ones(3), dtype=fmt), lambda: codes.view(fmt),
+                 lambda: cp.ones(3).astype(fmt), lambda: cp.ndarray((2,), fmt),
+                 lambda: cp.add(cp.ones(2), 1.0, dtype=fmt)):
+        with pytest.raises(ValueError, match=f"Unsupported dtype {name}"):
+            make()
+
+
+def test_bfloat16_and_uint8_codes_stay_supported():
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    b = cp.asarray(np.ones(3, dtype=ml_dtypes.bfloat16))
+    assert b.dtype == ml_dtypes.bfloat16 and (b + b).dtype == ml_dtypes.bfloat16
+    codes = cp.asarray(np.array([1.0, -2.0], ml_dtypes.float8_e4m3fn).view(np.uint8))
+    assert codes.dtype == np.uint8 and codes.get().tolist() == [0x38, 0xC0]

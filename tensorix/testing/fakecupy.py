@@ -96,11 +96,26 @@ _IMPLICIT = ("Implicit conversion to a NumPy array is not allowed. Please use `.
 
 def _new(a):
     """Wrap a host array as a device array (no copy); new storage is taken from the pool."""
+    if _refused(a.dtype):
+        raise _unsupported_dtype(a.dtype)
     out = object.__new__(ndarray)
     out._a = a
     if a.base is None:
         _cuda.allocate(a)
     return out
+
+
+def _refused(dtype):
+    # user-defined NumPy dtypes (numbers >= 256: all of ml_dtypes; float8_e5m2 even has kind
+    # "f"), object and void: none is a CuPy dtype but ml_dtypes' bfloat16
+    return (dtype.num >= 256 or dtype.kind in "OV") and dtype != _BF16
+
+
+def _unsupported_dtype(dtype):
+    """CuPy 14 has no float8/float6/float4/E8M0 (nor object, nor other ml_dtypes) arrays: every
+    way of making one (creation, asarray of such a host array, astype, view) raises this. Only
+    bfloat16 of ml_dtypes is a CuPy dtype (numerics spec R8 and section 8)."""
+    return ValueError(f"Unsupported dtype {dtype}")
 
 
 def _wrap(r):
@@ -254,6 +269,8 @@ class ndarray:
     def __init__(self, shape, dtype=float, memptr=None, strides=None, order="C"):
         if memptr is not None or strides is not None:
             raise NotImplementedError("ndarray(memptr=, strides=) is not emulated")
+        if _refused(np.dtype(dtype)):
+            raise _unsupported_dtype(np.dtype(dtype))
         self._a = np.empty(shape, dtype, order=order)
         _cuda.allocate(self._a)
 
