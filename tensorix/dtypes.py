@@ -41,7 +41,7 @@ class dtype:  # noqa: N801 - the public name mirrors torch.dtype
     unique, so compare them with ``is`` or ``==``.
     """
 
-    __slots__ = ("name", "np", "category", "bits", "rank", "low_precision")
+    __slots__ = ("name", "np", "category", "bits", "rank", "low_precision", "storage_only")
 
     def __init__(self, name, np_dtype, category, rank, low_precision=False):
         self.name = name
@@ -49,7 +49,16 @@ class dtype:  # noqa: N801 - the public name mirrors torch.dtype
         self.category = category
         self.bits = self.np.itemsize * 8
         self.rank = rank  # position inside its category's lattice
-        self.low_precision = low_precision  # storage-only formats computed in float32
+        self.low_precision = low_precision  # bf16 and the storage-only formats below
+        # fp8/fp6/fp4/E8M0: no promotion (rank -1), and no CuPy dtype (numerics spec R8): on
+        # CUDA they live as uint8 codes, the same bytes as ml_dtypes' (see storage)
+        self.storage_only = rank < 0
+
+    def storage(self, xp) -> np.dtype:
+        """The array dtype holding this dtype in array module ``xp``: ``self.np``, except for
+        the storage-only formats on CUDA, which CuPy refuses ("Unsupported dtype"): there they
+        are uint8 codes with ml_dtypes' bit patterns (docs/gpu.md)."""
+        return _CODES if self.storage_only and xp is not np else self.np
 
     @property
     def is_floating_point(self):
@@ -113,6 +122,9 @@ ALL = (bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float
        float8_e8m0fnu)
 FLOATING = (float16, bfloat16, float32, float64)
 _BY_NP = {d.np: d for d in ALL}
+_CODES = np.dtype(np.uint8)
+STORAGE_ONLY = tuple(d for d in ALL if d.storage_only)
+STORAGE_ONLY_NP = frozenset(d.np for d in STORAGE_ONLY)
 _BY_NAME = {d.name: d for d in ALL}
 
 

@@ -235,7 +235,7 @@ class Tensor:
             if not force:
                 raise TypeError(f"numpy: can't convert {self.device} tensor to numpy; use "
                                 ".cpu() first")
-            return backend.to_device(self._data, backend.cpu)
+            return _to_host(self)
         return self._data
 
     def __array__(self, dtype=None, copy=None):
@@ -246,7 +246,7 @@ class Tensor:
         if copy is False and (convert or not host):
             raise ValueError(f"__array__: copy=False but converting this {self.device} "
                              f"{self._dtype.name} tensor needs a copy")
-        arr = self._data if host else backend.to_device(self._data, backend.cpu)
+        arr = self._data if host else _to_host(self)
         if convert:
             return arr.astype(dtype)
         return arr.copy() if copy and host else arr
@@ -256,8 +256,10 @@ class Tensor:
         if self._data.size != 1:
             raise RuntimeError(f"item: a Tensor with {self._data.size} elements cannot be "
                                "converted to a Python scalar")
-        v = self._data.reshape(()).item() if self._dtype.np.kind in "biufc" else \
-            float(self._data.reshape(()).astype(np.float32))
+        data = self._data if type(self._data) is np.ndarray or not self._dtype.storage_only \
+            else _to_host(self)  # CUDA codes (uint8): decode on the host
+        v = data.reshape(()).item() if self._dtype.np.kind in "biufc" else \
+            float(data.reshape(()).astype(np.float32))
         return v
 
     def tolist(self):
@@ -383,6 +385,13 @@ def _copy_kinds(src, dst, kinds=None):
             importlib.import_module(name.rpartition(".")[0])
         mod, _, fn = TENSOR_KINDS[name][1].partition(":")
         getattr(importlib.import_module(mod), fn)(dst)
+
+
+def _to_host(t):
+    """t's data copied to the host, the storage-only formats' CUDA codes (uint8) viewed as
+    their ml_dtypes dtype again."""
+    arr = backend.to_device(t._data, backend.cpu)
+    return arr.view(t._dtype.np) if t._dtype.storage_only else arr
 
 
 def _init(t, data, dtype):

@@ -50,6 +50,12 @@ _by_np = _dt._BY_NP
 _new_tensor = Tensor.__new__
 _PYTHON_VALUES = (int, float, bool, str)
 EDGE = 4  # fields per argument in next_edges: target, slot, shape, dtype
+
+
+def device_codes(cls, args):
+    """Replaced by ops/_codes.dispatch on import: None, or the result of an op on CUDA tensors
+    of a storage-only format (fp8/fp6/fp4/E8M0 held as uint8 codes)."""
+    return None
 _NO_EDGE = (None, 0, None, None)
 _FREED_MSG = ("{}: trying to backward through the graph a second time (or to directly access "
               "saved tensors after they have already been freed). Saved intermediate values of "
@@ -203,6 +209,9 @@ class Function:
         edges as it goes, the forward with recording off, and the rest of the node bookkeeping
         only when something requires grad.
         """
+        if args and (type(a0 := args[0]) is not Tensor or type(a0._data) is not _ndarray) \
+                and (coded := device_codes(cls, args)) is not None:
+            return coded  # storage-only formats on CUDA (uint8 codes): ops/_codes.py
         ctx = cls()
         ctx._saved = ()  # None once released
         enabled = state.enabled

@@ -44,7 +44,13 @@ def _scalar(xp, value, dtype):
     """A 0-d array of a number on xp's device. On a GPU ``full`` fills it in a kernel that
     takes the number as an argument; ``asarray`` would copy it from the host (a transfer per
     ``x * 0.5``). On the CPU asarray is the faster of the two."""
-    return xp.asarray(value, dtype=dtype) if xp is np else xp.full((), value, dtype=dtype)
+    if xp is np:
+        return xp.asarray(value, dtype=dtype)
+    if dtype in dt.STORAGE_ONLY_NP:  # CUDA holds fp8/fp6/fp4/E8M0 as uint8 codes
+        from ._codes import scalar_code
+
+        return xp.full((), scalar_code(value, dt._BY_NP[dtype]), dtype=np.uint8)
+    return xp.full((), value, dtype=dtype)
 
 
 def _xp(t):

@@ -149,6 +149,16 @@ def _from_sequence(data, dtype, op):
 def _to_array(data, dtype=None, device=None, copy=True, op="tensor"):
     """The backend array for ``data`` in ``dtype`` on ``device`` (a copy unless ``copy`` is
     False and no conversion is needed)."""
+    return _to_array_d(data, dtype, device, copy, op)[0]
+
+
+def _tensor_from(data, dtype=None, device=None, copy=True, op="tensor") -> Tensor:
+    arr, d = _to_array_d(data, dtype, device, copy, op)
+    return _make(arr, d if d.storage_only else None)
+
+
+def _to_array_d(data, dtype, device, copy, op):
+    """``_to_array`` and the tensorix dtype (the array's own, except for CUDA codes)."""
     if isinstance(data, Tensor):
         arr, d = data._data, dt.as_dtype(dtype) if dtype is not None else data._dtype
     elif isinstance(data, (list, tuple)):
@@ -170,10 +180,15 @@ def _to_array(data, dtype=None, device=None, copy=True, op="tensor"):
         _leaf_dtype(data, op)  # raises the right error for str, None, objects
         arr, d = _from_sequence([data], dtype, op)
     dev = backend.Device(device) if device is not None else backend.get_device(arr)
+    if (d.storage_only or isinstance(data, Tensor) and data._dtype.storage_only) and \
+            (dev.type != "cpu" or type(arr) is not np.ndarray):  # CUDA codes: ops/_codes.py
+        out = (data.detach() if isinstance(data, Tensor) else _make(arr)).to(dev).to(d)
+        same = out._data is arr
+        return (dev.xp.array(out._data, copy=True) if copy and same else out._data), d
     arr = backend.to_device(arr, dev)
     if arr.dtype != d.np:
-        return _cast_array(arr, d)
-    return dev.xp.array(arr, copy=True) if copy else arr
+        return _cast_array(arr, d), d
+    return (dev.xp.array(arr, copy=True) if copy else arr), d
 
 
 def _cast_array(arr, d):
@@ -205,7 +220,7 @@ def tensor(data, dtype=None, device=None, requires_grad=False) -> Tensor:
         >>> tensorix.tensor([1, 2.5])                    # float32 (the default dtype)
         >>> tensorix.tensor(np.ones(3, np.float16))      # float16, like the array
     """
-    return _finish(_make(_to_array(data, dtype, device)), requires_grad)
+    return _finish(_tensor_from(data, dtype, device), requires_grad)
 
 
 def as_tensor(data, dtype=None, device=None) -> Tensor:
@@ -217,7 +232,7 @@ def as_tensor(data, dtype=None, device=None) -> Tensor:
     if isinstance(data, Tensor) and (dtype is None or dt.as_dtype(dtype) is data.dtype) and \
             (device is None or backend.Device(device) is data.device):
         return data
-    return _make(_to_array(data, dtype, device, copy=False, op="as_tensor"))
+    return _tensor_from(data, dtype, device, copy=False, op="as_tensor")
 
 
 def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=False) -> Tensor:
@@ -227,7 +242,7 @@ def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=False) -> 
     Example: ``tensorix.asarray([1, 2], dtype=tensorix.float64)``.
     """
     if copy is True:
-        return _finish(_make(_to_array(obj, dtype, device, op="asarray")), requires_grad)
+        return _finish(_tensor_from(obj, dtype, device, op="asarray"), requires_grad)
     out = as_tensor(obj, dtype, device)
     if copy is False and isinstance(obj, (Tensor, np.ndarray)):
         src = obj._data if isinstance(obj, Tensor) else obj
@@ -297,7 +312,10 @@ def _xp(device):
 
 def _new(fn, size, dtype, device, requires_grad, op):
     d = dt.as_dtype(dtype)
-    return _finish(_make(getattr(_xp(device), fn)(_shape(size, op), dtype=d.np), d),
+    xp = _xp(device)
+    if fn == "ones" and d.storage_only and xp is not np:  # uint8 codes on CUDA: 1's code
+        return full(_shape(size, op), 1, dtype=d, device=device, requires_grad=requires_grad)
+    return _finish(_make(getattr(xp, fn)(_shape(size, op), dtype=d.storage(xp)), d),
                    requires_grad)
 
 
@@ -339,7 +357,11 @@ def full(size, fill_value, dtype=None, device=None, requires_grad=False) -> Tens
     if isinstance(fill_value, _pycomplex) and not d.is_complex:
         raise RuntimeError(f"full(): value cannot be converted to type {d.name} without "
                            "overflow")
-    data = xp.empty(shape, dtype=d.np)
+    data = xp.empty(shape, dtype=d.storage(xp))
+    if d.storage_only and xp is not np:  # uint8 codes on CUDA: the value's code, from the host
+        from ._codes import scalar_code
+
+        fill_value = scalar_code(fill_value, d)
     data[...] = fill_value
     return _finish(_make(data, d), requires_grad)
 

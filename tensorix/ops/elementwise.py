@@ -386,6 +386,10 @@ class Cast(Function):
     @staticmethod
     def forward(ctx, a, dtype):
         data = a._data
+        if type(data) is not np.ndarray and (dtype.storage_only or a._dtype.storage_only):
+            from ._codes import cast  # CUDA holds these formats as uint8 codes
+
+            return cast(a, dtype)
         if data.dtype.kind == "c" and dtype.category < 3:
             data = data.real
         return data.astype(dtype.np)
@@ -399,6 +403,10 @@ class ToDevice(Function):
     @staticmethod
     def forward(ctx, a, device):
         ctx.src = a.device
+        if a._dtype.storage_only:  # uint8 codes on CUDA, ml_dtypes arrays on the CPU
+            from ._codes import to_device
+
+            return to_device(a, device)
         return backend.to_device(a._data, device)
 
     @staticmethod
