@@ -206,6 +206,11 @@ def to_device(array, dev: Device):
         return array
     if dev.type == "cpu":
         return array.get()
+    if array.dtype.num >= 256:  # fp8/fp6/fp4/E8M0 (no CuPy dtype) travel as uint8 codes
+        from .dtypes import STORAGE_ONLY_NP
+
+        if array.dtype in STORAGE_ONLY_NP:
+            array = array.view(np.uint8)
     cp = dev.xp  # the clear "CUDA is not available" error where CuPy or a GPU is missing
     with cp.cuda.Device(dev.index):
         return cp.asarray(array)

@@ -277,3 +277,14 @@ def test_mixed_formats_refused(cuda):
     b = tx.ones(3, dtype=tx.float8_e5m2, device=cuda)
     with pytest.raises(TypeError, match="promotion for float8 types is not supported"):
         a + b
+
+
+def test_dtype_views_and_random(fmt, device):
+    u = tx.tensor(np.arange(0, 250, 7, dtype=np.uint8), device=device)
+    same(u.view(fmt), u.cpu().view(fmt))
+    same(u.view(fmt).view(tx.int8), u.cpu().view(tx.int8))
+    for fn in (tx.rand, tx.randn):
+        tx.manual_seed(3)
+        got = fn(5, dtype=fmt, device=device)
+        tx.manual_seed(3)
+        same(got, fn(5, dtype=fmt))

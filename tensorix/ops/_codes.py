@@ -85,7 +85,6 @@ def _on_device(host, like, key):
 def encode(arr, d: dt.dtype):
     """uint8 codes of format ``d`` for a device array of any real, integer or bool dtype,
     rounded exactly as ml_dtypes rounds on the CPU."""
-    xp = backend.array_module(arr)
     if arr.dtype.kind == "c":
         arr = arr.real
     x = arr if arr.dtype == np.float32 else arr.astype(np.float32)

@@ -639,7 +639,8 @@ def view(input, *shape) -> Tensor:
         if d.itemsize != input._dtype.itemsize:
             raise RuntimeError(f"view(): dtype view needs equal element sizes, got "
                                f"{input._dtype.name} and {d.name}")
-        out = _make(input._data.view(d.np), d)
+        # the storage-only formats are uint8 codes on CUDA: d.storage gives the array dtype
+        out = _make(input._data.view(d.storage(backend.array_module(input._data))), d)
         _mark_view(out, input)
         return out
     shape = _infer(_sizes(shape, "view"), input._data.size, "view", input._data.shape)
