@@ -50,18 +50,19 @@ _by_np = _dt._BY_NP
 _new_tensor = Tensor.__new__
 _PYTHON_VALUES = (int, float, bool, str)
 EDGE = 4  # fields per argument in next_edges: target, slot, shape, dtype
-
-
-def device_codes(cls, args):
-    """Replaced by ops/_codes.dispatch on import: None, or the result of an op on CUDA tensors
-    of a storage-only format (fp8/fp6/fp4/E8M0 held as uint8 codes)."""
-    return None
 _NO_EDGE = (None, 0, None, None)
 _FREED_MSG = ("{}: trying to backward through the graph a second time (or to directly access "
               "saved tensors after they have already been freed). Saved intermediate values of "
               "the graph are freed when you call .backward() or autograd.grad(). Specify "
               "retain_graph=True if you need to backward through the graph a second time or "
               "if you need to access saved tensors after calling backward.")
+
+
+def device_codes(cls, args):
+    """None, or the result of op ``cls`` on CUDA tensors of a storage-only format (fp8/fp6/fp4/
+    E8M0, held there as uint8 codes). ops/_codes.py installs its ``dispatch`` here on import:
+    the ops layer knows the ops, and autograd may not import from above it."""
+    return None
 
 
 class Function:
