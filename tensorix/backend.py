@@ -22,7 +22,8 @@ import numpy as np
 
 __all__ = ["Device", "device", "array_module", "cuda_available", "get_device", "cpu",
            "cupy_module", "cuda_device_count", "set_tf32", "elementwise_kernel", "raw_kernel",
-           "fake_cuda", "fake_cuda_active", "cuda_kernels_available", "quiet", "quiet_context"]
+           "fake_cuda", "fake_cuda_active", "cuda_kernels_available", "quiet", "quiet_context",
+           "as_strided"]
 
 _FAKE = [None]  # the CuPy stand-in module while it replaces CuPy
 _FAKE_ENV = os.environ.get("TENSORIX_FAKE_CUDA", "") not in ("", "0")
@@ -321,3 +322,12 @@ def quiet_context():
         return contextvars.copy_context()
     finally:
         _FPE.reset(token)
+
+
+def as_strided(array, shape, strides):
+    """A view of ``array`` with ``shape`` and byte ``strides`` (NumPy's or CuPy's as_strided).
+    1-byte ml_dtypes floats go through a uint8 view: float8_e5m2 reports the typestr '<f1',
+    which NumPy's as_strided cannot parse back."""
+    if array.itemsize == 1 and array.dtype.kind == "f":
+        return as_strided(array.view(np.uint8), shape, strides).view(array.dtype)
+    return array_module(array).lib.stride_tricks.as_strided(array, shape, strides)

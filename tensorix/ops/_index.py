@@ -45,8 +45,7 @@ class Index:
             for pos, d in self.new_dims:
                 strides[pos] = data.shape[d] * data.strides[d] if d < data.ndim else \
                     data.itemsize
-            region = backend.array_module(data).lib.stride_tricks.as_strided(
-                region, region.shape, tuple(strides))
+            region = backend.as_strided(region, region.shape, tuple(strides))
         return region
 
     def scatter(self, out, value, accumulate=False):

@@ -186,10 +186,9 @@ def contract(a, sa, b, sb, out, sizes):
 def _diag_view(x, labels, unique):
     """A strided view of the diagonal: one axis per unique label, its stride the sum of the
     strides of the axes that repeat it."""
-    xp = backend.array_module(x)
     shape = tuple(x.shape[labels.index(c)] for c in unique)
     strides = tuple(sum(st for l, st in zip(labels, x.strides) if l == c) for c in unique)
-    return xp.lib.stride_tricks.as_strided(x, shape, strides)
+    return backend.as_strided(x, shape, strides)
 
 
 class Diagonal(Function):

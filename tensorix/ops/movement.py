@@ -77,8 +77,7 @@ def _view_strides(old, strides, new):
 def _restride(data, shape, strides):
     """``data`` seen with ``shape`` and element ``strides`` (a view)."""
     item = data.itemsize
-    return backend.array_module(data).lib.stride_tricks.as_strided(
-        data, shape, tuple(s * item for s in strides))
+    return backend.as_strided(data, shape, tuple(s * item for s in strides))
 
 
 def _canonical(data):
@@ -193,8 +192,7 @@ def _flat_source(data):
 def _strided(flat, geometry):
     """The window ``(size, stride, offset)`` (in elements) onto the flat array ``flat``."""
     size, stride, offset = geometry
-    return backend.array_module(flat).lib.stride_tricks.as_strided(
-        flat[offset:], shape=size, strides=tuple(s * flat.itemsize for s in stride))
+    return backend.as_strided(flat[offset:], size, tuple(s * flat.itemsize for s in stride))
 
 
 def _add_through(g, shape, window):
