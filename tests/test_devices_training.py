@@ -134,16 +134,19 @@ def test_transfers_per_training_step(kind):
 
 
 def test_erf_family_on_cuda_needs_no_sync():
-    # erf/erfc pick one of two series per element: on the CPU by boolean masks, on a GPU by a
+    # erf/erfc/erfinv pick one of two series per element: on the CPU by boolean masks, on a GPU by a
     # select over both (a mask costs a device sync each); the values are the CPU's, bit for bit
     from tensorix.testing import fakecupy
 
     x = np.concatenate([np.linspace(-40, 40, 801), [np.nan, np.inf, -np.inf, 0.0, -0.0]])
-    want = [_np(f(tx.tensor(x))) for f in (tx.erf, tx.erfc)]
+    y = np.concatenate([np.linspace(-1.1, 1.1, 801), [np.nan, 1.0, -1.0, 0.0, -0.0]])
+    fns = (tx.erf, tx.erfc, tx.erfinv)
+    want = [_np(f(tx.tensor(v))) for f, v in zip(fns, (x, x, y))]
     with backend.fake_cuda():
         t = tx.tensor(x, device="cuda").requires_grad_()
+        ty = tx.tensor(y, device="cuda")
         fakecupy.reset_counts()
-        got = [tx.erf(t), tx.erfc(t)]
+        got = [tx.erf(t), tx.erfc(t), tx.erfinv(ty)]
         F.gelu(t.float()).sum().backward()  # exact GELU: erf forward and backward
         n = fakecupy.counts()
         got = [_np(g) for g in got]

@@ -27,8 +27,9 @@ from ..autograd.grad_mode import state
 from ..backend import quiet
 from ..tensor import Tensor, _make
 from ._common import check_tensor, float_input
+from ._erf import erf_kernel
 from .pointwise import clamp, where
-from .unary import erf, erf_kernel, expm1, tanh
+from .unary import erf, expm1, tanh
 
 __all__ = ["sigmoid", "logit", "softplus", "relu6", "leaky_relu", "elu", "selu", "celu",
            "gelu", "silu", "mish", "hardtanh", "hardsigmoid", "hardswish", "softsign",
