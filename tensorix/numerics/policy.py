@@ -300,8 +300,9 @@ def linear(x, weight, bias=None, policy=None) -> Tensor:
     accumulator (float32) before the output rounding; its gradient (a sum of the output
     gradient) is not rounded, like a fused bias-gradient reduction."""
     pol = _policy(policy, "linear")
-    if x.ndim > 2:  # one 2-d GEMM for stacked inputs (blocks and tensor scales are unchanged)
-        y = linear(x.reshape(-1, x.shape[-1]), weight, bias, pol)
+    if x.ndim > 2:  # one 2-d GEMM for stacked inputs (blocks and tensor scales are unchanged);
+        # "no policy" passed on as the fp32 preset, not None, which would mean "autocast's"
+        y = linear(x.reshape(-1, x.shape[-1]), weight, bias, pol or POLICIES["fp32"])
         return y.reshape(*x.shape[:-1], y.shape[-1])
     if pol is None:
         y = x @ weight.mT

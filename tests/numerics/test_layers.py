@@ -139,3 +139,14 @@ def test_policy_layers_built_directly():
     sd = conv.state_dict()
     plain = nn.Conv1d(3, 5, 2)
     plain.load_state_dict(sd)  # same keys and shapes as the nn layer
+
+
+def test_explicit_full_precision_wins_over_autocast_for_stacked_inputs():
+    rng = np.random.default_rng(3)
+    x, w = t(rng, (2, 3, 32), False), t(rng, (4, 32), False)
+    with nx.autocast("mxfp4"):
+        y = nx.linear(x, w, policy="fp32").numpy()
+        y4 = nx.linear(x, w).numpy()  # autocast's
+    exact = (x @ w.mT).numpy()
+    assert np.allclose(y, exact, rtol=1e-6, atol=1e-6)
+    assert not np.allclose(y4, exact, rtol=1e-2, atol=1e-2)
