@@ -207,11 +207,8 @@ def to_device(array, dev: Device):
         return array
     if dev.type == "cpu":
         return array.get()
-    if array.dtype.num >= 256:  # fp8/fp6/fp4/E8M0 (no CuPy dtype) travel as uint8 codes
-        from .dtypes import STORAGE_ONLY_NP
-
-        if array.dtype in STORAGE_ONLY_NP:
-            array = array.view(np.uint8)
+    if _ml_byte(array.dtype):  # fp8/fp6/fp4/E8M0 (no CuPy dtype) travel as uint8 codes
+        array = array.view(np.uint8)
     cp = dev.xp  # the clear "CUDA is not available" error where CuPy or a GPU is missing
     with cp.cuda.Device(dev.index):
         return cp.asarray(array)
@@ -273,7 +270,6 @@ def raw_kernel(code: str, name: str, options: tuple = ("--std=c++17",)):
     return cupy_module().RawKernel(code, name, options=options)
 
 
-
 # -- floating-point warnings ------------------------------------------------------------------
 # PyTorch computes inf/nan silently (1/0, inf - inf) where NumPy warns (CuPy never does).
 # np.errstate costs about 2 us, ten times a small add, so `quiet` sets NumPy's floating-point
@@ -324,10 +320,16 @@ def quiet_context():
         _FPE.reset(token)
 
 
+def _ml_byte(dtype) -> bool:
+    """A one-byte ml_dtypes type (fp8/fp6/fp4/E8M0): a user dtype (number >= 256) that NumPy
+    helpers and CuPy do not always understand; its bytes are its codes."""
+    return dtype.num >= 256 and dtype.itemsize == 1
+
+
 def as_strided(array, shape, strides):
     """A view of ``array`` with ``shape`` and byte ``strides`` (NumPy's or CuPy's as_strided).
-    1-byte ml_dtypes floats go through a uint8 view: float8_e5m2 reports the typestr '<f1',
-    which NumPy's as_strided cannot parse back."""
-    if array.itemsize == 1 and array.dtype.kind == "f":
+    One-byte ml_dtypes go through a uint8 view: float8_e5m2 reports the typestr '<f1', which
+    NumPy's as_strided cannot parse back."""
+    if _ml_byte(array.dtype):
         return as_strided(array.view(np.uint8), shape, strides).view(array.dtype)
     return array_module(array).lib.stride_tricks.as_strided(array, shape, strides)

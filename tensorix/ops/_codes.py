@@ -125,20 +125,12 @@ def cast(a: Tensor, d: dt.dtype) -> Tensor:
 
 
 def to_device(a: Tensor, device) -> Tensor:
-    """Move a storage-only tensor: its bytes travel as uint8 codes; on the CPU they are
-    viewed as the ml_dtypes dtype again."""
-    data = a._data
-    if type(data) is np.ndarray:
-        data = data.view(np.uint8)
-    out = backend.to_device(data, device)
+    """Move a storage-only tensor: its bytes travel as uint8 codes (backend.to_device); on
+    the CPU they are viewed as the ml_dtypes dtype again."""
+    out = backend.to_device(a._data, device)
     if type(out) is np.ndarray:
         out = out.view(a._dtype.np)
     return _make(out, a._dtype)
-
-
-def host_view(arr, d: dt.dtype):
-    """A host array read back from the device, viewed as ``d``'s ml_dtypes dtype."""
-    return arr.view(d.np) if d.storage_only and arr.dtype == _U8 else arr
 
 
 # -- the op guard (Function.apply calls dispatch for ops whose first argument is not a CPU
