@@ -38,6 +38,7 @@ import threading
 import numpy as np
 
 from ..backend import quiet
+from . import _mxjit
 from .casting import _decode_table_np, _encode_bits, _finish
 
 __all__ = ["eligible", "quantize_blocks", "dequantize_blocks", "key_tables", "set_num_threads",
@@ -117,6 +118,15 @@ def key_tables(f, mode, saturate=True):
     return table, exact, above
 
 
+@functools.cache
+def byte_table(f):
+    """float32 values of all 256 byte values as codes of ``f``, bits above the format's
+    ignored (as the bit-level decode below does)."""
+    t = _decode_table_np(f, np.dtype(np.float32))[np.arange(256) & ((1 << f.bits) - 1)]
+    t.setflags(write=False)
+    return t
+
+
 def _scale_exponents(ab, emax, vmax, scale_mode):
     """int32 k per block from finite amax bits (spec 2.2; the same rules as
     ``mx.e8m0_scale_exponents``, in 32-bit integers)."""
@@ -140,6 +150,11 @@ def quantize_blocks(x2d, f, emax, vmax, scale_mode, rounding, flush):
     their codes; so the input streams through memory once."""
     nb, blk = x2d.shape
     table, exact, above = key_tables(f, rounding, True)
+    if _mxjit.usable(x2d.size):
+        r = _mxjit.quantize_blocks(x2d, f, emax, vmax, scale_mode, rounding,
+                                   (table, exact, above), flush)
+        if r is not None:
+            return r
     codes = np.empty((nb, blk), np.uint8)
     scale_codes = np.empty(nb, np.uint8)
     scale = np.empty(nb, np.float32)
@@ -205,6 +220,10 @@ def dequantize_blocks(codes2d, scale_codes, f):
     """float32 ``decode(codes2d) * 2^k`` for C-contiguous ``(nb, block)`` uint8 codes and their
     E8M0 scale codes; blocks with scale 0xFF are NaN."""
     nb, blk = codes2d.shape
+    if _mxjit.usable(codes2d.size):
+        out = _mxjit.dequantize_blocks(codes2d, scale_codes, byte_table(f))
+        if out is not None:
+            return out
     out = np.empty((nb, blk), np.float32)
     nan_blocks = scale_codes == 0xFF
     k = scale_codes.astype(np.int32) - np.int32(127)

@@ -1,0 +1,109 @@
+"""numba kernels of ``_mxjit``: MX quantize and dequantize, one pass over the data.
+
+Imported only by ``_mxjit.kernels()``, which falls back to the NumPy path when this import (or
+a compile) fails. Compiled code is cached next to this file (``cache=True``).
+"""
+
+import numba
+import numpy as np
+
+_jit = numba.njit(boundscheck=False, cache=True, nogil=True)
+_pjit = numba.njit(boundscheck=False, cache=True, nogil=True, parallel=True)
+_CHUNK = 256  # blocks per quantize work item: a 32 KiB float32 scratch
+
+
+@_jit
+def amax_bits(xb):
+    # |x| as bits; bit order is value order, and NaN/Inf sort on top. A runtime trip count
+    # lets LLVM vectorise this max (a constant 32 gets fully unrolled into scalar code).
+    ab = np.uint32(0)
+    for i in range(xb.shape[0]):
+        v = xb[i] & np.uint32(0x7FFFFFFF)
+        ab = v if v > ab else ab
+    return ab
+
+
+@_jit
+def scale_exponent(ab, floor, emax, vmax):
+    # _mxfast._scale_exponents for one finite amax
+    if floor:
+        e = np.int32(ab >> np.uint32(23))
+        k = np.int32(-127) if e == 0 else e - np.int32(127 + emax)
+        return max(np.int32(-127), min(np.int32(127), k))
+    d = np.float32(np.uint32(ab).view(np.float32) / vmax).view(np.uint32)  # one RNE division
+    e = np.int32(d >> np.uint32(23))
+    m = d & np.uint32(0x7FFFFF)
+    code = e + np.int32(m != 0) if e > 0 else np.int32(m > np.uint32(0x400000))
+    return min(code, np.int32(254)) - np.int32(127)
+
+
+@_jit
+def encode_table(y, table, exact, above, cb):
+    # _mxfast's lookup: the top 20 bits of y, the low 12 settling ties and Inf/NaN edges
+    for i in range(y.shape[0]):
+        yb = y[i]
+        key = yb >> np.uint32(12)
+        c = table[key]
+        if c == 0xFF:
+            c = exact[key] if (yb & np.uint32(0xFFF)) == 0 else above[key]
+        cb[i] = c
+
+
+@_jit
+def encode_rne(y, emin_field, mbits, max_code, sign_shift, cb):
+    # Round to nearest even by the FPU: adding C = 2^(e' + 23 - mbits), e' the exponent of
+    # y clamped below at the format's emin, rounds |y| to a multiple of the element's
+    # quantum 2^(e' - mbits) (C > 2|y|, so the sum stays in C's binade), and the sum's
+    # bits minus C's are that multiple. Integer ops and selects only: LLVM vectorises it.
+    # Checked against the key tables on every finite float32 (see the tests).
+    for i in range(y.shape[0]):
+        yb = y[i]
+        e = np.int32((yb >> np.uint32(23)) & np.uint32(0xFF))
+        ep = e if e > emin_field else emin_field
+        ep = ep if ep < np.int32(191) else np.int32(191)  # keeps C finite; saturates anyway
+        cbits = np.int32((ep + np.int32(23) - mbits) << np.int32(23))
+        a = np.uint32(yb & np.uint32(0x7FFFFFFF)).view(np.float32)
+        r = np.float32(a + cbits.view(np.float32))
+        mag = np.int32(((ep - emin_field) << mbits) + (r.view(np.int32) - cbits))
+        mag = mag if mag < max_code else max_code  # saturate
+        cb[i] = np.uint8(mag | (np.int32(yb >> np.uint32(31)) << sign_shift))
+
+
+@_pjit
+def quantize(xf, xu, blk, floor, emax, vmax, flush, rne, fmt, table, exact, above, p2,
+             codes, scodes):
+    # Per chunk of _CHUNK blocks: scales and the scaled values y (in cache), then one
+    # encode loop over the whole chunk. (An encode loop per 32-element block costs more
+    # than its work: LLVM's vector loop is wider than a block.)
+    nb = scodes.shape[0]
+    for c in numba.prange((nb + _CHUNK - 1) // _CHUNK):
+        b0, b1 = c * _CHUNK, min(nb, c * _CHUNK + _CHUNK)
+        y = np.empty((b1 - b0) * blk, np.float32)
+        for b in range(b0, b1):
+            lo, off = b * blk, (b - b0) * blk
+            ab = amax_bits(xu[lo:lo + blk])
+            special = ab >= np.uint32(0x7F800000)
+            k = scale_exponent(np.uint32(0) if special else ab, floor, emax, vmax)
+            scodes[b] = np.uint8(255) if special else np.uint8(k + 127)
+            yb, xb = y[off:off + blk], xf[lo:lo + blk]
+            if special or (flush and ab < np.uint32(0x00800000)):
+                yb[:] = 0  # code 0
+            else:
+                s = p2[127 - k]
+                for i in range(blk):
+                    yb[i] = xb[i] * s  # times a power of two: exact
+        cc, yu = codes[b0 * blk:b1 * blk], y.view(np.uint32)
+        if rne:
+            encode_rne(yu, fmt[0], fmt[1], fmt[2], fmt[3], cc)
+        else:
+            encode_table(yu, table, exact, above, cc)
+
+
+@_pjit
+def dequantize(codes, scodes, blk, dec, p2, out):
+    for b in numba.prange(scodes.shape[0]):
+        sc = scodes[b]
+        f = p2[sc]  # 2^(sc - 127); NaN for sc = 255
+        o, c = out[b * blk:b * blk + blk], codes[b * blk:b * blk + blk]
+        for i in range(blk):
+            o[i] = dec[c[i]] * f
