@@ -1,14 +1,17 @@
-"""The CPU fast path of MX quantize/dequantize (numerics/_mxfast.py) against the general path:
-codes, scale codes and dequantized bits must be identical on inputs built to hit every branch
-(exact ties, values just off ties, float32 subnormals, zero/NaN/Inf blocks, saturation, every
-element code under every scale, including the two-step scaling)."""
+"""The CPU fast paths of MX quantize/dequantize - NumPy (numerics/_mxfast.py) and compiled
+(numerics/_mxjit.py, with numba) - against the general path: codes, scale codes and
+dequantized bits must be identical on inputs built to hit every branch (exact ties, values
+just off ties, float32 subnormals, zero/NaN/Inf blocks, saturation, every element code under
+every scale, including the two-step scaling)."""
+
+import os
 
 import numpy as np
 import pytest
 
 import tensorix as tx
 from tensorix import numerics as nx
-from tensorix.numerics import _mxfast
+from tensorix.numerics import _mxfast, _mxjit
 from tensorix.numerics.formats import get_format
 
 F32 = np.float32
@@ -21,6 +24,18 @@ def general(fn, *args, **kw):
         return fn(*args, **kw)
     finally:
         _mxfast.ENABLED = True
+
+
+@pytest.fixture(params=["numpy", "jit"])
+def fast_path(request, monkeypatch):
+    """Runs a test on the NumPy fast path and on the compiled one (any size goes to it)."""
+    if request.param == "numpy":
+        monkeypatch.setattr(_mxjit, "ENABLED", False)
+    else:
+        if _mxjit.kernels() is None:
+            pytest.skip("numba is not installed (the 'jit' extra)")
+        monkeypatch.setattr(_mxjit, "MIN_SIZE", 0)
+    return request.param
 
 
 def tricky_blocks(elem, seed):
@@ -53,7 +68,7 @@ def assert_same(mx_fast, mx_ref):
 
 @pytest.mark.parametrize("elem", FLOAT_ELEMS)
 @pytest.mark.parametrize("scale_mode", ["rceil", "floor"])
-def test_fast_path_matches_general_rne(elem, scale_mode):
+def test_fast_path_matches_general_rne(elem, scale_mode, fast_path):
     x = tricky_blocks(elem, 0)
     assert_same(nx.mx_quantize(x, elem, scale_mode=scale_mode),
                 general(nx.mx_quantize, x, elem, scale_mode=scale_mode))
@@ -62,14 +77,14 @@ def test_fast_path_matches_general_rne(elem, scale_mode):
 @pytest.mark.parametrize("elem,rounding", [("fp8_e4m3", "rtz"), ("fp8_e4m3", "rna"),
                                            ("fp8_e4m3", "rup"), ("fp8_e4m3", "rdn"),
                                            ("fp4_e2m1", "rna"), ("fp8_e5m2", "rtz")])
-def test_fast_path_matches_general_other_modes(elem, rounding):
+def test_fast_path_matches_general_other_modes(elem, rounding, fast_path):
     x = tricky_blocks(elem, 1)
     for scale_mode in ("rceil", "floor"):
         kw = dict(scale_mode=scale_mode, rounding=rounding)
         assert_same(nx.mx_quantize(x, elem, **kw), general(nx.mx_quantize, x, elem, **kw))
 
 
-def test_fast_path_flush_axis_padding():
+def test_fast_path_flush_axis_padding(fast_path):
     x = tricky_blocks("fp8_e4m3", 2)[:32 * 60].reshape(32, 60)
     for kw in (dict(axis=0, flush_fp32_subnorms=True), dict(axis=1, pad=True),
                dict(axis=-1, pad=True, block=16)):
@@ -78,7 +93,7 @@ def test_fast_path_flush_axis_padding():
 
 
 @pytest.mark.parametrize("elem", FLOAT_ELEMS)
-def test_fast_decode_every_code_every_scale(elem):
+def test_fast_decode_every_code_every_scale(elem, fast_path):
     f = get_format(elem)
     codes = np.arange(256, dtype=np.uint8) & np.uint8((1 << f.bits) - 1)
     scales = np.array([0, 1, 20, 100, 127, 127 + f.bias, 128 + f.bias, 200, 254, 255], np.uint8)
@@ -103,7 +118,7 @@ def test_key_table_has_no_boundary_inside_the_dropped_bits(elem):
     assert (table == 0xFF).mean() < 0.01
 
 
-def test_threads_and_chunks_do_not_change_bits(monkeypatch):
+def test_threads_and_chunks_do_not_change_bits(monkeypatch, fast_path):
     """Small chunks (an odd size) split over threads: the same bits with 1 and 3 threads, and
     the same as the general path; set_num_threads checks its argument."""
     monkeypatch.setattr(_mxfast, "_ROWS", 37)
@@ -125,3 +140,105 @@ def test_threads_and_chunks_do_not_change_bits(monkeypatch):
         nx.set_num_threads(old)
     with pytest.raises(ValueError, match="set_num_threads\\(\\): expected a positive int"):
         nx.set_num_threads(0)
+
+
+# -- the compiled path -------------------------------------------------------------------------
+def _rne_mismatches(elem, low_bits):
+    """Finite float32 patterns ``hi << 16 | lo`` (every hi, lo from ``low_bits``) whose
+    ``encode_rne`` code differs from the key tables' (the NumPy path's encoder)."""
+    from tensorix.numerics import _mxjit_kernels as k
+
+    f = get_format(elem)
+    table, exact, above = _mxfast.key_tables(f, "rne")
+    y = (np.arange(1 << 16, dtype=np.uint32)[:, None] << np.uint32(16)) | low_bits[None, :]
+    y = y[(y & np.uint32(0x7F800000)) != np.uint32(0x7F800000)]  # finite only
+    codes = np.empty(y.size, np.uint8)
+    p = _mxjit.format_params(f)
+    k.encode_rne(y, p[0], p[1], p[2], p[3], codes)
+    key = y >> np.uint32(12)
+    ref = np.where(table[key] != 0xFF, table[key],
+                   np.where((y & np.uint32(0xFFF)) == 0, exact[key], above[key]))
+    return int((codes != ref).sum())
+
+
+@pytest.mark.parametrize("elem", FLOAT_ELEMS)
+def test_jit_rne_encoder_matches_the_key_tables(elem):
+    """The FPU-rounding encoder against the tables: every sign/exponent/top-7-mantissa pattern
+    with low 16 bits at the edges of ties (0, 1, 0x7FFF, 0x8000, 0xFFFF) and at random."""
+    if _mxjit.kernels() is None:
+        pytest.skip("numba is not installed (the 'jit' extra)")
+    rng = np.random.default_rng(11)
+    low = np.concatenate([[0, 1, 0x7FFF, 0x8000, 0x8001, 0xFFFF],
+                          rng.integers(0, 1 << 16, 26)]).astype(np.uint32)
+    assert _rne_mismatches(elem, low) == 0
+
+
+@pytest.mark.slow
+def test_jit_rne_encoder_exhaustive_e4m3():
+    """Every finite float32 (all 2^32 patterns) for MXFP8's element format, the comparison
+    compiled too (NumPy would take minutes)."""
+    if _mxjit.kernels() is None:
+        pytest.skip("numba is not installed (the 'jit' extra)")
+    import numba
+
+    from tensorix.numerics import _mxjit_kernels as k
+
+    @numba.njit(parallel=True)
+    def mismatches(table, exact, above, p, bad):
+        for hi in numba.prange(1 << 16):
+            y = (np.uint32(hi) << np.uint32(16)) | np.arange(1 << 16).astype(np.uint32)
+            codes = np.empty(1 << 16, np.uint8)
+            k.encode_rne(y, p[0], p[1], p[2], p[3], codes)
+            for j in range(1 << 16):
+                key = y[j] >> np.uint32(12)
+                c = table[key]
+                if c == 0xFF:
+                    c = exact[key] if (y[j] & np.uint32(0xFFF)) == 0 else above[key]
+                finite = (y[j] & np.uint32(0x7F800000)) != np.uint32(0x7F800000)
+                bad[hi] += finite and c != codes[j]
+
+    f = get_format("fp8_e4m3")
+    bad = np.zeros(1 << 16, np.int64)
+    mismatches(*_mxfast.key_tables(f, "rne"), _mxjit.format_params(f), bad)
+    assert bad.sum() == 0
+
+
+def test_jit_failure_falls_back_to_numpy(monkeypatch):
+    """A kernel that raises (no compiler target, say) switches the JIT off for good; the
+    result comes from the NumPy path, with the same bits."""
+    if _mxjit.kernels() is None:
+        pytest.skip("numba is not installed (the 'jit' extra)")
+    numba_mod, q, d = _mxjit.kernels()
+
+    def broken(*args):
+        raise RuntimeError("no target")
+
+    monkeypatch.setitem(_mxjit._state, "k", (numba_mod, broken, d))
+    monkeypatch.setattr(_mxjit, "MIN_SIZE", 0)
+    x = tricky_blocks("fp8_e4m3", 3)
+    m = nx.mx_quantize(x, "fp8_e4m3")
+    assert _mxjit.kernels() is None
+    assert_same(m, general(nx.mx_quantize, x, "fp8_e4m3"))
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_jit_forked_child_uses_numpy_path(monkeypatch):
+    """After the parent ran the parallel kernels, a forked child (a DataLoader worker) must not
+    enter them: GNU OpenMP would terminate it. It takes the NumPy path instead."""
+    if _mxjit.kernels() is None:
+        pytest.skip("numba is not installed (the 'jit' extra)")
+    monkeypatch.setattr(_mxjit, "MIN_SIZE", 0)
+    x = tricky_blocks("fp8_e4m3", 4)
+    want = nx.mx_quantize(x, "fp8_e4m3").codes.numpy().tobytes()
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child
+        try:
+            got = nx.mx_quantize(x, "fp8_e4m3").codes.numpy().tobytes()
+            os.write(w, b"same" if got == want and _mxjit.kernels() is None else b"diff")
+        finally:
+            os._exit(0)
+    os.close(w)
+    _, status = os.waitpid(pid, 0)
+    assert os.read(r, 4) == b"same" and status == 0
+    os.close(r)
