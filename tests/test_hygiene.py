@@ -1,8 +1,10 @@
-"""Repository budgets kept by tooling: ruff clean, no source file over the line cap."""
+"""Repository budgets kept by tooling: ruff clean, no source file over the line cap, optional
+dependencies imported lazily."""
 
 import pathlib
 import shutil
 import subprocess
+import sys
 
 import pytest
 
@@ -20,3 +22,15 @@ def test_no_python_file_over_the_line_cap():
 def test_ruff_clean():
     r = subprocess.run(["ruff", "check", "--quiet", str(ROOT)], capture_output=True, text=True)
     assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_optional_dependencies_are_not_imported_by_the_core():
+    """design.md: cupy, numba, mpi4py, onnx and torch are extras, imported on first use only,
+    so ``import tensorix`` stays small and fast (a fresh interpreter; pytest imports torch)."""
+    code = ("import sys, tensorix, tensorix.numerics, tensorix.nn, tensorix.optim, tensorix.data, "
+            "tensorix.io, tensorix.logic; "
+            "print(sorted({'cupy', 'numba', 'llvmlite', 'mpi4py', 'onnx', 'torch'} & "
+            "set(sys.modules)))")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "[]"
