@@ -2,10 +2,12 @@
 
 The headline rows are MXFP8 (E4M3, rceil) quantize + dequantize, on one thread and on the
 default thread count of the MX kernels (``numerics.set_num_threads``); the issue's target is 4x
-the astype (which is single-threaded). The cases take turns in every round, so a load change on
-a shared machine hits them alike; each row gives the median and the minimum over the rounds and
-the median of the per-round ratios to the astype. "general path" is the whole-array code the
-fast path replaced (still used for float64, SR, MXINT8 and on GPU), for comparison.
+the astype (which is single-threaded). They take the compiled path where numba is installed
+(the ``jit`` extra); the "NumPy path" rows are the same calls without it. The cases take turns
+in every round, so a load change on a shared machine hits them alike; each row gives the median
+and the minimum over the rounds and the median of the per-round ratios to the astype. "general
+path" is the whole-array code the fast paths replaced (still used for float64, SR, MXINT8 and
+on GPU), for comparison.
 
 Run: ``python benchmarks/bench_numerics.py`` (``--quick`` for 1M values, ``--repeat N``,
 ``--device cuda`` on a GPU machine).
@@ -21,7 +23,7 @@ import numpy as np
 
 import tensorix as tx
 from tensorix import numerics as nx
-from tensorix.numerics import _mxfast
+from tensorix.numerics import _mxfast, _mxjit
 
 
 def timings(fns, repeat):
@@ -62,6 +64,16 @@ def general(fn):
     return run
 
 
+def numpy_path(fn):
+    def run():
+        old, _mxjit.ENABLED = _mxjit.ENABLED, False
+        try:
+            return fn()
+        finally:
+            _mxjit.ENABLED = old
+    return run
+
+
 def cases(x, x64, xp):
     rb = nx.random_bits(0, 0, x.shape, "cuda" if xp is not np else None)
     m = nx.mx_quantize(x, "fp8_e4m3")
@@ -73,6 +85,9 @@ def cases(x, x64, xp):
         (f"MXFP8 e4m3 quantize + dequantize (rceil), {nx.get_num_threads()} threads", qdq),
         ("  quantize only, 1 thread", threads(1, lambda: nx.mx_quantize(x, "fp8_e4m3"))),
         ("  dequantize only, 1 thread", threads(1, lambda: nx.mx_dequantize(m))),
+        ("  MXFP8 quantize + dequantize, NumPy path, 1 thread", numpy_path(threads(1, qdq))),
+        (f"  MXFP8 quantize + dequantize, NumPy path, {nx.get_num_threads()} threads",
+         numpy_path(qdq)),
         ("  MXFP8 quantize + dequantize, general path (before)", general(qdq)),
         ("MXFP4 quantize + dequantize (floor)",
          lambda: nx.mx_dequantize(nx.mx_quantize(x, "fp4_e2m1", scale_mode="floor"))),
@@ -103,8 +118,9 @@ def main(argv=None):
     rows = cases(x, x64, xp)
     times = timings([f for _, f in rows], args.repeat)
     base = np.array(times[0])
+    jit = "compiled MX path (numba)" if xp is np and _mxjit.usable(n) else "no compiled MX path"
     print(f"{n / 2**20:.0f}M float32 values on {args.device}, {args.repeat} interleaved rounds, "
-          f"{nx.get_num_threads()} MX threads by default\n")
+          f"{nx.get_num_threads()} MX threads by default, {jit}\n")
     print("| case | median ms | min ms | x baseline (median of rounds) |\n|---|---|---|---|")
     ratios = []
     for (name, _), t in zip(rows, times):
