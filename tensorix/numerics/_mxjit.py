@@ -59,7 +59,8 @@ def usable(n: int) -> bool:
 
 
 def kernels():
-    """The compiled ``(quantize, dequantize)`` pair, or None without numba (cached)."""
+    """``(numba, quantize, dequantize)`` with the compiled kernels, or None without numba
+    (cached; compiling happens on a kernel's first call)."""
     if "k" not in _state:
         with _lock:
             if "k" not in _state:
@@ -83,7 +84,7 @@ def _run(kernel, *args):
 
     numba = kernels()[0]
     with _lock, warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # numba's cache and performance notices
+        warnings.simplefilter("ignore", numba.NumbaWarning)  # cache and performance notices
         try:
             numba.set_num_threads(min(get_num_threads(), numba.config.NUMBA_NUM_THREADS))
             kernel(*args)

@@ -91,7 +91,7 @@ def quantize(xf, xu, blk, floor, emax, vmax, flush, rne, fmt, table, exact, abov
             else:
                 s = p2[127 - k]
                 for i in range(blk):
-                    yb[i] = xb[i] * s  # times a power of two: exact
+                    yb[i] = xb[i] * s  # the NumPy path's multiply (exact unless subnormal)
         cc, yu = codes[b0 * blk:b1 * blk], y.view(np.uint32)
         if rne:
             encode_rne(yu, fmt[0], fmt[1], fmt[2], fmt[3], cc)
