@@ -86,8 +86,12 @@ def _run(kernel, *args):
     with _lock, warnings.catch_warnings():
         warnings.simplefilter("ignore", numba.NumbaWarning)  # cache and performance notices
         try:
+            old = numba.get_num_threads()  # the caller's own numba setting, restored below
             numba.set_num_threads(min(get_num_threads(), numba.config.NUMBA_NUM_THREADS))
-            kernel(*args)
+            try:
+                kernel(*args)
+            finally:
+                numba.set_num_threads(old)
         except Exception:  # noqa: BLE001 - e.g. no compiler target; the NumPy path still works
             _state["k"] = None
             return False
