@@ -73,6 +73,16 @@ def get_num_threads() -> int:
     return _threads
 
 
+def _forget_pool():
+    # a forked child (a DataLoader worker) inherits the pool object but not its threads: work
+    # submitted to it would wait forever
+    global _pool, _pool_lock
+    _pool, _pool_lock = None, threading.Lock()
+
+
+os.register_at_fork(after_in_child=_forget_pool)
+
+
 def _parallel(nb, work):
     """``work(a, b)`` over ``[0, nb)`` blocks: one contiguous part per thread (NumPy releases
     the GIL inside each pass), or in this thread for small inputs."""
@@ -152,7 +162,7 @@ def quantize_blocks(x2d, f, emax, vmax, scale_mode, rounding, flush):
     table, exact, above = key_tables(f, rounding, True)
     if _mxjit.usable(x2d.size):
         r = _mxjit.quantize_blocks(x2d, f, emax, vmax, scale_mode, rounding,
-                                   (table, exact, above), flush)
+                                   (table, exact, above), flush, _parallel)
         if r is not None:
             return r
     codes = np.empty((nb, blk), np.uint8)
@@ -221,7 +231,7 @@ def dequantize_blocks(codes2d, scale_codes, f):
     E8M0 scale codes; blocks with scale 0xFF are NaN."""
     nb, blk = codes2d.shape
     if _mxjit.usable(codes2d.size):
-        out = _mxjit.dequantize_blocks(codes2d, scale_codes, byte_table(f))
+        out = _mxjit.dequantize_blocks(codes2d, scale_codes, byte_table(f), _parallel)
         if out is not None:
             return out
     out = np.empty((nb, blk), np.float32)

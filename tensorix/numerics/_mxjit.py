@@ -4,7 +4,8 @@ The NumPy fast path (``_mxfast.py``) needs about a dozen passes over the data, a
 pass costs a full read and write whatever its arithmetic. The kernels in ``_mxjit_kernels.py``
 read each block once: its amax (a loop LLVM vectorises), its E8M0 exponent and the scaled
 values, kept in cache for the encode loop; dequantise is one ``decode[code] * 2^k`` per
-element. Blocks are split over ``numerics.set_num_threads`` threads. MXFP8 quantise +
+element. The kernels release the GIL, and ``_mxfast._parallel`` splits the blocks over
+``numerics.set_num_threads`` Python threads (as for the NumPy path). MXFP8 quantise +
 dequantise of 16M floats: 15 ms on one thread against 37 ms for the NumPy path
 (``benchmarks/bench_numerics.py``).
 
@@ -20,7 +21,7 @@ They compute the same bits as the other two paths:
 
 numba is an optional extra (``pip install tensorix[jit]``), imported on the first call with at
 least ``MIN_SIZE`` values; a failure to import, compile or run falls back to the NumPy path
-for the rest of the process, as do forked children. ``TENSORIX_JIT=0`` switches it off.
+for the rest of the process. ``TENSORIX_JIT=0`` switches it off.
 """
 
 from __future__ import annotations
@@ -36,21 +37,11 @@ __all__ = ["usable", "kernels", "quantize_blocks", "dequantize_blocks"]
 ENABLED = os.environ.get("TENSORIX_JIT", "1") != "0"  # tests switch it off to compare paths
 MIN_SIZE = 1 << 16  # below this the NumPy path is as fast and avoids importing numba
 _state: dict = {}
+_lock = threading.Lock()
 # 2^(i - 127) as float32 for i in [0, 254] (exact; 2^-127 is subnormal) and NaN at 255: the
 # E8M0 scale of code i, and 2^-k at 127 - k. (A table: math.ldexp is a libm call per block.)
 _P2 = np.append(np.ldexp(np.ones(255, np.float32), np.arange(-127, 128, dtype=np.int32)),
                 np.float32(np.nan))
-_lock = threading.Lock()  # numba's threading layers are not all safe for concurrent callers
-
-
-def _off_in_forked_child():
-    # numba's usual threading layer (GNU OpenMP) terminates a forked child that enters a
-    # parallel region once the parent has used it (a DataLoader worker, say): children take
-    # the NumPy path, with the same bits.
-    _state["k"] = None
-
-
-os.register_at_fork(after_in_child=_off_in_forked_child)
 
 
 def usable(n: int) -> bool:
@@ -59,8 +50,7 @@ def usable(n: int) -> bool:
 
 
 def kernels():
-    """``(numba, quantize, dequantize)`` with the compiled kernels, or None without numba
-    (cached; compiling happens on a kernel's first call)."""
+    """The kernels module (``_mxjit_kernels``), or None without numba (cached)."""
     if "k" not in _state:
         with _lock:
             if "k" not in _state:
@@ -72,29 +62,24 @@ def _build():
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            from . import _mxjit_kernels as k
+            from . import _mxjit_kernels
     except Exception:  # noqa: BLE001 - numba not installed, or built for another NumPy
         return None
-    return k.numba, k.quantize, k.dequantize
+    return _mxjit_kernels
 
 
-def _run(kernel, *args):
-    """Call a kernel on the MX thread count; a numba failure disables the JIT (returns False)."""
-    from ._mxfast import get_num_threads
-
-    numba = kernels()[0]
-    with _lock, warnings.catch_warnings():
-        warnings.simplefilter("ignore", numba.NumbaWarning)  # cache and performance notices
-        try:
-            old = numba.get_num_threads()  # the caller's own numba setting, restored below
-            numba.set_num_threads(min(get_num_threads(), numba.config.NUMBA_NUM_THREADS))
-            try:
-                kernel(*args)
-            finally:
-                numba.set_num_threads(old)
-        except Exception:  # noqa: BLE001 - e.g. no compiler target; the NumPy path still works
-            _state["k"] = None
-            return False
+def _run(parallel, nb, kernel, *args):
+    """``kernel(*args, first, last)`` over ``[0, nb)`` blocks split by ``parallel`` (the MX
+    thread pool); a numba failure (no compiler target, say) disables the JIT: False."""
+    numba = kernels().numba
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", numba.NumbaWarning)  # cache notices
+            kernel(*args, 0, 0)  # compiles on first use, in this thread
+        parallel(nb, lambda a, b: kernel(*args, a, b))
+    except Exception:  # noqa: BLE001 - the NumPy path still works
+        _state["k"] = None
+        return False
     return True
 
 
@@ -103,22 +88,23 @@ def format_params(f):
     return np.array([f.emin + 127, f.mbits, f.max_code, f.bits - 1], np.int32)
 
 
-def quantize_blocks(x2d, f, emax, vmax, scale_mode, rounding, tables, flush):
+def quantize_blocks(x2d, f, emax, vmax, scale_mode, rounding, tables, flush, parallel):
     """``_mxfast.quantize_blocks`` in one compiled pass, or None where it cannot run.
     Round-to-nearest-even is arithmetic (``encode_rne``); the other modes use ``tables``."""
     nb, blk = x2d.shape
     codes = np.empty((nb, blk), np.uint8)
     scale_codes = np.empty(nb, np.uint8)
     xf = x2d.reshape(-1)
-    ok = _run(kernels()[1], xf, xf.view(np.uint32), blk, scale_mode == "floor", emax,
-              np.float32(vmax), bool(flush), rounding == "rne", format_params(f), *tables, _P2,
-              codes.reshape(-1), scale_codes)
+    ok = _run(parallel, nb, kernels().quantize, xf, xf.view(np.uint32), blk,
+              scale_mode == "floor", emax, np.float32(vmax), bool(flush), rounding == "rne",
+              format_params(f), *tables, _P2, codes.reshape(-1), scale_codes)
     return (codes, scale_codes) if ok else None
 
 
-def dequantize_blocks(codes2d, scale_codes, dec):
+def dequantize_blocks(codes2d, scale_codes, dec, parallel):
     """``_mxfast.dequantize_blocks`` in one compiled pass, or None where it cannot run."""
     nb, blk = codes2d.shape
     out = np.empty((nb, blk), np.float32)
-    ok = _run(kernels()[2], codes2d.reshape(-1), scale_codes, blk, dec, _P2, out.reshape(-1))
+    ok = _run(parallel, nb, kernels().dequantize, codes2d.reshape(-1), scale_codes, blk, dec,
+              _P2, out.reshape(-1))
     return out if ok else None

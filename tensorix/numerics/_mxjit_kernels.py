@@ -7,9 +7,18 @@ a compile) fails. Compiled code is cached next to this file (``cache=True``).
 import numba
 import numpy as np
 
+# Serial kernels over a range of blocks that release the GIL: ``_mxfast._parallel`` splits the
+# blocks over Python threads. (numba's own parallel loops run on GNU OpenMP, whose idle threads
+# spin and starve OpenBLAS on a small CPU - a GPT step under MXFP8 took 4x longer - and which
+# kills forked children.) The two entry points still go through numba's parallel-accelerator
+# pipeline with every automatic parallelisation off: its array analysis makes them about twice
+# as fast (measured: quantize 9 ms instead of 17 ms for 16M values). numba then starts its
+# thread pool, but no parallel region ever runs on it (a forked child works: a test checks).
 _jit = numba.njit(boundscheck=False, cache=True, nogil=True)
-_pjit = numba.njit(boundscheck=False, cache=True, nogil=True, parallel=True)
-_CHUNK = 256  # blocks per quantize work item: a 32 KiB float32 scratch
+_SERIAL = dict.fromkeys(("comprehension", "prange", "setitem", "reduction", "numpy", "stencil",
+                         "fusion", "inplace_binop"), False)
+_entry = numba.njit(boundscheck=False, cache=True, nogil=True, parallel=_SERIAL)
+_CHUNK = 256  # blocks per encode loop: a 32 KiB float32 scratch that stays in cache
 
 
 @_jit
@@ -69,16 +78,15 @@ def encode_rne(y, emin_field, mbits, max_code, sign_shift, cb):
         cb[i] = np.uint8(mag | (np.int32(yb >> np.uint32(31)) << sign_shift))
 
 
-@_pjit
+@_entry
 def quantize(xf, xu, blk, floor, emax, vmax, flush, rne, fmt, table, exact, above, p2,
-             codes, scodes):
-    # Per chunk of _CHUNK blocks: scales and the scaled values y (in cache), then one
-    # encode loop over the whole chunk. (An encode loop per 32-element block costs more
-    # than its work: LLVM's vector loop is wider than a block.)
-    nb = scodes.shape[0]
-    for c in numba.prange((nb + _CHUNK - 1) // _CHUNK):
-        b0, b1 = c * _CHUNK, min(nb, c * _CHUNK + _CHUNK)
-        y = np.empty((b1 - b0) * blk, np.float32)
+             codes, scodes, first, last):
+    # Blocks [first, last), _CHUNK at a time: scales and the scaled values y (in cache), then
+    # one encode loop over the chunk. (An encode loop per 32-element block costs more than
+    # its work: LLVM's vector loop is wider than a block.)
+    y = np.empty(_CHUNK * blk, np.float32)
+    for b0 in range(first, last, _CHUNK):
+        b1 = min(last, b0 + _CHUNK)
         for b in range(b0, b1):
             lo, off = b * blk, (b - b0) * blk
             ab = amax_bits(xu[lo:lo + blk])
@@ -92,16 +100,16 @@ def quantize(xf, xu, blk, floor, emax, vmax, flush, rne, fmt, table, exact, abov
                 s = p2[127 - k]
                 for i in range(blk):
                     yb[i] = xb[i] * s  # the NumPy path's multiply (exact unless subnormal)
-        cc, yu = codes[b0 * blk:b1 * blk], y.view(np.uint32)
+        cc, yu = codes[b0 * blk:b1 * blk], y[:(b1 - b0) * blk].view(np.uint32)
         if rne:
             encode_rne(yu, fmt[0], fmt[1], fmt[2], fmt[3], cc)
         else:
             encode_table(yu, table, exact, above, cc)
 
 
-@_pjit
-def dequantize(codes, scodes, blk, dec, p2, out):
-    for b in numba.prange(scodes.shape[0]):
+@_entry
+def dequantize(codes, scodes, blk, dec, p2, out, first, last):
+    for b in range(first, last):
         sc = scodes[b]
         f = p2[sc]  # 2^(sc - 127); NaN for sc = 255
         o, c = out[b * blk:b * blk + blk], codes[b * blk:b * blk + blk]

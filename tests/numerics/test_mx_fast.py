@@ -5,6 +5,8 @@ just off ties, float32 subnormals, zero/NaN/Inf blocks, saturation, every elemen
 every scale, including the two-step scaling)."""
 
 import os
+import time
+import types
 
 import numpy as np
 import pytest
@@ -208,12 +210,13 @@ def test_jit_failure_falls_back_to_numpy(monkeypatch):
     result comes from the NumPy path, with the same bits."""
     if _mxjit.kernels() is None:
         pytest.skip("numba is not installed (the 'jit' extra)")
-    numba_mod, q, d = _mxjit.kernels()
+    k = _mxjit.kernels()
 
     def broken(*args):
         raise RuntimeError("no target")
 
-    monkeypatch.setitem(_mxjit._state, "k", (numba_mod, broken, d))
+    monkeypatch.setitem(_mxjit._state, "k", types.SimpleNamespace(
+        numba=k.numba, quantize=broken, dequantize=k.dequantize))
     monkeypatch.setattr(_mxjit, "MIN_SIZE", 0)
     x = tricky_blocks("fp8_e4m3", 3)
     m = nx.mx_quantize(x, "fp8_e4m3")
@@ -222,23 +225,38 @@ def test_jit_failure_falls_back_to_numpy(monkeypatch):
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
-def test_jit_forked_child_uses_numpy_path(monkeypatch):
-    """After the parent ran the parallel kernels, a forked child (a DataLoader worker) must not
-    enter them: GNU OpenMP would terminate it. It takes the NumPy path instead."""
-    if _mxjit.kernels() is None:
-        pytest.skip("numba is not installed (the 'jit' extra)")
-    monkeypatch.setattr(_mxjit, "MIN_SIZE", 0)
-    x = tricky_blocks("fp8_e4m3", 4)
-    want = nx.mx_quantize(x, "fp8_e4m3").codes.numpy().tobytes()
-    r, w = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # pragma: no cover - the child
-        try:
-            got = nx.mx_quantize(x, "fp8_e4m3").codes.numpy().tobytes()
-            os.write(w, b"same" if got == want and _mxjit.kernels() is None else b"diff")
-        finally:
-            os._exit(0)
-    os.close(w)
-    _, status = os.waitpid(pid, 0)
-    assert os.read(r, 4) == b"same" and status == 0
-    os.close(r)
+def test_forked_child_quantizes_on_both_paths(monkeypatch):
+    """A forked child (a DataLoader worker) after the parent used the thread pool and the
+    kernels: the pool is rebuilt there (it used to wait forever on the parent's dead threads)
+    and the kernels run with the same bits."""
+    monkeypatch.setattr(_mxfast, "_ROWS", 64)  # several parts on the pool at this size
+    x = np.random.default_rng(5).standard_normal(1 << 16).astype(F32)
+    old = nx.get_num_threads()
+    nx.set_num_threads(2)
+    try:
+        want = general(nx.mx_quantize, x, "fp8_e4m3").codes.numpy().tobytes()
+        jit = _mxjit.kernels() is not None
+        nx.mx_quantize(x, "fp8_e4m3")  # the pool's threads start in the parent
+        r, w = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - the child
+            try:
+                same = nx.mx_quantize(x, "fp8_e4m3").codes.numpy().tobytes() == want
+                _mxjit.ENABLED = False
+                same &= nx.mx_quantize(x, "fp8_e4m3").codes.numpy().tobytes() == want
+                os.write(w, b"same" if same else b"diff")
+            finally:
+                os._exit(0)
+        os.close(w)
+        deadline = time.monotonic() + 60
+        while (done := os.waitpid(pid, os.WNOHANG))[0] == 0 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        if done[0] == 0:
+            os.kill(pid, 9)
+            os.waitpid(pid, 0)
+        got = os.read(r, 4)
+        os.close(r)
+        assert got == b"same", f"child {'hung' if done[0] == 0 else 'got ' + repr(got)} " \
+                               f"(jit {'on' if jit else 'off'})"
+    finally:
+        nx.set_num_threads(old)
