@@ -37,7 +37,7 @@ __all__ = ["usable", "kernels", "quantize_blocks", "dequantize_blocks"]
 ENABLED = os.environ.get("TENSORIX_JIT", "1") != "0"  # tests switch it off to compare paths
 MIN_SIZE = 1 << 16  # below this the NumPy path is as fast and avoids importing numba
 _state: dict = {}
-_lock = threading.Lock()
+_lock = threading.Lock()  # one thread imports the kernels module
 # 2^(i - 127) as float32 for i in [0, 254] (exact; 2^-127 is subnormal) and NaN at 255: the
 # E8M0 scale of code i, and 2^-k at 127 - k. (A table: math.ldexp is a libm call per block.)
 _P2 = np.append(np.ldexp(np.ones(255, np.float32), np.arange(-127, 128, dtype=np.int32)),
@@ -75,7 +75,7 @@ def _run(parallel, nb, kernel, *args):
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", numba.NumbaWarning)  # cache notices
-            kernel(*args, 0, 0)  # compiles on first use, in this thread
+            kernel(*args, 0, 0)  # compiles a new signature here, not in the pool threads
         parallel(nb, lambda a, b: kernel(*args, a, b))
     except Exception:  # noqa: BLE001 - the NumPy path still works
         _state["k"] = None
