@@ -80,7 +80,8 @@ def _forget_pool():
     _pool, _pool_lock = None, threading.Lock()
 
 
-os.register_at_fork(after_in_child=_forget_pool)
+if hasattr(os, "register_at_fork"):  # POSIX only; there is no fork elsewhere
+    os.register_at_fork(after_in_child=_forget_pool)
 
 
 def _parallel(nb, work):
