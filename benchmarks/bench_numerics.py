@@ -23,7 +23,7 @@ import numpy as np
 
 import tensorix as tx
 from tensorix import numerics as nx
-from tensorix.numerics import _mxfast, _mxjit
+from tensorix.numerics import _jit, _mxfast
 
 
 def timings(fns, repeat):
@@ -66,11 +66,11 @@ def general(fn):
 
 def numpy_path(fn):
     def run():
-        old, _mxjit.ENABLED = _mxjit.ENABLED, False
+        old, _jit.ENABLED = _jit.ENABLED, False
         try:
             return fn()
         finally:
-            _mxjit.ENABLED = old
+            _jit.ENABLED = old
     return run
 
 
@@ -101,6 +101,7 @@ def cases(x, x64, xp):
         ("encode f32 -> bf16 stochastic (32 random bits)",
          lambda: nx.encode(x, "bf16", rounding="sr", rbits=rb)),
         ("random_bits (Philox4x32-10)", lambda: nx.random_bits(1, 0, x.shape)),
+        ("  random_bits, xp code (no numba)", numpy_path(lambda: nx.random_bits(1, 0, x.shape))),
         ("decode e4m3 -> f32", lambda: nx.decode(m.codes._data, "fp8_e4m3", check=False)),
     ]
 
@@ -118,7 +119,7 @@ def main(argv=None):
     rows = cases(x, x64, xp)
     times = timings([f for _, f in rows], args.repeat)
     base = np.array(times[0])
-    jit = "compiled MX path (numba)" if xp is np and _mxjit.usable(n) else "no compiled MX path"
+    jit = "compiled MX path (numba)" if xp is np and _jit.usable(n) else "no compiled MX path"
     print(f"{n / 2**20:.0f}M float32 values on {args.device}, {args.repeat} interleaved rounds, "
           f"{nx.get_num_threads()} MX threads by default, {jit}\n")
     print("| case | median ms | min ms | x baseline (median of rounds) |\n|---|---|---|---|")

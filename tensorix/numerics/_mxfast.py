@@ -4,7 +4,7 @@ The general path (``mx.py`` with ``casting.encode``) works on whole arrays, so e
 dozen or so NumPy passes streams the data through memory. Here the blocks are cut into chunks
 that stay in the CPU cache (quantize does everything for a chunk before the next, so the input
 is read from memory once), each element sees a handful of vectorised passes, and the chunks can
-be split over threads (:func:`set_num_threads`; NumPy releases the GIL inside each pass):
+be split over threads (``numerics.set_num_threads``; NumPy releases the GIL inside each pass):
 
 * block amax: ``bits << 1`` (drops the sign; NaN/Inf still sort on top) and one
   ``maximum.reduceat`` over the blocks; the E8M0 exponents from bit fields (int32);
@@ -30,75 +30,26 @@ two paths against each other.
 
 from __future__ import annotations
 
-import concurrent.futures
 import functools
-import os
-import threading
 
 import numpy as np
 
 from ..backend import quiet
-from . import _mxjit
+from . import _jit, _threads
 from .casting import _decode_table_np, _encode_bits, _finish
 
-__all__ = ["eligible", "quantize_blocks", "dequantize_blocks", "key_tables", "set_num_threads",
-           "get_num_threads"]
+__all__ = ["eligible", "quantize_blocks", "dequantize_blocks", "key_tables"]
 
 _ROWS = 8192  # blocks per chunk: 256 Ki elements of 32-blocks, 1 MiB per 32-bit buffer
 _KEY_SHIFT = 12  # table index = the float32's top 20 bits (1 MiB tables)
 _MARK = 0xFF
 ENABLED = True  # tests switch it off to get the general path as the reference
-_env = os.environ.get("TENSORIX_NUMERICS_THREADS", "")
-_threads = int(_env) if _env.isdigit() and int(_env) > 0 else min(4, os.cpu_count() or 1)
-_pool = None
-_pool_lock = threading.Lock()
-
-
-def set_num_threads(n: int) -> None:
-    """Threads the CPU MX kernels split their chunks over (default: the CPU count, at most 4;
-    environment ``TENSORIX_NUMERICS_THREADS``). Results do not depend on it: chunks are
-    independent and every element is computed the same way."""
-    global _threads, _pool
-    if not isinstance(n, int) or n < 1:
-        raise ValueError(f"set_num_threads(): expected a positive int, got {n!r}")
-    with _pool_lock:
-        _threads = n
-        if _pool is not None:
-            _pool.shutdown(wait=False)
-            _pool = None
-
-
-def get_num_threads() -> int:
-    """See :func:`set_num_threads`."""
-    return _threads
-
-
-def _forget_pool():
-    # a forked child (a DataLoader worker) inherits the pool object but not its threads: work
-    # submitted to it would wait forever
-    global _pool, _pool_lock
-    _pool, _pool_lock = None, threading.Lock()
-
-
-if hasattr(os, "register_at_fork"):  # POSIX only; there is no fork elsewhere
-    os.register_at_fork(after_in_child=_forget_pool)
 
 
 def _parallel(nb, work):
-    """``work(a, b)`` over ``[0, nb)`` blocks: one contiguous part per thread (NumPy releases
-    the GIL inside each pass), or in this thread for small inputs."""
-    global _pool
-    parts = min(_threads, nb // (2 * _ROWS))
-    if parts <= 1:
-        work(0, nb)
-        return
-    with _pool_lock:
-        if _pool is None:
-            _pool = concurrent.futures.ThreadPoolExecutor(_threads, "tensorix-mx")
-        pool = _pool
-    cuts = [nb * i // parts for i in range(parts + 1)]
-    for fut in [pool.submit(work, a, b) for a, b in zip(cuts[:-1], cuts[1:])]:
-        fut.result()
+    """``work(a, b)`` over ``[0, nb)`` blocks, split over the numerics threads in parts of at
+    least ``2 * _ROWS`` blocks (read per call: the tests shrink it)."""
+    _threads.parallel(nb, work, 2 * _ROWS)
 
 
 def eligible(f, rounding) -> bool:
@@ -161,9 +112,9 @@ def quantize_blocks(x2d, f, emax, vmax, scale_mode, rounding, flush):
     their codes; so the input streams through memory once."""
     nb, blk = x2d.shape
     table, exact, above = key_tables(f, rounding, True)
-    if _mxjit.usable(x2d.size):
-        r = _mxjit.quantize_blocks(x2d, f, emax, vmax, scale_mode, rounding,
-                                   (table, exact, above), flush, _parallel)
+    if _jit.usable(x2d.size):
+        r = _jit.quantize_blocks(x2d, f, emax, vmax, scale_mode, rounding,
+                                   (table, exact, above), flush)
         if r is not None:
             return r
     codes = np.empty((nb, blk), np.uint8)
@@ -231,8 +182,8 @@ def dequantize_blocks(codes2d, scale_codes, f):
     """float32 ``decode(codes2d) * 2^k`` for C-contiguous ``(nb, block)`` uint8 codes and their
     E8M0 scale codes; blocks with scale 0xFF are NaN."""
     nb, blk = codes2d.shape
-    if _mxjit.usable(codes2d.size):
-        out = _mxjit.dequantize_blocks(codes2d, scale_codes, byte_table(f), _parallel)
+    if _jit.usable(codes2d.size):
+        out = _jit.dequantize_blocks(codes2d, scale_codes, byte_table(f))
         if out is not None:
             return out
     out = np.empty((nb, blk), np.float32)

@@ -21,6 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..tensor import Tensor
+from . import _jit
 from ._xp import raw, xp_of
 from .casting import cast, encode
 
@@ -62,6 +63,9 @@ def random_bits(seed: int, offset: int = 0, shape=(), device=None):
                          f"offset={offset}")
     first, skip = divmod(int(offset), 4)
     nblocks = (skip + n + 3) // 4
+    words = _jit.philox_words(seed, first, nblocks) if xp is np and _jit.usable(n) else None
+    if words is not None:  # the same words, compiled (numba)
+        return words[skip:skip + n].reshape(shape)
     j = xp.arange(first, first + nblocks, dtype=np.uint64)
     zero = xp.zeros_like(j)
     ctr = xp.stack([j & _MASK, j >> np.uint64(32), zero, zero], axis=-1)

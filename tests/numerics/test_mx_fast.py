@@ -1,5 +1,5 @@
 """The CPU fast paths of MX quantize/dequantize - NumPy (numerics/_mxfast.py) and compiled
-(numerics/_mxjit.py, with numba) - against the general path: codes, scale codes and
+(numerics/_jit.py, with numba) - against the general path: codes, scale codes and
 dequantized bits must be identical on inputs built to hit every branch (exact ties, values
 just off ties, float32 subnormals, zero/NaN/Inf blocks, saturation, every element code under
 every scale, including the two-step scaling)."""
@@ -13,7 +13,7 @@ import pytest
 
 import tensorix as tx
 from tensorix import numerics as nx
-from tensorix.numerics import _mxfast, _mxjit
+from tensorix.numerics import _jit, _mxfast
 from tensorix.numerics.formats import get_format
 
 F32 = np.float32
@@ -32,11 +32,11 @@ def general(fn, *args, **kw):
 def fast_path(request, monkeypatch):
     """Runs a test on the NumPy fast path and on the compiled one (any size goes to it)."""
     if request.param == "numpy":
-        monkeypatch.setattr(_mxjit, "ENABLED", False)
+        monkeypatch.setattr(_jit, "ENABLED", False)
     else:
-        if _mxjit.kernels() is None:
+        if _jit.kernels() is None:
             pytest.skip("numba is not installed (the 'jit' extra)")
-        monkeypatch.setattr(_mxjit, "MIN_SIZE", 0)
+        monkeypatch.setattr(_jit, "MIN_SIZE", 0)
     return request.param
 
 
@@ -124,6 +124,7 @@ def test_threads_and_chunks_do_not_change_bits(monkeypatch, fast_path):
     """Small chunks (an odd size) split over threads: the same bits with 1 and 3 threads, and
     the same as the general path; set_num_threads checks its argument."""
     monkeypatch.setattr(_mxfast, "_ROWS", 37)
+    monkeypatch.setattr(_jit, "MIN_PART", 37)
     rng = np.random.default_rng(7)
     x = (rng.standard_normal(1 << 16) * np.exp2(rng.integers(-8, 8, 1 << 16))).astype(F32)
     x[::97] = np.round(x[::97] * 16) / 16  # exact ties on the e4m3 grid
@@ -148,14 +149,14 @@ def test_threads_and_chunks_do_not_change_bits(monkeypatch, fast_path):
 def _rne_mismatches(elem, low_bits):
     """Finite float32 patterns ``hi << 16 | lo`` (every hi, lo from ``low_bits``) whose
     ``encode_rne`` code differs from the key tables' (the NumPy path's encoder)."""
-    from tensorix.numerics import _mxjit_kernels as k
+    from tensorix.numerics import _jit_kernels as k
 
     f = get_format(elem)
     table, exact, above = _mxfast.key_tables(f, "rne")
     y = (np.arange(1 << 16, dtype=np.uint32)[:, None] << np.uint32(16)) | low_bits[None, :]
     y = y[(y & np.uint32(0x7F800000)) != np.uint32(0x7F800000)]  # finite only
     codes = np.empty(y.size, np.uint8)
-    p = _mxjit.format_params(f)
+    p = _jit.format_params(f)
     k.encode_rne(y, p[0], p[1], p[2], p[3], codes)
     key = y >> np.uint32(12)
     ref = np.where(table[key] != 0xFF, table[key],
@@ -167,7 +168,7 @@ def _rne_mismatches(elem, low_bits):
 def test_jit_rne_encoder_matches_the_key_tables(elem):
     """The FPU-rounding encoder against the tables: every sign/exponent/top-7-mantissa pattern
     with low 16 bits at the edges of ties (0, 1, 0x7FFF, 0x8000, 0xFFFF) and at random."""
-    if _mxjit.kernels() is None:
+    if _jit.kernels() is None:
         pytest.skip("numba is not installed (the 'jit' extra)")
     rng = np.random.default_rng(11)
     low = np.concatenate([[0, 1, 0x7FFF, 0x8000, 0x8001, 0xFFFF],
@@ -179,11 +180,11 @@ def test_jit_rne_encoder_matches_the_key_tables(elem):
 def test_jit_rne_encoder_exhaustive_e4m3():
     """Every finite float32 (all 2^32 patterns) for MXFP8's element format, the comparison
     compiled too (NumPy would take minutes)."""
-    if _mxjit.kernels() is None:
+    if _jit.kernels() is None:
         pytest.skip("numba is not installed (the 'jit' extra)")
     import numba
 
-    from tensorix.numerics import _mxjit_kernels as k
+    from tensorix.numerics import _jit_kernels as k
 
     @numba.njit(parallel=True)
     def mismatches(table, exact, above, p, bad):
@@ -201,26 +202,26 @@ def test_jit_rne_encoder_exhaustive_e4m3():
 
     f = get_format("fp8_e4m3")
     bad = np.zeros(1 << 16, np.int64)
-    mismatches(*_mxfast.key_tables(f, "rne"), _mxjit.format_params(f), bad)
+    mismatches(*_mxfast.key_tables(f, "rne"), _jit.format_params(f), bad)
     assert bad.sum() == 0
 
 
 def test_jit_failure_falls_back_to_numpy(monkeypatch):
     """A kernel that raises (no compiler target, say) switches the JIT off for good; the
     result comes from the NumPy path, with the same bits."""
-    if _mxjit.kernels() is None:
+    if _jit.kernels() is None:
         pytest.skip("numba is not installed (the 'jit' extra)")
-    k = _mxjit.kernels()
+    k = _jit.kernels()
 
     def broken(*args):
         raise RuntimeError("no target")
 
-    monkeypatch.setitem(_mxjit._state, "k", types.SimpleNamespace(
+    monkeypatch.setitem(_jit._state, "k", types.SimpleNamespace(
         numba=k.numba, quantize=broken, dequantize=k.dequantize))
-    monkeypatch.setattr(_mxjit, "MIN_SIZE", 0)
+    monkeypatch.setattr(_jit, "MIN_SIZE", 0)
     x = tricky_blocks("fp8_e4m3", 3)
     m = nx.mx_quantize(x, "fp8_e4m3")
-    assert _mxjit.kernels() is None
+    assert _jit.kernels() is None
     assert_same(m, general(nx.mx_quantize, x, "fp8_e4m3"))
 
 
@@ -230,19 +231,21 @@ def test_forked_child_quantizes_on_both_paths(monkeypatch):
     kernels: the pool is rebuilt there (it used to wait forever on the parent's dead threads)
     and the kernels run with the same bits."""
     monkeypatch.setattr(_mxfast, "_ROWS", 64)  # several parts on the pool at this size
+    monkeypatch.setattr(_jit, "MIN_PART", 64)
+    monkeypatch.setattr(_jit, "MIN_SIZE", 0)
     x = np.random.default_rng(5).standard_normal(1 << 16).astype(F32)
     old = nx.get_num_threads()
     nx.set_num_threads(2)
     try:
         want = general(nx.mx_quantize, x, "fp8_e4m3").codes.numpy().tobytes()
-        jit = _mxjit.kernels() is not None
+        jit = _jit.kernels() is not None
         nx.mx_quantize(x, "fp8_e4m3")  # the pool's threads start in the parent
         r, w = os.pipe()
         pid = os.fork()
         if pid == 0:  # pragma: no cover - the child
             try:
                 same = nx.mx_quantize(x, "fp8_e4m3").codes.numpy().tobytes() == want
-                _mxjit.ENABLED = False
+                _jit.ENABLED = False
                 same &= nx.mx_quantize(x, "fp8_e4m3").codes.numpy().tobytes() == want
                 os.write(w, b"same" if same else b"diff")
             finally:
@@ -258,5 +261,25 @@ def test_forked_child_quantizes_on_both_paths(monkeypatch):
         os.close(r)
         assert got == b"same", f"child {'hung' if done[0] == 0 else 'got ' + repr(got)} " \
                                f"(jit {'on' if jit else 'off'})"
+    finally:
+        nx.set_num_threads(old)
+
+
+def test_jit_random_bits_match_the_xp_philox(monkeypatch):
+    """``random_bits`` through the compiled Philox: the same words as the xp version, for
+    offsets inside a counter block, a 64-bit seed and counter, and split over threads."""
+    if _jit.kernels() is None:
+        pytest.skip("numba is not installed (the 'jit' extra)")
+    monkeypatch.setattr(_jit, "MIN_PART", 1000)
+    old = nx.get_num_threads()
+    try:
+        nx.set_num_threads(3)
+        for seed, offset, n in [(0, 0, 1 << 16), (12345, 7, 70001), (2**64 - 1, 2**62 - 5, 65539),
+                                (2**33 + 1, 2**34 + 2, 65536)]:
+            got = nx.random_bits(seed, offset, n)
+            monkeypatch.setattr(_jit, "ENABLED", False)
+            want = nx.random_bits(seed, offset, n)
+            monkeypatch.setattr(_jit, "ENABLED", True)
+            assert got.dtype == np.uint32 and np.array_equal(got, want), (seed, offset)
     finally:
         nx.set_num_threads(old)

@@ -1,6 +1,6 @@
-"""numba kernels of ``_mxjit``: MX quantize and dequantize, one pass over the data.
+"""numba kernels of ``_jit``: MX quantize and dequantize, one pass over the data.
 
-Imported only by ``_mxjit.kernels()``, which falls back to the NumPy path when this import (or
+Imported only by ``_jit.kernels()``, which falls back to the NumPy path when this import (or
 a compile) fails. Compiled code is cached next to this file (``cache=True``).
 """
 
@@ -115,3 +115,28 @@ def dequantize(codes, scodes, blk, dec, p2, out, first, last):
         o, c = out[b * blk:b * blk + blk], codes[b * blk:b * blk + blk]
         for i in range(blk):
             o[i] = dec[c[i]] * f
+
+
+_M0, _M1 = np.uint64(0xD2511F53), np.uint64(0xCD9E8D57)
+_W0, _W1 = np.uint64(0x9E3779B9), np.uint64(0xBB67AE85)
+_MASK = np.uint64(0xFFFFFFFF)
+
+
+@_entry
+def philox(k0, k1, first, out, a, b):
+    # sr.philox4x32 with 10 rounds for counters (first + j, 0, 0) with j in [a, b): the
+    # four words of counter j go to out[4j:4j + 4]
+    for j in range(a, b):
+        c = np.uint64(first) + np.uint64(j)
+        c0, c1, c2, c3 = c & _MASK, c >> np.uint64(32), np.uint64(0), np.uint64(0)
+        w0, w1 = np.uint64(k0), np.uint64(k1)
+        for r in range(10):
+            if r:
+                w0, w1 = (w0 + _W0) & _MASK, (w1 + _W1) & _MASK
+            p0, p1 = _M0 * c0, _M1 * c2  # 32 x 32 -> 64-bit products
+            c0, c1, c2, c3 = ((p1 >> np.uint64(32)) ^ c1 ^ w0, p1 & _MASK,
+                              (p0 >> np.uint64(32)) ^ c3 ^ w1, p0 & _MASK)
+        out[4 * j] = np.uint32(c0)
+        out[4 * j + 1] = np.uint32(c1)
+        out[4 * j + 2] = np.uint32(c2)
+        out[4 * j + 3] = np.uint32(c3)

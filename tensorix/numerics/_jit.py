@@ -1,7 +1,8 @@
-"""Compiled one-pass MX quantize / dequantize, used when numba is installed.
+"""Compiled CPU kernels used when numba is installed: one-pass MX quantize / dequantize, and
+the Philox4x32-10 stream of ``sr.random_bits`` (the same words, 16x faster than the xp code).
 
 The NumPy fast path (``_mxfast.py``) needs about a dozen passes over the data, and a NumPy
-pass costs a full read and write whatever its arithmetic. The kernels in ``_mxjit_kernels.py``
+pass costs a full read and write whatever its arithmetic. The kernels in ``_jit_kernels.py``
 read each block once: its amax (a loop LLVM vectorises), its E8M0 exponent and the scaled
 values, kept in cache for the encode loop; dequantise is one ``decode[code] * 2^k`` per
 element. The kernels release the GIL, and ``_mxfast._parallel`` splits the blocks over
@@ -9,7 +10,7 @@ element. The kernels release the GIL, and ``_mxfast._parallel`` splits the block
 dequantise of 16M floats: 15 ms on one thread against 37 ms for the NumPy path
 (``benchmarks/bench_numerics.py``).
 
-They compute the same bits as the other two paths:
+The MX kernels compute the same bits as the other two paths:
 
 * round-to-nearest-even elements by the FPU (``encode_rne``: adding a power of two rounds at
   the element's quantum), checked against the key tables on every finite float32;
@@ -17,7 +18,8 @@ They compute the same bits as the other two paths:
 * the scale exponents by ``_mxfast._scale_exponents``, step for step in 32-bit arithmetic;
 * dequantise as the general path's ``table value * 2^k`` (one float32 rounding).
 
-``tests/numerics/test_mx_fast.py`` checks the three paths against each other.
+``tests/numerics/test_mx_fast.py`` checks the three paths against each other, and the Philox
+kernel against the xp version.
 
 numba is an optional extra (``pip install tensorix[jit]``), imported on the first call with at
 least ``MIN_SIZE`` values; a failure to import, compile or run falls back to the NumPy path
@@ -32,10 +34,13 @@ import warnings
 
 import numpy as np
 
-__all__ = ["usable", "kernels", "quantize_blocks", "dequantize_blocks"]
+from . import _threads
+
+__all__ = ["usable", "kernels", "quantize_blocks", "dequantize_blocks", "philox_words"]
 
 ENABLED = os.environ.get("TENSORIX_JIT", "1") != "0"  # tests switch it off to compare paths
 MIN_SIZE = 1 << 16  # below this the NumPy path is as fast and avoids importing numba
+MIN_PART = 1 << 14  # blocks (or Philox counters) per thread: about 0.3 ms of work
 _state: dict = {}
 _lock = threading.Lock()  # one thread imports the kernels module
 # 2^(i - 127) as float32 for i in [0, 254] (exact; 2^-127 is subnormal) and NaN at 255: the
@@ -50,7 +55,7 @@ def usable(n: int) -> bool:
 
 
 def kernels():
-    """The kernels module (``_mxjit_kernels``), or None without numba (cached)."""
+    """The kernels module (``_jit_kernels``), or None without numba (cached)."""
     if "k" not in _state:
         with _lock:
             if "k" not in _state:
@@ -62,21 +67,21 @@ def _build():
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            from . import _mxjit_kernels
+            from . import _jit_kernels
     except Exception:  # noqa: BLE001 - numba not installed, or built for another NumPy
         return None
-    return _mxjit_kernels
+    return _jit_kernels
 
 
-def _run(parallel, nb, kernel, *args):
-    """``kernel(*args, first, last)`` over ``[0, nb)`` blocks split by ``parallel`` (the MX
-    thread pool); a numba failure (no compiler target, say) disables the JIT: False."""
+def _run(n, min_part, kernel, *args):
+    """``kernel(*args, first, last)`` over ``[0, n)`` split over the numerics threads; a numba
+    failure (no compiler target, say) disables the JIT: False."""
     numba = kernels().numba
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", numba.NumbaWarning)  # cache notices
             kernel(*args, 0, 0)  # compiles a new signature here, not in the pool threads
-        parallel(nb, lambda a, b: kernel(*args, a, b))
+        _threads.parallel(n, lambda a, b: kernel(*args, a, b), min_part)
     except Exception:  # noqa: BLE001 - the NumPy path still works
         _state["k"] = None
         return False
@@ -88,23 +93,33 @@ def format_params(f):
     return np.array([f.emin + 127, f.mbits, f.max_code, f.bits - 1], np.int32)
 
 
-def quantize_blocks(x2d, f, emax, vmax, scale_mode, rounding, tables, flush, parallel):
+def quantize_blocks(x2d, f, emax, vmax, scale_mode, rounding, tables, flush):
     """``_mxfast.quantize_blocks`` in one compiled pass, or None where it cannot run.
     Round-to-nearest-even is arithmetic (``encode_rne``); the other modes use ``tables``."""
     nb, blk = x2d.shape
     codes = np.empty((nb, blk), np.uint8)
     scale_codes = np.empty(nb, np.uint8)
     xf = x2d.reshape(-1)
-    ok = _run(parallel, nb, kernels().quantize, xf, xf.view(np.uint32), blk,
+    ok = _run(nb, MIN_PART, kernels().quantize, xf, xf.view(np.uint32), blk,
               scale_mode == "floor", emax, np.float32(vmax), bool(flush), rounding == "rne",
               format_params(f), *tables, _P2, codes.reshape(-1), scale_codes)
     return (codes, scale_codes) if ok else None
 
 
-def dequantize_blocks(codes2d, scale_codes, dec, parallel):
+def dequantize_blocks(codes2d, scale_codes, dec):
     """``_mxfast.dequantize_blocks`` in one compiled pass, or None where it cannot run."""
     nb, blk = codes2d.shape
     out = np.empty((nb, blk), np.float32)
-    ok = _run(parallel, nb, kernels().dequantize, codes2d.reshape(-1), scale_codes, blk, dec,
+    ok = _run(nb, MIN_PART, kernels().dequantize, codes2d.reshape(-1), scale_codes, blk, dec,
               _P2, out.reshape(-1))
+    return out if ok else None
+
+
+def philox_words(seed, first, nblocks):
+    """uint32 words of Philox4x32-10 blocks ``first .. first + nblocks - 1`` under the 64-bit
+    key ``seed`` (``sr.random_bits``' stream), or None where the kernel cannot run."""
+    if first + nblocks >= 1 << 63:  # the kernel counts in int64
+        return None
+    out = np.empty(4 * nblocks, np.uint32)
+    ok = _run(nblocks, MIN_PART, kernels().philox, seed & 0xFFFFFFFF, seed >> 32, first, out)
     return out if ok else None
