@@ -5,6 +5,7 @@ just off ties, float32 subnormals, zero/NaN/Inf blocks, saturation, every elemen
 every scale, including the two-step scaling)."""
 
 import os
+import sys
 import time
 import types
 
@@ -283,3 +284,18 @@ def test_jit_random_bits_match_the_xp_philox(monkeypatch):
             assert got.dtype == np.uint32 and np.array_equal(got, want), (seed, offset)
     finally:
         nx.set_num_threads(old)
+
+
+def test_without_numba_everything_takes_the_numpy_path(monkeypatch):
+    """numba missing (or failing to import): no compiled kernels, the same results."""
+    import tensorix.numerics
+
+    monkeypatch.setitem(sys.modules, "numba", None)  # makes 'import numba' raise ImportError
+    monkeypatch.delitem(sys.modules, "tensorix.numerics._jit_kernels", raising=False)
+    monkeypatch.delattr(tensorix.numerics, "_jit_kernels", raising=False)
+    monkeypatch.setattr(_jit, "_state", {})
+    monkeypatch.setattr(_jit, "MIN_SIZE", 0)
+    assert _jit.kernels() is None and not _jit.usable(1 << 20)
+    x = tricky_blocks("fp8_e4m3", 6)
+    assert_same(nx.mx_quantize(x, "fp8_e4m3"), general(nx.mx_quantize, x, "fp8_e4m3"))
+    assert nx.random_bits(3, 5, 1000).dtype == np.uint32
