@@ -1,5 +1,6 @@
-"""Compiled CPU kernels used when numba is installed: one-pass MX quantize / dequantize, and
-the Philox4x32-10 stream of ``sr.random_bits`` (the same words, 16x faster than the xp code).
+"""Compiled CPU kernels used when numba is installed: one-pass MX quantize / dequantize, the
+Philox4x32-10 stream of ``sr.random_bits`` (the same words, 16x faster than the xp code) and
+float32 -> bf16 stochastic rounding (``casting._bf16_sr``, the same codes).
 
 The NumPy fast path (``_mxfast.py``) needs about a dozen passes over the data, and a NumPy
 pass costs a full read and write whatever its arithmetic. The kernels in ``_jit_kernels.py``
@@ -36,7 +37,8 @@ import numpy as np
 
 from . import _threads
 
-__all__ = ["usable", "kernels", "quantize_blocks", "dequantize_blocks", "philox_words"]
+__all__ = ["usable", "kernels", "quantize_blocks", "dequantize_blocks", "philox_words",
+           "bf16_sr"]
 
 ENABLED = os.environ.get("TENSORIX_JIT", "1") != "0"  # tests switch it off to compare paths
 MIN_SIZE = 1 << 16  # below this the NumPy path is as fast and avoids importing numba
@@ -122,4 +124,15 @@ def philox_words(seed, first, nblocks):
         return None
     out = np.empty(4 * nblocks, np.uint32)
     ok = _run(nblocks, MIN_PART, kernels().philox, seed & 0xFFFFFFFF, seed >> 32, first, out)
+    return out if ok else None
+
+
+def bf16_sr(bits, r, sr_bits, saturate):
+    """``casting._bf16_sr`` for C-contiguous uint32 ``bits`` and ``r`` of one shape: uint16
+    codes, or None where the kernel cannot run."""
+    out = np.empty(bits.shape, np.uint16)
+    mask = np.uint32(0xFFFFFFFF if sr_bits == 32 else (1 << sr_bits) - 1)
+    ok = _run(bits.size, MIN_PART * 32, kernels().bf16_sr, bits.reshape(-1),
+              r.astype(np.uint32, copy=False).reshape(-1), mask, np.uint32(sr_bits - 16),
+              bool(saturate), out.reshape(-1))
     return out if ok else None

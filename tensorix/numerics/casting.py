@@ -39,6 +39,7 @@ import numpy as np
 from ..autograd.function import Function
 from ..backend import quiet
 from ..tensor import Tensor, _make
+from . import _jit
 from ._xp import raw, xp_of
 from .formats import ROUNDING_MODES, FormatSpec, get_format
 
@@ -194,6 +195,11 @@ def _bf16_sr(bits, rbits, sr_bits, saturate):
     binade (subnormals included) and the carry walks codes monotonically into Inf, so with
     ``R >= 16`` random bits ``r16 = r >> (R - 16)`` is the general rule exactly."""
     xp = xp_of(bits)
+    if xp is np and _jit.usable(bits.size) and bits.flags.c_contiguous and \
+            rbits.flags.c_contiguous and rbits.shape == bits.shape:
+        out = _jit.bf16_sr(bits, rbits, sr_bits, saturate)
+        if out is not None:  # one compiled pass instead of six NumPy ones
+            return out
     r = rbits.astype(np.uint32)
     if sr_bits < 32:
         r = r & np.uint32((1 << sr_bits) - 1)

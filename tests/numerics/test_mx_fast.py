@@ -5,7 +5,6 @@ just off ties, float32 subnormals, zero/NaN/Inf blocks, saturation, every elemen
 every scale, including the two-step scaling)."""
 
 import os
-import sys
 import time
 import types
 
@@ -264,38 +263,3 @@ def test_forked_child_quantizes_on_both_paths(monkeypatch):
                                f"(jit {'on' if jit else 'off'})"
     finally:
         nx.set_num_threads(old)
-
-
-def test_jit_random_bits_match_the_xp_philox(monkeypatch):
-    """``random_bits`` through the compiled Philox: the same words as the xp version, for
-    offsets inside a counter block, a 64-bit seed and counter, and split over threads."""
-    if _jit.kernels() is None:
-        pytest.skip("numba is not installed (the 'jit' extra)")
-    monkeypatch.setattr(_jit, "MIN_PART", 1000)
-    old = nx.get_num_threads()
-    try:
-        nx.set_num_threads(3)
-        for seed, offset, n in [(0, 0, 1 << 16), (12345, 7, 70001), (2**64 - 1, 2**62 - 5, 65539),
-                                (2**33 + 1, 2**34 + 2, 65536)]:
-            got = nx.random_bits(seed, offset, n)
-            monkeypatch.setattr(_jit, "ENABLED", False)
-            want = nx.random_bits(seed, offset, n)
-            monkeypatch.setattr(_jit, "ENABLED", True)
-            assert got.dtype == np.uint32 and np.array_equal(got, want), (seed, offset)
-    finally:
-        nx.set_num_threads(old)
-
-
-def test_without_numba_everything_takes_the_numpy_path(monkeypatch):
-    """numba missing (or failing to import): no compiled kernels, the same results."""
-    import tensorix.numerics
-
-    monkeypatch.setitem(sys.modules, "numba", None)  # makes 'import numba' raise ImportError
-    monkeypatch.delitem(sys.modules, "tensorix.numerics._jit_kernels", raising=False)
-    monkeypatch.delattr(tensorix.numerics, "_jit_kernels", raising=False)
-    monkeypatch.setattr(_jit, "_state", {})
-    monkeypatch.setattr(_jit, "MIN_SIZE", 0)
-    assert _jit.kernels() is None and not _jit.usable(1 << 20)
-    x = tricky_blocks("fp8_e4m3", 6)
-    assert_same(nx.mx_quantize(x, "fp8_e4m3"), general(nx.mx_quantize, x, "fp8_e4m3"))
-    assert nx.random_bits(3, 5, 1000).dtype == np.uint32
