@@ -100,6 +100,8 @@ def cases(x, x64, xp):
         ("encode f64 -> bf16 (round-to-odd path)", lambda: nx.encode(x64, "bf16")),
         ("encode f32 -> bf16 stochastic (32 random bits)",
          lambda: nx.encode(x, "bf16", rounding="sr", rbits=rb)),
+        ("  same, NumPy passes (no numba)",
+         numpy_path(lambda: nx.encode(x, "bf16", rounding="sr", rbits=rb))),
         ("random_bits (Philox4x32-10)", lambda: nx.random_bits(1, 0, x.shape)),
         ("  random_bits, xp code (no numba)", numpy_path(lambda: nx.random_bits(1, 0, x.shape))),
         ("decode e4m3 -> f32", lambda: nx.decode(m.codes._data, "fp8_e4m3", check=False)),
