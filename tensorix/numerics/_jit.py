@@ -1,6 +1,6 @@
 """Compiled CPU kernels used when numba is installed: one-pass MX quantize / dequantize, the
-Philox4x32-10 stream of ``sr.random_bits`` (the same words, 16x faster than the xp code) and
-float32 -> bf16 stochastic rounding (``casting._bf16_sr``, the same codes).
+Philox4x32-10 stream of ``sr.random_bits`` (the same words, about 100x faster than the xp code)
+and float32 -> bf16 stochastic rounding (``casting._bf16_sr``, the same codes, 10x faster).
 
 The NumPy fast path (``_mxfast.py``) needs about a dozen passes over the data, and a NumPy
 pass costs a full read and write whatever its arithmetic. The kernels in ``_jit_kernels.py``
@@ -19,8 +19,8 @@ The MX kernels compute the same bits as the other two paths:
 * the scale exponents by ``_mxfast._scale_exponents``, step for step in 32-bit arithmetic;
 * dequantise as the general path's ``table value * 2^k`` (one float32 rounding).
 
-``tests/numerics/test_mx_fast.py`` checks the three paths against each other, and the Philox
-kernel against the xp version.
+``tests/numerics/test_mx_fast.py`` checks the three paths against each other;
+``tests/numerics/test_jit.py`` checks the Philox and SR kernels against the code they replace.
 
 numba is an optional extra (``pip install tensorix[jit]``), imported on the first call with at
 least ``MIN_SIZE`` values; a failure to import, compile or run falls back to the NumPy path
