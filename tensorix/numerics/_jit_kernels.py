@@ -59,23 +59,28 @@ def encode_table(y, table, exact, above, cb):
 
 
 @_jit
+def rne_code(yb, emin_field, mbits, max_code, sign_shift):
+    # The saturating RNE code of the float32 with bits yb. Round to nearest even by the FPU:
+    # adding C = 2^(e' + 23 - mbits), e' the exponent of y clamped below at the format's emin,
+    # rounds |y| to a multiple of the element's quantum 2^(e' - mbits) (C > 2|y|, so the sum
+    # stays in C's binade), and the sum's bits minus C's are that multiple. Integer ops and
+    # selects only, so loops over it vectorise. Checked against the key tables on every finite
+    # float32 (see the tests).
+    e = np.int32((yb >> np.uint32(23)) & np.uint32(0xFF))
+    ep = e if e > emin_field else emin_field
+    ep = ep if ep < np.int32(191) else np.int32(191)  # keeps C finite; saturates anyway
+    cbits = np.int32((ep + np.int32(23) - mbits) << np.int32(23))
+    a = np.uint32(yb & np.uint32(0x7FFFFFFF)).view(np.float32)
+    r = np.float32(a + cbits.view(np.float32))
+    mag = np.int32(((ep - emin_field) << mbits) + (r.view(np.int32) - cbits))
+    mag = mag if mag < max_code else max_code  # saturate
+    return np.uint8(mag | (np.int32(yb >> np.uint32(31)) << sign_shift))
+
+
+@_jit
 def encode_rne(y, emin_field, mbits, max_code, sign_shift, cb):
-    # Round to nearest even by the FPU: adding C = 2^(e' + 23 - mbits), e' the exponent of
-    # y clamped below at the format's emin, rounds |y| to a multiple of the element's
-    # quantum 2^(e' - mbits) (C > 2|y|, so the sum stays in C's binade), and the sum's
-    # bits minus C's are that multiple. Integer ops and selects only: LLVM vectorises it.
-    # Checked against the key tables on every finite float32 (see the tests).
     for i in range(y.shape[0]):
-        yb = y[i]
-        e = np.int32((yb >> np.uint32(23)) & np.uint32(0xFF))
-        ep = e if e > emin_field else emin_field
-        ep = ep if ep < np.int32(191) else np.int32(191)  # keeps C finite; saturates anyway
-        cbits = np.int32((ep + np.int32(23) - mbits) << np.int32(23))
-        a = np.uint32(yb & np.uint32(0x7FFFFFFF)).view(np.float32)
-        r = np.float32(a + cbits.view(np.float32))
-        mag = np.int32(((ep - emin_field) << mbits) + (r.view(np.int32) - cbits))
-        mag = mag if mag < max_code else max_code  # saturate
-        cb[i] = np.uint8(mag | (np.int32(yb >> np.uint32(31)) << sign_shift))
+        cb[i] = rne_code(y[i], emin_field, mbits, max_code, sign_shift)
 
 
 @_entry
