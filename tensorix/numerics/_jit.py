@@ -38,7 +38,7 @@ import numpy as np
 from . import _threads
 
 __all__ = ["usable", "kernels", "quantize_blocks", "dequantize_blocks", "philox_words",
-           "bf16_sr"]
+           "bf16_sr", "nvfp4_quantize", "nvfp4_dequantize"]
 
 ENABLED = os.environ.get("TENSORIX_JIT", "1") != "0"  # tests switch it off to compare paths
 MIN_SIZE = 1 << 16  # below this the NumPy path is as fast and avoids importing numba
@@ -136,3 +136,49 @@ def bf16_sr(bits, r, sr_bits, saturate):
               r.astype(np.uint32, copy=False).reshape(-1), mask, np.uint32(sr_bits - 16),
               bool(saturate), out.reshape(-1))
     return out if ok else None
+
+
+def nvfp4_quantize(x2d, per_tensor):
+    """``nvfp4.nvfp4_quantize``'s codes, scale codes and ``s_dec`` for C-contiguous float32
+    blocks ``x2d`` ``(nb, 16)`` (RNE elements), or None where the kernels cannot run; raises
+    the same ValueError for a non-finite input."""
+    from .formats import get_format
+
+    nb, blk = x2d.shape
+    xf = x2d.reshape(-1)
+    amax = np.empty(nb, np.uint32)
+    if not _run(nb, MIN_PART, kernels().block_amax, xf.view(np.uint32), blk, amax):
+        return None
+    top = int(amax.max())
+    if top >= 0x7F800000:
+        raise ValueError("nvfp4_quantize(): input must be finite (NVFP4 has no NaN/Inf)")
+    f32 = np.float32
+    amax_t = np.uint32(top).view(f32)
+    s_enc = f32(f32(6 * 448) / amax_t) if per_tensor and amax_t > 0 else f32(1)
+    s_dec = f32(f32(1) / s_enc) if per_tensor else f32(1)
+    e4m3, e2m1 = get_format("fp8_e4m3"), get_format("fp4_e2m1")
+    codes = np.empty((nb, blk), np.uint8)
+    scodes = np.empty(nb, np.uint8)
+    ok = _run(nb, MIN_PART, kernels().nvfp4_quantize, xf, blk, amax.view(f32), s_enc,
+              format_params(e4m3), format_params(e2m1), _byte_table(e4m3), codes.reshape(-1),
+              scodes)
+    return (codes, scodes, s_dec) if ok else None
+
+
+def nvfp4_dequantize(codes2d, scale_codes, s_dec):
+    """``nvfp4.nvfp4_dequantize``'s float32 values for C-contiguous ``(nb, 16)`` codes, or
+    None where the kernel cannot run."""
+    from .formats import get_format
+
+    nb, blk = codes2d.shape
+    out = np.empty((nb, blk), np.float32)
+    ok = _run(nb, MIN_PART, kernels().nvfp4_dequantize, codes2d.reshape(-1), scale_codes, blk,
+              _byte_table(get_format("fp4_e2m1")), _byte_table(get_format("fp8_e4m3")),
+              np.float32(s_dec), out.reshape(-1))
+    return out if ok else None
+
+
+def _byte_table(f):
+    from ._mxfast import byte_table
+
+    return byte_table(f)

@@ -162,3 +162,44 @@ def bf16_sr(bits, r, mask, shift, saturate, out, a, b):
         o = (o & np.uint32(0x8000)) | np.uint32(0x7F7F) if inf else o
         o = (x >> np.uint32(16)) | np.uint32(0x7FC0) if nan else o
         os_[i] = np.uint16(o)
+
+
+@_entry
+def block_amax(xu, blk, out, a, b):
+    # |x| bits of each block's max (NaN/Inf sort on top): NVFP4's first pass
+    o = out[a:b]
+    for j in range(b - a):
+        lo = (a + j) * blk
+        o[j] = amax_bits(xu[lo:lo + blk])
+
+
+@_entry
+def nvfp4_quantize(xf, blk, amax, s_enc, e4m3, e2m1, dec_e4m3, codes, scodes, a, b):
+    # nvfp4.nvfp4_quantize's float32 steps, in its order, block by block: the E4M3 block
+    # scale s_b = RNE_sat((amax_b / 6) * s_enc), s_enc_b = s_enc / s_b (0 if s_b == 0), and
+    # the elements RNE_sat(x * s_enc_b) in E2M1 - one rounding each, as NumPy does them
+    y = np.empty(_CHUNK * blk, np.float32)
+    for b0 in range(a, b, _CHUNK):
+        b1 = min(b, b0 + _CHUNK)
+        for j in range(b1 - b0):
+            blo = b0 + j
+            t = np.float32(np.float32(amax[blo] / np.float32(6)) * s_enc)
+            sc = rne_code(t.view(np.uint32), e4m3[0], e4m3[1], e4m3[2], e4m3[3])
+            scodes[blo] = sc
+            s_b = dec_e4m3[sc]
+            s = np.float32(0) if s_b == 0 else np.float32(s_enc / s_b)
+            xb, yb = xf[blo * blk:blo * blk + blk], y[j * blk:j * blk + blk]
+            for i in range(blk):
+                yb[i] = xb[i] * s
+        encode_rne(y[:(b1 - b0) * blk].view(np.uint32), e2m1[0], e2m1[1], e2m1[2], e2m1[3],
+                   codes[b0 * blk:b1 * blk])
+
+
+@_entry
+def nvfp4_dequantize(codes, scodes, blk, dec_e2m1, dec_e4m3, s_dec, out, a, b):
+    # (decode(q) * decode(s_b)) * s_dec in float32, as nvfp4_dequantize does
+    for blo in range(a, b):
+        s_b = dec_e4m3[scodes[blo]]
+        o, c = out[blo * blk:blo * blk + blk], codes[blo * blk:blo * blk + blk]
+        for i in range(blk):
+            o[i] = np.float32(dec_e2m1[c[i]] * s_b) * s_dec

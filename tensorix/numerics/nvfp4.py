@@ -35,7 +35,7 @@ import numpy as np
 
 from ..backend import quiet
 from ..tensor import Tensor, _make
-from . import _blocks
+from . import _blocks, _jit
 from ._xp import raw, xp_of
 from .casting import decode, encode
 from .packing import pack_fp4
@@ -77,6 +77,15 @@ def nvfp4_quantize(x, axis=-1, per_tensor=True, rounding="rne", pad=False, rbits
     gradient recipe); scales are always RNE and saturating."""
     a = raw(x).astype(F32)
     xp = xp_of(a)
+    if xp is np and rounding == "rne" and rbits is None and _jit.usable(a.size):
+        blocks, lay = _blocks.to_blocks(a, axis, block, pad, "nvfp4_quantize")
+        r = _jit.nvfp4_quantize(np.ascontiguousarray(blocks).reshape(-1, block), per_tensor)
+        if r is not None:  # the same steps compiled (numba); raises for NaN/Inf as below
+            codes, s_b_codes, s_dec = r
+            return NVFP4Array(
+                _make(_blocks.from_blocks(codes.reshape(blocks.shape), lay, keep_padding=True)),
+                _make(_blocks.scales_from_blocks(s_b_codes.reshape(blocks.shape[:-1]), lay)),
+                float(s_dec), lay.axis, lay.shape, block)
     if not bool(xp.isfinite(a).all()):
         raise ValueError("nvfp4_quantize(): input must be finite (NVFP4 has no NaN/Inf)")
     blocks, lay = _blocks.to_blocks(a, axis, block, pad, "nvfp4_quantize")
@@ -108,6 +117,11 @@ def nvfp4_dequantize(q: NVFP4Array) -> Tensor:
     codes = _blocks.field_array(q.codes)
     xp = xp_of(codes)
     cb = xp.moveaxis(codes, lay.axis, -1).reshape(sc.shape + (lay.block,))
+    if xp is np and _jit.usable(cb.size):
+        vals = _jit.nvfp4_dequantize(np.ascontiguousarray(cb).reshape(-1, lay.block),
+                                     np.ascontiguousarray(sc).reshape(-1), q.tensor_scale)
+        if vals is not None:  # the same float32 steps compiled (numba)
+            return _make(_blocks.from_blocks(vals.reshape(cb.shape), lay))
     vals = decode(cb, "fp4_e2m1", check=False) * decode(sc, "fp8_e4m3")[..., None]
     return _make(_blocks.from_blocks(vals * F32(q.tensor_scale), lay))
 

@@ -1,6 +1,7 @@
 """The compiled CPU kernels (numerics/_jit.py, with numba) outside MX - the Philox stream of
-``random_bits`` and float32 -> bf16 stochastic rounding - against the xp code they replace,
-and the fallback when numba is missing. The MX kernels are tested in test_mx_fast.py."""
+``random_bits``, float32 -> bf16 stochastic rounding and NVFP4 - against the code they
+replace, and the fallback when numba is missing. The MX kernels are tested in
+test_mx_fast.py."""
 
 import sys
 
@@ -9,8 +10,12 @@ import pytest
 
 from tensorix import numerics as nx
 from tensorix.numerics import _jit
+from tensorix.numerics.formats import get_format
 
+from . import test_blocks
 from .test_mx_fast import assert_same, general, tricky_blocks
+
+F32 = np.float32
 
 
 def needs_numba():
@@ -77,3 +82,71 @@ def test_without_numba_everything_takes_the_numpy_path(monkeypatch):
     x = tricky_blocks("fp8_e4m3", 6)
     assert_same(nx.mx_quantize(x, "fp8_e4m3"), general(nx.mx_quantize, x, "fp8_e4m3"))
     assert nx.random_bits(3, 5, 1000).dtype == np.uint32
+
+
+@pytest.mark.parametrize("check", [test_blocks.test_n1_nvfp4_vector,
+                                   test_blocks.test_nvfp4_properties])
+def test_jit_nvfp4_spec_vector_and_properties(check, monkeypatch):
+    """The NVFP4 spec vector (N1) and properties, every size through the compiled kernels."""
+    needs_numba()
+    monkeypatch.setattr(_jit, "MIN_SIZE", 0)
+    check()
+
+
+def test_jit_nvfp4_matches_the_general_path(monkeypatch):
+    """Codes, E4M3 scale codes, tensor scale and dequantized bits: wide-range values, zero
+    blocks, float32 subnormals, exact E2M1 ties (a block whose scale is 1), both axes,
+    padding, per_tensor off, split over threads."""
+    needs_numba()
+    monkeypatch.setattr(_jit, "MIN_SIZE", 0)
+    monkeypatch.setattr(_jit, "MIN_PART", 7)
+    rng = np.random.default_rng(8)
+    x = (rng.standard_normal((96, 160)) * np.exp2(rng.integers(-40, 40, (96, 160)))).astype(F32)
+    x[0, :16] = 0
+    x[1, :16] = rng.standard_normal(16) * 1e-40
+    x[3, :16] = [6, 2.5, 0.75, 5, 0.25, 1.25, 1.75, 3.5, -2.5, -0.75, -5, -0.25, 0, 1, 3, 4]
+    old = nx.get_num_threads()
+    try:
+        nx.set_num_threads(3)
+        for kw in (dict(), dict(axis=0), dict(axis=1, pad=True), dict(per_tensor=False),
+                   dict(axis=0, per_tensor=False, pad=True)):
+            xs = x[:, :150] if kw.get("pad") else x
+            got = nx.nvfp4_quantize(xs, **kw)
+            monkeypatch.setattr(_jit, "ENABLED", False)
+            want = nx.nvfp4_quantize(xs, **kw)
+            d_want = nx.nvfp4_dequantize(want).numpy()
+            monkeypatch.setattr(_jit, "ENABLED", True)
+            assert np.array_equal(got.codes.numpy(), want.codes.numpy()), kw
+            assert np.array_equal(got.scale_codes.numpy(), want.scale_codes.numpy()), kw
+            assert got.tensor_scale == want.tensor_scale
+            d = nx.nvfp4_dequantize(got).numpy()
+            assert np.array_equal(d.view(np.uint32), d_want.view(np.uint32)), kw
+    finally:
+        nx.set_num_threads(old)
+    t = np.zeros((2, 16), F32)
+    t[0, 0] = 2688  # amax_t: s_enc = 1, and the second block's scale is 1
+    t[1] = x[3, :16]
+    q = nx.nvfp4_quantize(t)
+    assert q.tensor_scale == 1.0 and q.scale_codes.numpy().reshape(-1)[1] == 0x38  # 1.0, E4M3
+    ties = nx.decode(q.codes.numpy()[1], "e2m1").tolist()
+    assert ties[:8] == [6, 2, 1, 4, 0, 1, 2, 4]  # to even: 2.5->2, 0.75->1, 5->4, ...
+    # block maxima whose scale (amax / 6) * s_enc lands on, or one ulp off, every E4M3
+    # rounding midpoint (s_enc = 1): a scale step done differently shows up here
+    f = get_format("fp8_e4m3")
+    grid = np.array([f.value_of_magnitude_code(c) for c in range(f.max_code + 1)])
+    am = (6 * (grid[:-1] + grid[1:]) / 2).astype(F32)
+    am = np.concatenate([am, np.nextafter(am, F32(0)), np.nextafter(am, F32(np.inf))])
+    m = np.zeros((am.size + 1, 16), F32)
+    m[0, 0] = 2688
+    m[1:, 0], m[1:, 1] = am, am / 7
+    got = nx.nvfp4_quantize(m)
+    monkeypatch.setattr(_jit, "ENABLED", False)
+    want = nx.nvfp4_quantize(m)
+    monkeypatch.setattr(_jit, "ENABLED", True)
+    assert np.array_equal(got.scale_codes.numpy(), want.scale_codes.numpy())
+    assert np.array_equal(got.codes.numpy(), want.codes.numpy())
+    for bad in (np.inf, -np.inf, np.nan):
+        xb = x.copy()
+        xb[50, 70] = bad
+        with pytest.raises(ValueError, match="nvfp4_quantize\\(\\): input must be finite"):
+            nx.nvfp4_quantize(xb)
