@@ -92,6 +92,8 @@ def cases(x, x64, xp):
         ("MXFP4 quantize + dequantize (floor)",
          lambda: nx.mx_dequantize(nx.mx_quantize(x, "fp4_e2m1", scale_mode="floor"))),
         ("NVFP4 quantize + dequantize", lambda: nx.nvfp4_dequantize(nx.nvfp4_quantize(x))),
+        ("  same, NumPy path (no numba)",
+         numpy_path(lambda: nx.nvfp4_dequantize(nx.nvfp4_quantize(x)))),
         ("encode f32 -> e4m3 (RNE, table path)", lambda: nx.encode(x, "fp8_e4m3")),
         ("ml_dtypes astype f32 -> e4m3 (reference)",
          lambda: x.astype(ml_dtypes.float8_e4m3fn)),
