@@ -74,6 +74,8 @@ def _build():
             from . import _jit_kernels
     except Exception:  # noqa: BLE001 - numba not installed, or built for another NumPy
         return None
+    if _jit_kernels.numba.config.DISABLE_JIT:  # the kernels would run as Python loops
+        return None
     return _jit_kernels
 
 

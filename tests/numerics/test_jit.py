@@ -150,3 +150,13 @@ def test_jit_nvfp4_matches_the_general_path(monkeypatch):
         xb[50, 70] = bad
         with pytest.raises(ValueError, match="nvfp4_quantize\\(\\): input must be finite"):
             nx.nvfp4_quantize(xb)
+
+
+def test_numba_disable_jit_means_no_kernels(monkeypatch):
+    """NUMBA_DISABLE_JIT=1 turns numba functions into Python loops: not kernels to use."""
+    needs_numba()
+    import numba
+
+    monkeypatch.setattr(numba.config, "DISABLE_JIT", True)
+    monkeypatch.setattr(_jit, "_state", {})
+    assert _jit.kernels() is None
