@@ -1,36 +1,38 @@
-"""Compiled CPU kernels used when numba is installed: one-pass MX quantize / dequantize, NVFP4
-quantize / dequantize (the general path's float32 steps in its order, 7x faster), the
-Philox4x32-10 stream of ``sr.random_bits`` (the same words, about 100x faster than the xp code)
-and float32 -> bf16 stochastic rounding (``casting._bf16_sr``, the same codes, 10x faster).
+"""Compiled CPU kernels, used when numba is installed (the ``jit`` extra).
 
-The NumPy fast path (``_mxfast.py``) needs about a dozen passes over the data, and a NumPy
-pass costs a full read and write whatever its arithmetic. The kernels in ``_jit_kernels.py``
-read each block once: its amax (a loop LLVM vectorises), its E8M0 exponent and the scaled
-values, kept in cache for the encode loop; dequantise is one ``decode[code] * 2^k`` per
-element. The kernels release the GIL, and ``_mxfast._parallel`` splits the blocks over
-``numerics.set_num_threads`` Python threads (as for the NumPy path). MXFP8 quantise +
-dequantise of 16M floats: 15 ms on one thread against 37 ms for the NumPy path
-(``benchmarks/bench_numerics.py``).
+A NumPy pass costs a full read and write of its operands whatever its arithmetic, so code that
+needs many passes (MX quantisation takes about a dozen on the NumPy path) cannot get near the
+memory speed. The kernels in ``_jit_kernels.py`` do the same arithmetic in one pass:
 
-The MX kernels compute the same bits as the other two paths:
+* MX quantize / dequantize (``_mxfast``): per block its amax (a loop LLVM vectorises), the
+  E8M0 exponent and the scaled values, which stay in cache for one encode loop per 256 blocks;
+  dequantize is ``decode[code] * 2^k`` per element. 2-3x faster than the NumPy path.
+* NVFP4 quantize / dequantize (``nvfp4``): the general path's float32 steps in its order.
+  7x faster.
+* The Philox4x32-10 stream of ``sr.random_bits``: about 100x faster than the xp code.
+* float32 -> bf16 stochastic rounding (``casting._bf16_sr``): 10x faster.
 
-* round-to-nearest-even elements by the FPU (``encode_rne``: adding a power of two rounds at
-  the element's quantum), checked against the key tables on every finite float32;
-* the other rounding modes by ``_mxfast``'s key tables;
-* the scale exponents by ``_mxfast._scale_exponents``, step for step in 32-bit arithmetic;
-* dequantise as the general path's ``table value * 2^k`` (one float32 rounding).
+They give the same bits as the code they replace:
 
-``tests/numerics/test_mx_fast.py`` checks the three paths against each other;
-``tests/numerics/test_jit.py`` checks the NVFP4, Philox and SR kernels against the code they
-replace.
+* RNE elements come from ``rne_code``. Adding a power of two rounds at the element's quantum
+  on the FPU. It is checked against the key tables on every finite float32.
+* The other rounding modes use ``_mxfast``'s key tables.
+* Scale exponents follow ``_mxfast._scale_exponents`` step for step in 32-bit arithmetic.
+* Each float32 operation is the one NumPy performs, in the same order.
 
-numba is an optional extra (``pip install tensorix[jit]``), imported on the first call with at
-least ``MIN_SIZE`` values; a failure to import, compile or run falls back to the NumPy path
-for the rest of the process. ``TENSORIX_JIT=0`` switches it off.
+``tests/numerics/test_mx_fast.py`` checks the MX kernels against the NumPy and the general
+paths. ``tests/numerics/test_jit.py`` checks the rest. Numbers are in
+``benchmarks/bench_numerics.py`` and docs/numerics.md.
+
+The kernels release the GIL. ``_threads.parallel`` splits their work over
+``numerics.set_num_threads`` Python threads. numba is imported on the first call with at least
+``MIN_SIZE`` values. A failure to import, compile or run falls back to the NumPy code for the
+rest of the process, and ``TENSORIX_JIT=0`` switches the kernels off.
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import threading
 import warnings
@@ -38,9 +40,10 @@ import warnings
 import numpy as np
 
 from . import _threads
+from .formats import get_format
 
 __all__ = ["usable", "kernels", "quantize_blocks", "dequantize_blocks", "philox_words",
-           "bf16_sr", "nvfp4_quantize", "nvfp4_dequantize"]
+           "bf16_sr", "nvfp4_quantize", "nvfp4_dequantize", "format_params"]
 
 ENABLED = os.environ.get("TENSORIX_JIT", "1") != "0"  # tests switch it off to compare paths
 MIN_SIZE = 1 << 16  # below this the NumPy path is as fast and avoids importing numba
@@ -112,12 +115,12 @@ def quantize_blocks(x2d, f, emax, vmax, scale_mode, rounding, tables, flush):
     return (codes, scale_codes) if ok else None
 
 
-def dequantize_blocks(codes2d, scale_codes, dec):
+def dequantize_blocks(codes2d, scale_codes, f):
     """``_mxfast.dequantize_blocks`` in one compiled pass, or None where it cannot run."""
     nb, blk = codes2d.shape
     out = np.empty((nb, blk), np.float32)
-    ok = _run(nb, MIN_PART, kernels().dequantize, codes2d.reshape(-1), scale_codes, blk, dec,
-              _P2, out.reshape(-1))
+    ok = _run(nb, MIN_PART, kernels().dequantize, codes2d.reshape(-1), scale_codes, blk,
+              _byte_table(f), _P2, out.reshape(-1))
     return out if ok else None
 
 
@@ -146,8 +149,6 @@ def nvfp4_quantize(x2d, per_tensor):
     """``nvfp4.nvfp4_quantize``'s codes, scale codes and ``s_dec`` for C-contiguous float32
     blocks ``x2d`` ``(nb, 16)`` (RNE elements), or None where the kernels cannot run; raises
     the same ValueError for a non-finite input."""
-    from .formats import get_format
-
     nb, blk = x2d.shape
     xf = x2d.reshape(-1)
     amax = np.empty(nb, np.uint32)
@@ -172,8 +173,6 @@ def nvfp4_quantize(x2d, per_tensor):
 def nvfp4_dequantize(codes2d, scale_codes, s_dec):
     """``nvfp4.nvfp4_dequantize``'s float32 values for C-contiguous ``(nb, 16)`` codes, or
     None where the kernel cannot run."""
-    from .formats import get_format
-
     nb, blk = codes2d.shape
     out = np.empty((nb, blk), np.float32)
     ok = _run(nb, MIN_PART, kernels().nvfp4_dequantize, codes2d.reshape(-1), scale_codes, blk,
@@ -182,7 +181,12 @@ def nvfp4_dequantize(codes2d, scale_codes, s_dec):
     return out if ok else None
 
 
+@functools.cache
 def _byte_table(f):
-    from ._mxfast import byte_table
+    """float32 values of all 256 byte values as codes of ``f``, the bits above the format's
+    ignored (as ``_mxfast``'s bit-level decode does; no index can leave the table)."""
+    from .casting import _decode_table_np  # casting imports this module
 
-    return byte_table(f)
+    t = _decode_table_np(f, np.dtype(np.float32))[np.arange(256) & ((1 << f.bits) - 1)]
+    t.setflags(write=False)
+    return t

@@ -80,15 +80,6 @@ def key_tables(f, mode, saturate=True):
     return table, exact, above
 
 
-@functools.cache
-def byte_table(f):
-    """float32 values of all 256 byte values as codes of ``f``, bits above the format's
-    ignored (as the bit-level decode below does)."""
-    t = _decode_table_np(f, np.dtype(np.float32))[np.arange(256) & ((1 << f.bits) - 1)]
-    t.setflags(write=False)
-    return t
-
-
 def _scale_exponents(ab, emax, vmax, scale_mode):
     """int32 k per block from finite amax bits (spec 2.2; the same rules as
     ``mx.e8m0_scale_exponents``, in 32-bit integers)."""
@@ -183,7 +174,7 @@ def dequantize_blocks(codes2d, scale_codes, f):
     E8M0 scale codes; blocks with scale 0xFF are NaN."""
     nb, blk = codes2d.shape
     if _jit.usable(codes2d.size):
-        out = _jit.dequantize_blocks(codes2d, scale_codes, byte_table(f))
+        out = _jit.dequantize_blocks(codes2d, scale_codes, f)
         if out is not None:
             return out
     out = np.empty((nb, blk), np.float32)
