@@ -1,16 +1,18 @@
-"""numba kernels of ``_jit``: MX quantize and dequantize, one pass over the data.
+"""numba kernels of ``_jit``: MX and NVFP4 quantize/dequantize, Philox4x32-10, bf16 SR.
 
-Imported only by ``_jit.kernels()``, which falls back to the NumPy path when this import (or
-a compile) fails. Compiled code is cached next to this file (``cache=True``).
+Imported only by ``_jit.kernels()``, which falls back to the NumPy code when this import (or
+a compile) fails. Compiled code is cached next to this file (``cache=True``). Every entry
+point takes a range ``[a, b)`` (blocks, counters or elements) last, so that ``_jit._run`` can
+split the work over threads.
 """
 
 import numba
 import numpy as np
 
-# Serial kernels over a range of blocks that release the GIL: ``_mxfast._parallel`` splits the
-# blocks over Python threads. (numba's own parallel loops run on GNU OpenMP, whose idle threads
+# Serial kernels over a range that release the GIL: ``_threads.parallel`` splits the range
+# over Python threads. (numba's own parallel loops run on GNU OpenMP, whose idle threads
 # spin and starve OpenBLAS on a small CPU - a GPT step under MXFP8 took 4x longer - and which
-# kills forked children.) The two entry points still go through numba's parallel-accelerator
+# kills forked children.) The entry points still go through numba's parallel-accelerator
 # pipeline with every automatic parallelisation off: its array analysis makes them about twice
 # as fast (measured: quantize 9 ms instead of 17 ms for 16M values). numba then starts its
 # thread pool, but no parallel region ever runs on it (a forked child works: a test checks).
@@ -85,19 +87,19 @@ def encode_rne(y, emin_field, mbits, max_code, sign_shift, cb):
 
 @_entry
 def quantize(xf, xu, blk, floor, emax, vmax, flush, rne, fmt, table, exact, above, p2,
-             codes, scodes, first, last):
-    # Blocks [first, last), _CHUNK at a time: scales and the scaled values y (in cache), then
-    # one encode loop over the chunk. (An encode loop per 32-element block costs more than
-    # its work: LLVM's vector loop is wider than a block.)
+             codes, scodes, a, b):
+    # Blocks [a, b), _CHUNK at a time: scales and the scaled values y (in cache), then one
+    # encode loop over the chunk. (An encode loop per 32-element block costs more than its
+    # work: LLVM's vector loop is wider than a block.)
     y = np.empty(_CHUNK * blk, np.float32)
-    for b0 in range(first, last, _CHUNK):
-        b1 = min(last, b0 + _CHUNK)
-        for b in range(b0, b1):
-            lo, off = b * blk, (b - b0) * blk
+    for b0 in range(a, b, _CHUNK):
+        b1 = min(b, b0 + _CHUNK)
+        for blo in range(b0, b1):
+            lo, off = blo * blk, (blo - b0) * blk
             ab = amax_bits(xu[lo:lo + blk])
             special = ab >= np.uint32(0x7F800000)
             k = scale_exponent(np.uint32(0) if special else ab, floor, emax, vmax)
-            scodes[b] = np.uint8(255) if special else np.uint8(k + 127)
+            scodes[blo] = np.uint8(255) if special else np.uint8(k + 127)
             yb, xb = y[off:off + blk], xf[lo:lo + blk]
             if special or (flush and ab < np.uint32(0x00800000)):
                 yb[:] = 0  # code 0
@@ -113,11 +115,10 @@ def quantize(xf, xu, blk, floor, emax, vmax, flush, rne, fmt, table, exact, abov
 
 
 @_entry
-def dequantize(codes, scodes, blk, dec, p2, out, first, last):
-    for b in range(first, last):
-        sc = scodes[b]
-        f = p2[sc]  # 2^(sc - 127); NaN for sc = 255
-        o, c = out[b * blk:b * blk + blk], codes[b * blk:b * blk + blk]
+def dequantize(codes, scodes, blk, dec, p2, out, a, b):
+    for blo in range(a, b):
+        f = p2[scodes[blo]]  # 2^(sc - 127); NaN for sc = 255
+        o, c = out[blo * blk:blo * blk + blk], codes[blo * blk:blo * blk + blk]
         for i in range(blk):
             o[i] = dec[c[i]] * f
 
