@@ -117,7 +117,7 @@ def nvfp4_dequantize(q: NVFP4Array) -> Tensor:
     codes = _blocks.field_array(q.codes)
     xp = xp_of(codes)
     cb = xp.moveaxis(codes, lay.axis, -1).reshape(sc.shape + (lay.block,))
-    if xp is np and _jit.usable(cb.size):
+    if xp is np and cb.dtype == np.uint8 and sc.dtype == np.uint8 and _jit.usable(cb.size):
         vals = _jit.nvfp4_dequantize(np.ascontiguousarray(cb).reshape(-1, lay.block),
                                      np.ascontiguousarray(sc).reshape(-1), q.tensor_scale)
         if vals is not None:  # the same float32 steps compiled (numba)
