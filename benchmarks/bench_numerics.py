@@ -95,6 +95,7 @@ def cases(x, x64, xp):
         ("  same, NumPy path (no numba)",
          numpy_path(lambda: nx.nvfp4_dequantize(nx.nvfp4_quantize(x)))),
         ("encode f32 -> e4m3 (RNE, table path)", lambda: nx.encode(x, "fp8_e4m3")),
+        ("  same, NumPy path (no numba)", numpy_path(lambda: nx.encode(x, "fp8_e4m3"))),
         ("ml_dtypes astype f32 -> e4m3 (reference)",
          lambda: x.astype(ml_dtypes.float8_e4m3fn)),
         ("encode f32 -> e4m3 (RTZ, saturating)",

@@ -11,6 +11,8 @@ memory speed. The kernels in ``_jit_kernels.py`` do the same arithmetic in one p
   7x faster.
 * The Philox4x32-10 stream of ``sr.random_bits``: about 100x faster than the xp code.
 * float32 -> bf16 stochastic rounding (``casting._bf16_sr``): 10x faster.
+* ``casting.encode`` to fp8/fp6/fp4 with deterministic rounding: the key-table lookup of the
+  MX path on every element, 2x faster.
 
 They give the same bits as the code they replace:
 
@@ -43,7 +45,7 @@ from . import _threads
 from .formats import get_format
 
 __all__ = ["usable", "kernels", "quantize_blocks", "dequantize_blocks", "philox_words",
-           "bf16_sr", "nvfp4_quantize", "nvfp4_dequantize", "format_params"]
+           "bf16_sr", "encode_codes", "nvfp4_quantize", "nvfp4_dequantize", "format_params"]
 
 ENABLED = os.environ.get("TENSORIX_JIT", "1") != "0"  # tests switch it off to compare paths
 MIN_SIZE = 1 << 16  # below this the NumPy path is as fast and avoids importing numba
@@ -142,6 +144,18 @@ def bf16_sr(bits, r, sr_bits, saturate):
     ok = _run(bits.size, MIN_PART * 32, kernels().bf16_sr, bits.reshape(-1),
               r.astype(np.uint32, copy=False).reshape(-1), mask, np.uint32(sr_bits - 16),
               bool(saturate), out.reshape(-1))
+    return out if ok else None
+
+
+def encode_codes(bits, f, mode, saturate):
+    """``casting._encode_table``'s codes (deterministic rounding, <= 3 mantissa bits) for
+    C-contiguous float32 ``bits``, by ``_mxfast``'s key tables, or None where the kernel cannot
+    run."""
+    from ._mxfast import key_tables  # _mxfast imports casting, which imports this module
+
+    out = np.empty(bits.shape, np.uint8)
+    ok = _run(bits.size, MIN_PART * 32, kernels().encode_keyed, bits.reshape(-1),
+              *key_tables(f, mode, saturate), out.reshape(-1))
     return out if ok else None
 
 

@@ -204,3 +204,9 @@ def nvfp4_dequantize(codes, scodes, blk, dec_e2m1, dec_e4m3, s_dec, out, a, b):
         o, c = out[blo * blk:blo * blk + blk], codes[blo * blk:blo * blk + blk]
         for i in range(blk):
             o[i] = np.float32(dec_e2m1[c[i]] * s_b) * s_dec
+
+
+@_entry
+def encode_keyed(y, table, exact, above, cb, a, b):
+    # casting.encode's deterministic <= 8-bit casts: the key-table lookup over elements [a, b)
+    encode_table(y[a:b], table, exact, above, cb[a:b])

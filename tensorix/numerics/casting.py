@@ -179,6 +179,10 @@ def _table(f, mode, saturate, xp):
 
 def _encode_table(bits, f, mode, saturate):
     xp = xp_of(bits)
+    if xp is np and _jit.usable(bits.size) and bits.flags.c_contiguous:
+        out = _jit.encode_codes(bits, f, mode, saturate)
+        if out is not None:  # the same codes from finer tables, compiled (numba)
+            return out
     # key = bits >> 18 with bit 18 replaced by "any of bits 18..0 set": (low18 + 0x3FFFF) has
     # bit 18 set exactly when low18 != 0, so four in-place integer passes build the key
     key = bits & np.uint32(0x3FFFF)
