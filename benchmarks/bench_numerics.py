@@ -54,24 +54,20 @@ def threads(n, fn):
     return run
 
 
-def general(fn):
+def without(module, fn):
+    """``fn`` with ``module.ENABLED`` off: ``_mxfast`` gives the general path, ``_jit`` the
+    code without numba."""
     def run():
-        _mxfast.ENABLED = False
+        old, module.ENABLED = module.ENABLED, False
         try:
             return fn()
         finally:
-            _mxfast.ENABLED = True
+            module.ENABLED = old
     return run
 
 
 def numpy_path(fn):
-    def run():
-        old, _jit.ENABLED = _jit.ENABLED, False
-        try:
-            return fn()
-        finally:
-            _jit.ENABLED = old
-    return run
+    return without(_jit, fn)
 
 
 def cases(x, x64, xp):
@@ -88,7 +84,7 @@ def cases(x, x64, xp):
         ("  MXFP8 quantize + dequantize, NumPy path, 1 thread", numpy_path(threads(1, qdq))),
         (f"  MXFP8 quantize + dequantize, NumPy path, {nx.get_num_threads()} threads",
          numpy_path(qdq)),
-        ("  MXFP8 quantize + dequantize, general path (before)", general(qdq)),
+        ("  MXFP8 quantize + dequantize, general path (before)", without(_mxfast, qdq)),
         ("MXFP4 quantize + dequantize (floor)",
          lambda: nx.mx_dequantize(nx.mx_quantize(x, "fp4_e2m1", scale_mode="floor"))),
         ("NVFP4 quantize + dequantize", lambda: nx.nvfp4_dequantize(nx.nvfp4_quantize(x))),

@@ -200,7 +200,7 @@ def _bf16_sr(bits, rbits, sr_bits, saturate):
     ``R >= 16`` random bits ``r16 = r >> (R - 16)`` is the general rule exactly."""
     xp = xp_of(bits)
     if xp is np and _jit.usable(bits.size) and bits.flags.c_contiguous and \
-            rbits.flags.c_contiguous and rbits.shape == bits.shape:
+            rbits.flags.c_contiguous:  # encode broadcast rbits to bits' shape
         out = _jit.bf16_sr(bits, rbits, sr_bits, saturate)
         if out is not None:  # one compiled pass instead of six NumPy ones
             return out

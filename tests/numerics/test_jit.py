@@ -13,14 +13,9 @@ from tensorix.numerics import _jit
 from tensorix.numerics.formats import get_format
 
 from . import test_blocks
-from .test_mx_fast import assert_same, general, tricky_blocks
+from .test_mx_fast import assert_same, general, needs_numba, tricky_blocks
 
 F32 = np.float32
-
-
-def needs_numba():
-    if _jit.kernels() is None:
-        pytest.skip("numba is not installed (the 'jit' extra)")
 
 
 def test_jit_random_bits_match_the_xp_philox(monkeypatch):

@@ -28,14 +28,18 @@ def general(fn, *args, **kw):
         _mxfast.ENABLED = True
 
 
+def needs_numba():
+    if _jit.kernels() is None:
+        pytest.skip("numba is not installed (the 'jit' extra)")
+
+
 @pytest.fixture(params=["numpy", "jit"])
 def fast_path(request, monkeypatch):
     """Runs a test on the NumPy fast path and on the compiled one (any size goes to it)."""
     if request.param == "numpy":
         monkeypatch.setattr(_jit, "ENABLED", False)
     else:
-        if _jit.kernels() is None:
-            pytest.skip("numba is not installed (the 'jit' extra)")
+        needs_numba()
         monkeypatch.setattr(_jit, "MIN_SIZE", 0)
     return request.param
 
@@ -168,8 +172,7 @@ def _rne_mismatches(elem, low_bits):
 def test_jit_rne_encoder_matches_the_key_tables(elem):
     """The FPU-rounding encoder against the tables: every sign/exponent/top-7-mantissa pattern
     with low 16 bits at the edges of ties (0, 1, 0x7FFF, 0x8000, 0xFFFF) and at random."""
-    if _jit.kernels() is None:
-        pytest.skip("numba is not installed (the 'jit' extra)")
+    needs_numba()
     rng = np.random.default_rng(11)
     low = np.concatenate([[0, 1, 0x7FFF, 0x8000, 0x8001, 0xFFFF],
                           rng.integers(0, 1 << 16, 26)]).astype(np.uint32)
@@ -180,8 +183,7 @@ def test_jit_rne_encoder_matches_the_key_tables(elem):
 def test_jit_rne_encoder_exhaustive_e4m3():
     """Every finite float32 (all 2^32 patterns) for MXFP8's element format, the comparison
     compiled too (NumPy would take minutes)."""
-    if _jit.kernels() is None:
-        pytest.skip("numba is not installed (the 'jit' extra)")
+    needs_numba()
     import numba
 
     from tensorix.numerics import _jit_kernels as k
@@ -209,8 +211,7 @@ def test_jit_rne_encoder_exhaustive_e4m3():
 def test_jit_failure_falls_back_to_numpy(monkeypatch):
     """A kernel that raises (no compiler target, say) switches the JIT off for good; the
     result comes from the NumPy path, with the same bits."""
-    if _jit.kernels() is None:
-        pytest.skip("numba is not installed (the 'jit' extra)")
+    needs_numba()
     k = _jit.kernels()
 
     def broken(*args):
