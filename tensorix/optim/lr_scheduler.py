@@ -175,8 +175,10 @@ class StepLR(LRScheduler):
     Example: ``StepLR(opt, step_size=30, gamma=0.1)``."""
 
     def __init__(self, optimizer, step_size, gamma=0.1, last_epoch=-1):
-        if not isinstance(step_size, int) or step_size <= 0:
-            raise ValueError(f"StepLR: step_size must be a positive integer, got {step_size!r}")
+        # torch takes any positive number here (pytorch/examples passes 1.0): so do we
+        if isinstance(step_size, bool) or not isinstance(step_size, (int, float)) \
+                or not step_size > 0:
+            raise ValueError(f"StepLR: step_size must be a positive number, got {step_size!r}")
         self.step_size, self.gamma = step_size, gamma
         super().__init__(optimizer, last_epoch)
 

@@ -32,6 +32,7 @@ CASES = {
     "LambdaLR-per-group": ("SGD", {}, dict(lr_lambda=[lambda e: 1 / (e + 1), Halve()])),
     "MultiplicativeLR": ("SGD", {}, dict(lr_lambda=lambda e: 0.95 if e % 3 else 0.7)),
     "StepLR": ("SGD", {}, dict(step_size=3, gamma=0.5)),
+    "StepLR-float-step": ("SGD", {}, dict(step_size=1.0, gamma=0.95)),  # pytorch/examples
     "MultiStepLR": ("SGD", {}, dict(milestones=[2, 5, 5, 11], gamma=0.3)),
     "ConstantLR": ("SGD", {}, dict(factor=0.25, total_iters=6)),
     "LinearLR": ("SGD", {}, dict(start_factor=0.1, end_factor=0.9, total_iters=8)),
