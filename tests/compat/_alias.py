@@ -60,8 +60,9 @@ def run_pair(name: str, steps: int):
     """
     import time
 
-    import tensorix
     import torch
+
+    import tensorix
 
     prog_t, prog_x = load(name, "torch"), load(name, "tensorix")
     model_t, model_x = prog_t.make_model(), prog_x.make_model()

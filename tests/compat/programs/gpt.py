@@ -107,7 +107,9 @@ class CharDataset(Dataset):
 
     def __getitem__(self, i):
         chunk = self.data[i:i + BLOCK + 1]
-        return torch.from_numpy(chunk[:-1].astype(np.int64)), torch.from_numpy(chunk[1:].astype(np.int64))
+        x = torch.from_numpy(chunk[:-1].astype(np.int64))
+        y = torch.from_numpy(chunk[1:].astype(np.int64))
+        return x, y
 
 
 def make_model():
