@@ -485,7 +485,7 @@ class _ClassResolver:
         return next(iter(names), None)
 
     def consts(self):
-        syms, ints = [], 0
+        syms, ints = {}, 0  # a dict keeps first-seen order with O(1) membership
         int_where = sym_where = None
         for _slot, kind, value, where in self.cons:
             vals = value if kind == "values" else ([value] if kind == "const" else [])
@@ -497,14 +497,14 @@ class _ClassResolver:
                 continue
             for c in vals:
                 if isinstance(c, str):
-                    if c not in syms:
-                        syms.append(c)
+                    syms.setdefault(c)
                     sym_where = sym_where or where
                 else:
                     if int(c) < 0:
                         raise ProgramError(f"negative constant {c} in {where}")
                     ints = max(ints, int(c) + 1)
                     int_where = int_where or where
+        syms = list(syms)
         if syms and int_where:
             raise ProgramError(f"a domain mixes symbols ({syms[0]!r} in {sym_where}) and "
                                f"integers (in {int_where})")

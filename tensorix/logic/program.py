@@ -264,17 +264,26 @@ class Program:
                 raise ProgramError(f"shape mismatch: the value given for {name!r} has shape "
                                    f"{tuple(t.shape)} but the program needs {info.shape}")
             values[name] = t
+        facts = {}  # grouped once: a scan of the statements per relation or per fact is quadratic
+        for s in self.statements:
+            if isinstance(s, ir.Fact):
+                facts.setdefault(s.atom.name, []).append(s)
         for name, info in compiled.typing.tensors.items():
             if info.kind == "bool":
-                values[name] = self._relation(name, info)
+                values[name] = self._relation(name, info, facts.get(name, ()),
+                                              compiled.typing.consts)
         return values, base
 
-    def _relation(self, name, info):
+    def _relation(self, name, info, facts, consts):
+        """The relation of the inline ``facts`` of ``name`` and its ``P.facts()`` data; a named
+        constant argument (``N = 3``) is looked up in ``consts``, the typing's table."""
         cols = [[] for _ in info.domains]
-        for s in self.statements:
-            if isinstance(s, ir.Fact) and s.atom.name == name:
-                for k, (ix, d) in enumerate(zip(s.atom.idx, info.domains)):
-                    cols[k].append(d.id_of(_const(ix.value, self), s.where()))
+        for s in facts:
+            for k, (ix, d) in enumerate(zip(s.atom.idx, info.domains)):
+                c = ix.value
+                if isinstance(c, str) and c in consts:
+                    c = int(consts[c])
+                cols[k].append(d.id_of(c, s.where()))
         arrays = [np.array(c, dtype=np.int64) for c in cols]
         data = self._reldata.get(name)
         if data is not None:
@@ -387,14 +396,6 @@ class Program:
 def _check_name(name):
     if not (isinstance(name, str) and name.replace("'", "").isidentifier()):
         raise ValueError(f"not a valid tensor name: {name!r}")
-
-
-def _const(c, program):
-    if isinstance(c, str):
-        for s in program.statements:
-            if isinstance(s, ir.Literal) and s.name == c and s.value.ndim == 0:
-                return int(s.value)
-    return c
 
 
 def _ids(col, dom, name):
