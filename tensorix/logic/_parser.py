@@ -140,9 +140,11 @@ def tokenize(text):
     return _Lexer(text).run()
 
 
-def _stamp(stmt, line, text):
-    """The statement with its source line and text (frozen dataclasses are set in place)."""
+def _stamp(stmt, line, col, text):
+    """The statement with its source position and text (frozen dataclasses are set in
+    place)."""
     object.__setattr__(stmt, "line", line)
+    object.__setattr__(stmt, "col", col)
     object.__setattr__(stmt, "text", text)
     return stmt
 
@@ -226,7 +228,7 @@ class _Parser:
                 raise self.error("expected the end of the statement")
             end = self.tok.pos
             src = " ".join(self.text[start.pos:end].split())
-            out.extend(_stamp(s, start.line, src) for s in stmts)
+            out.extend(_stamp(s, start.line, start.col, src) for s in stmts)
         return out
 
     def statement(self):

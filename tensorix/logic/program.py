@@ -18,7 +18,7 @@ from . import _ir as ir
 from ._analysis import components, needed
 from ._datalog import compile_rules
 from ._dsl import Cond, TensorHandle, to_expr
-from ._errors import ProgramError
+from ._errors import ProgramError, located
 from ._functions import function_names
 from ._normalize import normalize_equation
 from ._parser import parse_program
@@ -223,7 +223,10 @@ class Program:
         if self._compiled is not None and self._compiled[0] == key:
             return self._compiled[1]
         eqs = [s for s in self.statements if isinstance(s, ir.Equation)]
-        ceqs = [normalize_equation(e, uid) for uid, e in enumerate(eqs)]
+        ceqs = []
+        for uid, e in enumerate(eqs):
+            with located(e):
+                ceqs.append(normalize_equation(e, uid))
         # typing needs shapes only: a zero-stride view stands in for Tensor data
         data = {k: (v if isinstance(v, np.ndarray) else np.broadcast_to(np.empty(()),
                                                                           tuple(v.shape)))
@@ -231,8 +234,11 @@ class Program:
         shapes = self._param_shapes if params else None
         typing = infer_types(self.statements, ceqs, data, self._reldata, params, shapes)
         comps = components(ceqs, typing.tensors)
-        rules = {e.uid: compile_rules(e, typing.tensors, typing.consts) for e in ceqs
-                 if e.boolean}
+        rules = {}
+        for e in ceqs:
+            if e.boolean:
+                with located(e):
+                    rules[e.uid] = compile_rules(e, typing.tensors, typing.consts)
         c = Compiled(typing, ceqs, comps, rules)
         self._compiled = (key, c)
         return c
@@ -372,7 +378,9 @@ class Program:
         out = []
         for s in self.statements:
             if isinstance(s, ir.Query):
-                out.append((s.text or ir.fmt_ref(s.target), answer(self, s.target, True, {})))
+                with located(s):
+                    out.append((s.text or ir.fmt_ref(s.target),
+                                answer(self, s.target, True, {})))
         return out
 
     def explain(self):
