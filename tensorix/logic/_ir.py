@@ -9,6 +9,7 @@ equality test on the statements. Source positions (line, text) do not take part 
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -204,14 +205,28 @@ def sub(a, b):
 
 
 def power(a, c):
+    """a ^ c; a number is folded, and a ValueError says when that has no finite real value
+    (``0 ^ -1``, ``1e-320 ^ -1``, ``(-8) ^ 0.5``)."""
     a = _num(a)
     if isinstance(a, Num):
-        return Num(a.value ** float(c))
+        try:
+            v = a.value ** float(c)
+        except (ZeroDivisionError, OverflowError):
+            v = None
+        if not isinstance(v, float) or (math.isinf(v) and math.isfinite(a.value)):
+            if a.value == 0 and float(c) < 0:
+                raise ValueError(f"division by zero (0 ^ {float(c):g})")
+            raise ValueError(f"{fmt_expr(a)} ^ {float(c):g} has no finite real value")
+        return Num(v)
     return Pow(a, float(c))
 
 
 def div(a, b):
-    return mul(a, power(b, -1.0))
+    """a / b (a ValueError when b is a number with no finite reciprocal)."""
+    try:
+        return mul(a, power(b, -1.0))
+    except ValueError:
+        raise ValueError(f"division by {fmt_expr(_num(b))} has no finite result") from None
 
 
 def expr_refs(e, out=None, nested=False):

@@ -114,6 +114,9 @@ class _Typer:
                                at=_placed(why, old[1]))
 
     def collect_statements(self):
+        for s in self.stmts:  # named constants first: a fact may use one defined below it
+            if isinstance(s, ir.Literal) and s.value.ndim == 0:
+                self.consts[s.name] = float(s.value)
         for s in self.stmts:
             with located(s):
                 self.statement(s)
@@ -121,7 +124,6 @@ class _Typer:
     def statement(self, s):
         if isinstance(s, ir.Literal):
             if s.value.ndim == 0:
-                self.consts[s.name] = float(s.value)
                 return
             w = s.where()
             self.note_arity(s.name, s.value.ndim, w)
@@ -138,7 +140,8 @@ class _Typer:
                 if not isinstance(ix, ir.IConst):
                     raise ProgramError(f"a fact has constants only; {w} has the variable "
                                        f"{ir.fmt_index(ix)!r}")
-                self.cons.append((_tslot(s.atom.name, k), "const", ix.value, w))
+                self.cons.append((_tslot(s.atom.name, k), "const", self.const_value(ix.value),
+                                  w))
         elif isinstance(s, ir.Decl):
             self.declaration(s)
 
