@@ -13,8 +13,6 @@ import random
 import re
 import warnings
 
-import pytest
-
 import tensorix as tx
 from tensorix import logic as tl
 
