@@ -52,7 +52,7 @@ class ProgramError(TensorLogicError, ValueError):
 
     def __str__(self):
         if self.line is not None and f"(line {self.line}" not in self.msg:
-            return f"tensor logic: {self.msg} (line {self.line}, column {self.col})"
+            return f"tensor logic: {self.msg} (at line {self.line}, column {self.col})"
         return f"tensor logic: {self.msg}"
 
 

@@ -122,6 +122,7 @@ class _Typer:
                 self.statement(s)
 
     def statement(self, s):
+        """Evidence from one literal, fact or declaration."""
         if isinstance(s, ir.Literal):
             if s.value.ndim == 0:
                 return
@@ -132,10 +133,12 @@ class _Typer:
             for k, n in enumerate(s.value.shape):
                 self.cons.append((_tslot(s.name, k), "size", n, w.reworded(f"the literal {w}")))
         elif isinstance(s, ir.Fact):
-            w = s.where()
-            self.note_arity(s.atom.name, len(s.atom.idx), w)
-            self.note_kind(s.atom.name, "bool", w.reworded(f"the fact {w}"))
-            self.source.setdefault(s.atom.name, "facts")
+            w, name = s.where(), s.atom.name
+            if self.arity.get(name, (None,))[0] != len(s.atom.idx) or \
+                    self.kind.get(name, (None,))[0] != "bool":  # not for every fact: bulk data
+                self.note_arity(name, len(s.atom.idx), w)
+                self.note_kind(name, "bool", w.reworded(f"the fact {w}"))
+            self.source.setdefault(name, "facts")
             for k, ix in enumerate(s.atom.idx):
                 if not isinstance(ix, ir.IConst):
                     raise ProgramError(f"a fact has constants only; {w} has the variable "
@@ -188,6 +191,7 @@ class _Typer:
                 self.collect_equation(e)
 
     def collect_equation(self, e):
+        """Evidence from one equation: arities, kinds, the axes its indices are written at."""
         where = e.where()
         self.note_arity(e.head, len(e.lhs), where)
         self.source[e.head] = "equations"
@@ -382,6 +386,7 @@ class _Typer:
         return changed
 
     def _affine_one(self, uid, ix, name, k):
+        """Size a variable from its one unknown-size use in ``x + c`` against the axis size."""
         n = self.size_of(_tslot(name, k), True)
         unknown = [(c, v) for c, v in ix.terms if self.size_of(_vslot(uid, v), True) is None]
         if n is None or len(unknown) != 1 or unknown[0][0] != 1:
@@ -404,6 +409,7 @@ class _Typer:
         return changed
 
     def _div(self, uid, v, s, slot):
+        """Size a left-side ``x/S`` axis from x's size."""
         n = self.size_of(_vslot(uid, v), True)
         s = self.const_value(s)
         if isinstance(s, str) or int(s) <= 0:

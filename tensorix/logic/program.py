@@ -285,11 +285,14 @@ class Program:
         constant argument (``N = 3``) is looked up in ``consts``, the typing's table."""
         cols = [[] for _ in info.domains]
         for s in facts:
-            for k, (ix, d) in enumerate(zip(s.atom.idx, info.domains)):
-                c = ix.value
-                if isinstance(c, str) and c in consts:
-                    c = int(consts[c])
-                cols[k].append(d.id_of(c, s.where()))
+            args = [int(consts[c]) if isinstance(c, str) and c in consts else c
+                    for c in (ix.value for ix in s.atom.idx)]
+            try:
+                ids = [d.id_of(c) for c, d in zip(args, info.domains)]
+            except ProgramError:  # again, naming the fact (not described up front: bulk data)
+                ids = [d.id_of(c, s.where()) for c, d in zip(args, info.domains)]
+            for col, k in zip(cols, ids):
+                col.append(k)
         arrays = [np.array(c, dtype=np.int64) for c in cols]
         data = self._reldata.get(name)
         if data is not None:

@@ -17,7 +17,7 @@ import tensorix as tx
 from tensorix import logic as tl
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-N_PROGRAMS = 2000
+N_PROGRAMS = 1500
 
 _INSERTS = list("()[]{},.=+-*/^:<>!?'\"#0123456789 \n\tabxyzXYZé_") + [
     "<-", "max=", "not ", "step(", "softmax(", "1e-400", "1e-320", "1e400", "变", "é"]

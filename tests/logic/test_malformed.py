@@ -69,7 +69,7 @@ def test_more_than_52_indices_names_the_statement():
     idx = ", ".join(f"i{k}" for k in range(n))
     e = _fails(f"A = {'[' * n}1{']' * n}\nY = A[{idx}]", tl.ProgramError)
     assert (e.line, e.col) == (2, 1) and "53 distinct indices" in str(e)
-    assert str(e).endswith("(line 2, column 1)")
+    assert str(e).endswith("(at line 2, column 1)")
 
 
 def test_program_errors_carry_the_statement_position():
