@@ -7,8 +7,6 @@ text: a parse error the offending token, a program error the start of the statem
 
 from __future__ import annotations
 
-from contextlib import contextmanager
-
 __all__ = ["TensorLogicError", "ParseError", "ProgramError", "located"]
 
 
@@ -56,12 +54,20 @@ class ProgramError(TensorLogicError, ValueError):
         return f"tensor logic: {self.msg}"
 
 
-@contextmanager
-def located(stmt):
+class located:  # noqa: N801 - used like a function: ``with located(stmt):``
     """ProgramErrors raised inside take the position of ``stmt`` if they have none: the
-    statement being compiled or evaluated is the one to point at."""
-    try:
-        yield
-    except ProgramError as e:
-        e.locate(stmt)
-        raise
+    statement being compiled or evaluated is the one to point at. (A class, not a generator
+    context manager: it wraps every statement, facts included, so it must cost little.)"""
+
+    __slots__ = ("stmt",)
+
+    def __init__(self, stmt):
+        self.stmt = stmt
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, error, tb):
+        if isinstance(error, ProgramError):
+            error.locate(self.stmt)
+        return False
