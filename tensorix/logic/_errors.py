@@ -54,7 +54,7 @@ class ProgramError(TensorLogicError, ValueError):
         return f"tensor logic: {self.msg}"
 
 
-class located:  # noqa: N801 - used like a function: ``with located(stmt):``
+class located:  # lowercase: it reads as a function, ``with located(stmt):``
     """ProgramErrors raised inside take the position of ``stmt`` if they have none: the
     statement being compiled or evaluated is the one to point at. (A class, not a generator
     context manager: it wraps every statement, facts included, so it must cost little.)"""
