@@ -7,7 +7,12 @@ Workloads (the Datalog programs are the same text for tensorix.logic and for cli
   ``transitive_closure`` on the same graph;
 * same generation on a random tree (default 1,000 nodes, child -> parent edges):
   ``SG(x,y) <- Par(x,p), Par(y,p)``, ``SG(x,y) <- Par(x,xp), SG(xp,yp), Par(y,yp)``;
-* the goal-directed query ``Path(0, y)?`` (magic sets) against the full closure.
+* the goal-directed query ``Path(0, y)?`` (magic sets) against the full closure;
+* the transitive closure again with the edges written as facts in the program's text
+  (``Edge(3, 17)`` lines) instead of loaded by ``Program.facts()``;
+* loading facts: 1,250 to 10,000 symbol facts (``Edge(N3, N17)``) from the text against the
+  same tuples through ``Program.facts()`` (parse + compile + one non-recursive rule): both
+  forms must grow linearly.
 
 Each system's result size is checked against the others. Times are the best of ``--repeat``
 runs: tensorix.logic = compile + evaluate (facts loaded as an int array beforehand); clingo =
@@ -73,6 +78,33 @@ def tl_closure(edges, n, program=TC, rel="Edge", head="Path"):
         P.run()
         return P
     return run
+
+
+def tl_closure_text(edges, n):
+    """The closure program with its edges as inline facts (parsing is timed too)."""
+    text = (f"domain Node = {n}\nrelation Edge(Node, Node)\n"
+            + "".join(f"Edge({a}, {b})\n" for a, b in edges.tolist()) + TC)
+    return lambda: tl.Program(text).run()
+
+
+def fact_loading(counts, repeat, n_symbols=2000):
+    """[(facts, text s, Program.facts() s)] for symbol facts read by one rule."""
+    rows = []
+    for m in counts:
+        pairs = [(f"N{a}", f"N{b}") for a, b in random_graph(n_symbols, m).tolist()]
+        rule = "R(x, y) <- Edge(x, y)\n"
+        text = "".join(f"Edge({a}, {b})\n" for a, b in pairs) + rule
+
+        def api(pairs=pairs, rule=rule):
+            P = tl.Program(rule)
+            P.facts("Edge", pairs)
+            return P.run()
+
+        P, t_text = best(lambda text=text: tl.Program(text).run(), repeat)
+        Q, t_api = best(api, repeat)
+        assert len(P.value("R")) == len(Q.value("R")), "text and API facts disagree"
+        rows.append((m, t_text, t_api))
+    return rows
 
 
 def tl_query(edges, n, source):
@@ -144,6 +176,10 @@ def bench(n_nodes, n_edges, n_tree, repeat):
     rows.append((f"same generation, {n_tree}-node tree", size, t_tl, t_cl, None))
     ans, t_q = best(tl_query(edges, n_nodes, 0), repeat)
     rows.append(("goal-directed Path(0, y)? (magic sets)", len(ans["y"]), t_q, None, None))
+    P, t_text = best(tl_closure_text(edges, n_nodes), repeat)
+    assert len(P.value("Path")) == rows[0][1], "inline facts give another closure"
+    rows.append((f"transitive closure, the {n_edges} edges inline in the text", rows[0][1],
+                 t_text, rows[0][3], rows[0][4]))
     return rows
 
 
@@ -167,6 +203,11 @@ def main():
             f"networkx {nx.__version__ if nx else '-'}, numpy {np.__version__}")
     print(f"{vers}; best of {args.repeat}\n")
     print(table(bench(*sizes, args.repeat)))
+    counts = (250, 500, 1000) if args.quick else (1250, 2500, 5000, 10000)
+    print("\nloading symbol facts: inline in the text vs Program.facts() (s)\n")
+    print("| facts | text s | Program.facts() s | text/API |\n|---:|---:|---:|---:|")
+    for m, t_text, t_api in fact_loading(counts, args.repeat):
+        print(f"| {m:,} | {t_text:.3f} | {t_api:.3f} | {t_text / t_api:.1f} |")
     if not args.no_einsum:
         sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
         import bench_einsum

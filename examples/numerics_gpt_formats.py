@@ -20,8 +20,9 @@ Every linear layer (QKV, projection, MLP, LM head) is switched to ``numerics.Lin
 the policy rounds them all; weights stay float32 master weights with straight-through
 gradients; LayerNorm, softmax and the loss stay float32. Writes a markdown table
 (``numerics_gpt_formats.md``), the loss curves (``numerics_gpt_formats.json``) and a plot
-(``numerics_gpt_formats.png``, needs matplotlib; the curves of seed 0) to ``--out`` (default
-``docs/``).
+(``numerics_gpt_formats.png``, needs matplotlib: ``pip install -e ".[plot]"``, or ``--no-plot``;
+the curves of seed 0) to ``--out`` (default ``./out``, under the current directory; the
+repository's ``docs/`` holds a published run and is only written when named).
 
 ``--ablation`` adds the floor rule with bf16 gradients and with MXFP8 E5M2 gradients (is the
 floor rule's gap in the forward or in the gradients?). ``--seeds N`` repeats everything for
@@ -34,6 +35,7 @@ test's run; ``--from-json FILE`` redoes the table and plot from saved results).
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import math
 import pathlib
@@ -202,6 +204,10 @@ def plot(results, path, args):
     plt.close(fig)
 
 
+def have_matplotlib():
+    return importlib.util.find_spec("matplotlib") is not None
+
+
 def parse(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--steps", type=int, default=300)
@@ -216,9 +222,11 @@ def parse(argv=None):
     ap.add_argument("--tiny", action="store_true", help="d=32, 1 layer, ctx 32 (smoke test)")
     ap.add_argument("--no-plot", action="store_true")
     ap.add_argument("--verbose", action="store_true")
-    ap.add_argument("--out", default=str(pathlib.Path(__file__).resolve().parents[1] / "docs"))
+    ap.add_argument("--out", default="out", help="output folder (default ./out)")
     ap.add_argument("--from-json", help="redo the table and plot from a saved results file")
     args = ap.parse_args(argv)
+    if not args.no_plot and not have_matplotlib():  # say so now, not after 20 minutes
+        ap.error("the plot needs matplotlib: pip install -e '.[plot]' (or pass --no-plot)")
     args.ctx, args.d, args.heads, args.layers = (32, 32, 2, 1) if args.tiny else (64, 128, 4, 2)
     return args
 

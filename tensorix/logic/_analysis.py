@@ -135,18 +135,19 @@ def components(ceqs, tensors, together=()):
         eqs = [e for h in comp for e in heads[h]]
         bad = [(a, b) for a, b in neg if a in members and b in members]
         if recursive and bad:
+            at = next(e for e in heads[bad[0][0]] if any(r.name == bad[0][1] for r in e.negs))
             raise ProgramError(f"the program is not stratifiable: {bad[0][0]} depends "
                                f"negatively on {bad[0][1]} inside a recursive component "
-                               f"({', '.join(sorted(members))})")
+                               f"({', '.join(sorted(members))})", at=at)
         kinds = {tensors[h].kind for h in comp}
         if len(kinds) > 1 and recursive:
             raise ProgramError("recursion through both Boolean relations and real tensors is "
-                               f"not supported ({', '.join(sorted(members))})")
+                               f"not supported ({', '.join(sorted(members))})", at=eqs[0])
         kind = "bool" if kinds == {"bool"} else "real"
         if kind == "bool" and recursive and not all(e.boolean for e in eqs):
             e = next(e for e in eqs if not e.boolean)
             raise ProgramError(f"a recursive Boolean relation needs Datalog rules (joins of "
-                               f"relations under step); {e.where()} is not one")
+                               f"relations under step); {e.where()} is not one", at=e)
         c = Component(comp, eqs, kind, recursive)
         if kind == "real" and recursive:
             t = _index_recursion(eqs, members)

@@ -19,7 +19,7 @@ import numpy as np
 from .. import ops
 from . import _ir as ir
 from ._datalog import Atom, atom_table
-from ._errors import ProgramError
+from ._errors import ProgramError, located
 from ._functions import apply_elementwise, apply_normalizer
 from ._relation import encode, join
 
@@ -78,7 +78,7 @@ class DenseEvaluator:
         v = self.values.get(name)
         if v is None:
             raise ProgramError(f"tensor {name!r} has no value yet when evaluating {where} "
-                               "(it is read before it is computed)")
+                               "(it is read before it is computed)", at=where)
         if not isinstance(v, ops.Tensor):  # a Relation read densely
             key = (name, id(v))
             d = self._dense_rel.get(key)
@@ -319,6 +319,10 @@ class DenseEvaluator:
 
     def contribution(self, e, fixed=None):
         """The equation's contribution over the head's full shape (None: nothing here)."""
+        with located(e):
+            return self._contribution(e, fixed)
+
+    def _contribution(self, e, fixed):
         if fixed and not self._fixed_valid(e, fixed):
             return None
         items = [("const", fixed[it[1]]) if fixed and it[0] == "var" and it[1] in fixed

@@ -33,11 +33,12 @@ class Domain:
             k = self._ids.get(c)
             if k is None:
                 raise ProgramError(f"constant {c!r} is not in domain {self.name!r}"
-                                   + (f", in {where}" if where else ""))
+                                   + (f", in {where}" if where else ""), at=where)
             return k
         if isinstance(c, str) or not 0 <= int(c) < self.size:
             raise ProgramError(f"constant {c!r} is outside domain {self.name!r} "
-                               f"(0..{self.size - 1})" + (f", in {where}" if where else ""))
+                               f"(0..{self.size - 1})" + (f", in {where}" if where else ""),
+                               at=where)
         return int(c)
 
     def has(self, c):

@@ -9,6 +9,7 @@ equality test on the statements. Source positions (line, text) do not take part 
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -16,7 +17,7 @@ import numpy as np
 __all__ = ["IVar", "IConst", "IAff", "IDiv", "ISlice", "Num", "Ref", "Call", "Sum", "Prod",
            "Pow", "Not", "Cmp", "Equation", "Fact", "Literal", "Query", "Decl", "add", "sub",
            "mul", "div", "neg", "power", "affine", "index_vars", "expr_refs", "fmt_expr",
-           "fmt_index", "fmt_ref", "PROJ_OPS"]
+           "fmt_index", "fmt_ref", "PROJ_OPS", "Where"]
 
 PROJ_OPS = {"=": "sum", "+=": "sum", "|=": "or", "max=": "max", "min=": "min", "avg=": "avg"}
 
@@ -204,14 +205,28 @@ def sub(a, b):
 
 
 def power(a, c):
+    """a ^ c; a number is folded, and a ValueError says when that has no finite real value
+    (``0 ^ -1``, ``1e-320 ^ -1``, ``(-8) ^ 0.5``)."""
     a = _num(a)
     if isinstance(a, Num):
-        return Num(a.value ** float(c))
+        try:
+            v = a.value ** float(c)
+        except (ZeroDivisionError, OverflowError):
+            v = None
+        if not isinstance(v, float) or (math.isinf(v) and math.isfinite(a.value)):
+            if a.value == 0 and float(c) < 0:
+                raise ValueError(f"division by zero (0 ^ {float(c):g})")
+            raise ValueError(f"{fmt_expr(a)} ^ {float(c):g} has no finite real value")
+        return Num(v)
     return Pow(a, float(c))
 
 
 def div(a, b):
-    return mul(a, power(b, -1.0))
+    """a / b (a ValueError when b is a number with no finite reciprocal)."""
+    try:
+        return mul(a, power(b, -1.0))
+    except ValueError:
+        raise ValueError(f"division by {fmt_expr(_num(b))} has no finite result") from None
 
 
 def expr_refs(e, out=None, nested=False):
@@ -286,6 +301,23 @@ def fmt_expr(e):
 
 # -- statements -------------------------------------------------------------------------------
 
+class Where(str):
+    """A statement's description in messages (``'Y[i] = X[i]' (line 2)``) that keeps the
+    statement's ``line`` and ``col``, so an error built from it can point at the statement."""
+
+    line = 0
+    col = 0
+
+    def __new__(cls, text, at):
+        self = super().__new__(cls, text)
+        self.line, self.col = getattr(at, "line", 0), getattr(at, "col", 0)
+        return self
+
+    def reworded(self, text):
+        """Another description of the same place (``f"the fact {w}"``)."""
+        return Where(text, self)
+
+
 @dataclass(frozen=True)
 class Equation:
     """``lhs op rhs``; ``rule`` when written as a Datalog rule (body = Prod of literals)."""
@@ -295,33 +327,36 @@ class Equation:
     rhs: object
     rule: bool = False
     line: int = field(default=0, compare=False)
+    col: int = field(default=0, compare=False)
     text: str = field(default="", compare=False)
 
     def where(self):
         src = self.text or f"{fmt_ref(self.lhs)} {self.op} {fmt_expr(self.rhs)}"
-        return f"{src!r} (line {self.line})" if self.line else repr(src)
+        return Where(f"{src!r} (line {self.line})" if self.line else repr(src), self)
 
 
 @dataclass(frozen=True)
 class Fact:
     atom: Ref
     line: int = field(default=0, compare=False)
+    col: int = field(default=0, compare=False)
     text: str = field(default="", compare=False)
 
     def where(self):
-        return f"{(self.text or fmt_ref(self.atom))!r}" + (f" (line {self.line})"
-                                                           if self.line else "")
+        return Where(f"{(self.text or fmt_ref(self.atom))!r}" + (f" (line {self.line})"
+                                                                 if self.line else ""), self)
 
 
 class Literal:
     """``Name = [literal array]`` or ``Name = number`` (a named constant when 0-d)."""
 
-    __slots__ = ("name", "value", "line", "text")
+    __slots__ = ("name", "value", "line", "col", "text")
 
-    def __init__(self, name, value, line=0, text=""):
+    def __init__(self, name, value, line=0, text="", col=0):
         self.name = name
         self.value = np.asarray(value, dtype=np.float64)
         self.line = line
+        self.col = col
         self.text = text
 
     def __eq__(self, other):
@@ -336,13 +371,15 @@ class Literal:
         return f"Literal({self.name!r}, {self.value.tolist()!r})"
 
     def where(self):
-        return f"{(self.text or self.name)!r}" + (f" (line {self.line})" if self.line else "")
+        return Where(f"{(self.text or self.name)!r}" + (f" (line {self.line})" if self.line
+                                                        else ""), self)
 
 
 @dataclass(frozen=True)
 class Query:
     target: Ref
     line: int = field(default=0, compare=False)
+    col: int = field(default=0, compare=False)
     text: str = field(default="", compare=False)
 
 
@@ -355,4 +392,5 @@ class Decl:
     name: str
     spec: tuple
     line: int = field(default=0, compare=False)
+    col: int = field(default=0, compare=False)
     text: str = field(default="", compare=False)

@@ -15,13 +15,25 @@ from ._errors import ParseError
 
 __all__ = ["parse_program", "tokenize"]
 
-_OPS3 = ("max=", "min=", "avg=")
-_OPS2 = ("<-", ":-", "+=", "|=", "!=", "==", "<=", ">=")
-_OPS1 = "[](){},=?+-*/^:.<>!←¬"
 _CONT = {"<-", ":-", "←", ",", "=", "+", "-", "*", "/", "+=", "|=", "max=", "min=", "avg=",
          "(", "[", "{"}
-_NUM = re.compile(r"\d+\.\d+(?:[eE][+-]?\d+)?|\d+(?:[eE][+-]?\d+)?|\.\d+(?:[eE][+-]?\d+)?")
-_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*['′]*")
+_NUM = r"[0-9]+\.[0-9]+(?:[eE][+-]?[0-9]+)?|[0-9]+(?:[eE][+-]?[0-9]+)?|\.[0-9]+(?:[eE][+-]?[0-9]+)?"
+# One pattern for every token, tried at each position (a scan per token, not per character).
+# Names are identifiers as in Python (letters of any script, digits, '_'); the case of the first
+# letter tells a variable from a constant, so it must have one.
+_TOKEN = re.compile(rf"""
+    (?P<space>[^\S\n]+)
+  | (?P<newline>\n)
+  | (?P<comment>\#[^\n]*|//[^\n]*|/\*.*?\*/)
+  | (?P<open_comment>/\*)
+  | (?P<num>{_NUM})
+  | (?P<name>[^\W\d]\w*['′]*)
+  | (?P<str>"[^"\n]*"|'[^'\n]*')
+  | (?P<open_str>["'])
+  | (?P<op><-|:-|\+=|\|=|!=|==|<=|>=|[][(){{}},=?+*/^:.<>!←¬-])
+""", re.VERBOSE | re.DOTALL)
+MAX_NESTING = 64  # brackets deeper than this are an error, not a RecursionError
+MAX_INT = 2**63 - 1  # integers are int64 constants, ids and sizes
 PROJ = {"=", "+=", "|=", "max=", "min=", "avg="}
 RULE = {"<-", ":-", "←"}
 CMP = {"!=", "==", "<", "<=", ">", ">="}
@@ -38,26 +50,16 @@ class Tok:
         return f"{self.kind}:{self.value!r}@{self.line}:{self.col}"
 
 
-def _skip_comment(text, i):
-    if text.startswith("#", i) or text.startswith("//", i):
-        j = text.find("\n", i)
-        return len(text) if j < 0 else j
-    if text.startswith("/*", i):
-        j = text.find("*/", i)
-        if j < 0:
-            raise ParseError("unterminated /* comment", _line_of(text, i), 0, "")
-        return j + 2
-    return None
-
-
-def _line_of(text, i):
-    return text.count("\n", 0, i) + 1
-
-
 class _Lexer:
     def __init__(self, text):
         self.text, self.toks, self.depth = text, [], 0
         self.line, self.line_start = 1, 0
+
+    def error(self, msg, i):
+        """A ParseError at text position ``i`` (on the current line)."""
+        j = self.text.find("\n", self.line_start)
+        source = self.text[self.line_start:j if j >= 0 else len(self.text)]
+        return ParseError(msg, self.line, i - self.line_start + 1, source)
 
     def emit(self, kind, value, i):
         self.toks.append(Tok(kind, value, self.line, i - self.line_start + 1, i))
@@ -73,66 +75,67 @@ class _Lexer:
         self.line += 1
         self.line_start = i + 1
 
-    def op(self, text, i):
-        for group in (_OPS3, _OPS2):
-            for o in group:
-                if text.startswith(o, i):
-                    return o
-        return text[i] if text[i] in _OPS1 else None
-
-    def run(self):  # noqa: C901 - one flat dispatch over the token kinds
-        text, i, n = self.text, 0, len(self.text)
+    def run(self):
+        text, n, i = self.text, len(self.text), 0
         while i < n:
-            c = text[i]
-            j = _skip_comment(text, i)
-            if j is not None:
-                self.line += text.count("\n", i, j)
-                i = j
-            elif c == "\n":
+            m = _TOKEN.match(text, i)
+            if m is None:
+                raise self.error(f"unexpected character {text[i]!r}", i)
+            kind, end = m.lastgroup, m.end()
+            if kind == "newline":
                 self.newline(i)
-                i += 1
-            elif c.isspace():
-                i += 1
-            elif c.isdigit() or (c == "." and i + 1 < n and text[i + 1].isdigit()):
-                m = _NUM.match(text, i)
-                end = m.end()
-                if self.depth and text.startswith(".", end) and "." not in m.group() and not (
-                        end + 1 < n and (text[end + 1].isalnum() or text[end + 1] == ".")):
-                    end += 1  # "1." inside brackets is the number 1.0
-                self.emit("NUM", text[i:end], i)
-                i = end
-            elif c.isalpha() or c == "_":
-                m = _NAME.match(text, i)
-                word = m.group()
-                if word in ("max", "min", "avg") and text.startswith("=", m.end()) and \
-                        not text.startswith("==", m.end()):
-                    self.emit("OP", word + "=", i)
-                    i = m.end() + 1
-                else:
-                    self.emit("NAME", word.replace("′", "'"), i)
-                    i = m.end()
-            elif c in "\"'":
-                j = text.find(c, i + 1)
-                if j < 0 or "\n" in text[i:j]:
-                    raise ParseError("unterminated string", self.line, i - self.line_start + 1,
-                                     text.splitlines()[self.line - 1] if text else "")
-                self.emit("STR", text[i + 1:j], i)
-                i = j + 1
-            elif c == "." and self.depth == 0 and (i + 1 >= n or text[i + 1].isspace()):
-                self.end_statement(i)
-                i += 1
-            else:
-                o = self.op(text, i)
-                if o is None:
-                    raise ParseError(f"unexpected character {c!r}", self.line,
-                                     i - self.line_start + 1, text.splitlines()[self.line - 1])
-                self.depth += o in "([{"
-                self.depth -= o in ")]}" and self.depth > 0
-                self.emit("OP", o, i)
-                i += len(o)
+            elif kind == "comment":
+                k = text.rfind("\n", i, end)
+                if k >= 0:  # a /* comment */ over several lines
+                    self.line += text.count("\n", i, end)
+                    self.line_start = k + 1
+            elif kind == "num":
+                end = self.number(m)
+            elif kind == "name":
+                end = self.name(m)
+            elif kind == "str":
+                self.emit("STR", text[i + 1:end - 1], i)
+            elif kind == "op":
+                self.op(m.group(), i)
+            elif kind != "space":  # an opening /* or quote with no end
+                what = "/* comment" if kind == "open_comment" else "string"
+                raise self.error(f"unterminated {what}", i)
+            i = end
         self.end_statement(n)
         self.emit("EOF", "", n)
         return self.toks
+
+    def number(self, m):
+        text, i, end = self.text, m.start(), m.end()
+        if self.depth and text.startswith(".", end) and "." not in m.group() and not (
+                end + 1 < len(text) and (text[end + 1].isalnum() or text[end + 1] == ".")):
+            end += 1  # "1." inside brackets is the number 1.0
+        self.emit("NUM", text[i:end], i)
+        return end
+
+    def name(self, m):
+        word, i, end = m.group(), m.start(), m.end()
+        if not (word[0] == "_" or word[0].islower() or word[0].isupper()):
+            raise self.error(f"the name {word!r} starts with a letter that has no case (a "
+                             "lowercase initial makes a variable, an uppercase one a constant)",
+                             i)
+        if word in ("max", "min", "avg") and self.text.startswith("=", end) and \
+                not self.text.startswith("==", end):
+            self.emit("OP", word + "=", i)
+            return end + 1
+        self.emit("NAME", word.replace("′", "'"), i)
+        return end
+
+    def op(self, o, i):
+        if o == "." and self.depth == 0 and (i + 1 >= len(self.text)
+                                             or self.text[i + 1].isspace()):
+            self.end_statement(i)  # '. ' ends a statement, Datalog style
+            return
+        self.depth += o in "([{"
+        if self.depth > MAX_NESTING:
+            raise self.error(f"brackets nested more than {MAX_NESTING} deep", i)
+        self.depth -= o in ")]}" and self.depth > 0
+        self.emit("OP", o, i)
 
 
 def tokenize(text):
@@ -140,9 +143,11 @@ def tokenize(text):
     return _Lexer(text).run()
 
 
-def _stamp(stmt, line, text):
-    """The statement with its source line and text (frozen dataclasses are set in place)."""
+def _stamp(stmt, line, col, text):
+    """The statement with its source position and text (frozen dataclasses are set in
+    place)."""
     object.__setattr__(stmt, "line", line)
+    object.__setattr__(stmt, "col", col)
     object.__setattr__(stmt, "text", text)
     return stmt
 
@@ -155,7 +160,7 @@ class _Parser:
     def __init__(self, text, functions):
         self.text, self.toks, self.k = text, tokenize(text), 0
         self.functions = functions
-        self.lines = text.splitlines()
+        self.lines = text.split("\n")  # the lexer counts lines at '\n' only
 
     # -- token helpers --
     @property
@@ -177,11 +182,14 @@ class _Parser:
         self.k += 1
         return t
 
-    def error(self, msg, tok=None):
+    def error(self, msg, tok=None, found=True):
+        """A ParseError at ``tok`` (default: the current token); ``found`` names it."""
         t = tok or self.tok
         line = self.lines[t.line - 1] if 0 < t.line <= len(self.lines) else ""
-        found = {"NL": "end of statement", "EOF": "end of input"}.get(t.kind, repr(t.value))
-        return ParseError(f"{msg}, found {found}", t.line, t.col, line)
+        if found:
+            what = {"NL": "end of statement", "EOF": "end of input"}.get(t.kind, repr(t.value))
+            msg = f"{msg}, found {what}"
+        return ParseError(msg, t.line, t.col, line)
 
     def sep(self, close):
         """After a list item: a ',' or the closing bracket."""
@@ -226,7 +234,7 @@ class _Parser:
                 raise self.error("expected the end of the statement")
             end = self.tok.pos
             src = " ".join(self.text[start.pos:end].split())
-            out.extend(_stamp(s, start.line, src) for s in stmts)
+            out.extend(_stamp(s, start.line, start.col, src) for s in stmts)
         return out
 
     def statement(self):
@@ -266,7 +274,7 @@ class _Parser:
         if kind == "domain":
             self.expect("=")
             if self.at("NUM"):
-                return ir.Decl("domain", name, (int(self.next().value),))
+                return ir.Decl("domain", name, (self.integer(self.next()),))
             self.expect("{")
             syms = [self.const_value()]
             while self.at_op(","):
@@ -281,7 +289,7 @@ class _Parser:
             t = self.next()
             if t.kind not in ("NAME", "NUM"):
                 raise self.error("expected a domain name or a size", t)
-            axes.append(int(t.value) if t.kind == "NUM" else t.value)
+            axes.append(self.integer(t) if t.kind == "NUM" else t.value)
             if not self.at_op(close):
                 self.expect(",")
         self.next()
@@ -290,7 +298,7 @@ class _Parser:
     def const_value(self):
         t = self.next()
         if t.kind == "NUM":
-            return int(t.value)
+            return self.integer(t)
         if t.kind in ("NAME", "STR"):
             return t.value
         raise self.error("expected a constant", t)
@@ -323,10 +331,16 @@ class _Parser:
 
     def signed_int(self):
         sign = self.minus()
-        t = self.next()
+        return sign * self.integer(self.next())
+
+    def integer(self, t):
+        """The value of integer token ``t`` (a ParseError for anything else, or for an
+        integer too large for int64)."""
         if t.kind != "NUM" or not t.value.isdigit():
             raise self.error("expected an integer", t)
-        return sign * int(t.value)
+        if len(t.value) > 19 or int(t.value) > MAX_INT:
+            raise self.error(f"the integer is too large (at most {MAX_INT})", t, found=False)
+        return int(t.value)
 
     def index(self):
         if self.at_op(":"):
@@ -354,7 +368,9 @@ class _Parser:
             t = self.next()
             if t.kind not in ("NUM", "NAME"):
                 raise self.error("expected an integer or a constant name after '/'", t)
-            ix = ir.IDiv(ix.name, int(t.value) if t.kind == "NUM" else t.value)
+            if t.kind == "NUM" and self.integer(t) == 0:
+                raise self.error("division by zero in an index", t)
+            ix = ir.IDiv(ix.name, self.integer(t) if t.kind == "NUM" else t.value)
         if self.at_op("."):
             self.next()
             mark = "."
@@ -373,15 +389,16 @@ class _Parser:
             if t.kind == "NUM":
                 if not t.value.isdigit():
                     raise self.error("index arithmetic takes integers", t)
+                value = self.integer(t)
                 if self.at_op("*") or self.at("NAME"):
                     if self.at_op("*"):
                         self.next()
                     v = self.next()
                     if v.kind != "NAME" or not _is_var(v.value):
                         raise self.error("expected an index variable after a coefficient", v)
-                    terms.append((sign * int(t.value), v.value))
+                    terms.append((sign * value, v.value))
                 else:
-                    const += sign * int(t.value)
+                    const += sign * value
             elif t.kind == "NAME" and _is_var(t.value):
                 terms.append((sign, t.value))
             else:
@@ -389,12 +406,15 @@ class _Parser:
             if not self.at_op("+", "-"):
                 break
             sign = 1 if self.next().value == "+" else -1
+        if abs(const) > MAX_INT or any(abs(c) > MAX_INT for c, _ in terms):
+            raise self.error(f"the index constant is too large (at most {MAX_INT})",
+                             found=False)
         return ir.affine(terms, const)
 
     # -- equations and rules --
     def equation(self, head, op):
         if head.idx == () and not head.atom and (self.at_op("[") or self._number_only()):
-            return ir.Literal(head.name, self.literal())
+            return ir.Literal(head.name, self.literal()[0])
         rhs = self.expr()
         return ir.Equation(head, op, rhs)
 
@@ -403,14 +423,27 @@ class _Parser:
         return self.peek(d).kind == "NUM" and self.peek(d + 1).kind in ("NL", "EOF")
 
     def literal(self):
-        if self.at_op("["):
-            self.next()
-            return self.items("]", self.literal)
-        sign = self.minus()
-        t = self.next()
-        if t.kind != "NUM":
-            raise self.error("expected a number in a literal tensor", t)
-        return sign * float(t.value)
+        """(nested lists, shape) of a literal tensor: every element of a list has the shape
+        of the first (a ragged literal is an error at the element that breaks it)."""
+        if not self.at_op("["):
+            sign = self.minus()
+            t = self.next()
+            if t.kind != "NUM":
+                raise self.error("expected a number in a literal tensor", t)
+            return sign * float(t.value), ()
+        self.next()
+        values, shape = [], None
+        while not self.at_op("]"):
+            start = self.tok
+            value, s = self.literal()
+            if shape is not None and s != shape:
+                raise self.error(f"a ragged literal: this element has shape {s}, the first "
+                                 f"has shape {shape}", start, found=False)
+            values.append(value)
+            shape = s
+            self.sep("]")
+        self.next()
+        return values, (len(values),) + (shape or ())
 
     def rule_body(self):
         lits = [self.body_literal()]
@@ -457,21 +490,27 @@ class _Parser:
                 self.next()
                 e = ir.mul(e, self.unary())
             elif self.at_op("/"):
-                self.next()
-                e = ir.div(e, self.unary())
+                t = self.next()
+                e = self.fold(ir.div, e, self.unary(), t)
             elif self._starts_primary():
                 e = ir.mul(e, self.unary())
             else:
                 return e
 
+    def fold(self, op, a, b, tok):
+        """``op(a, b)``, whose constant folding can fail (``X / 0``, ``2 ^ 1e400``): a
+        ParseError at ``tok``."""
+        try:
+            return op(a, b)
+        except ValueError as e:
+            raise self.error(str(e), tok, found=False) from None
+
     def unary(self):
-        if self.at_op("-"):
-            self.next()
-            return ir.neg(self.unary())
-        if self.at_op("+"):
-            self.next()
-            return self.unary()
-        return self.power()
+        negate = False  # a loop, not recursion: '- - - x' can be long
+        while self.at_op("-", "+"):
+            negate ^= self.next().value == "-"
+        e = self.power()
+        return ir.neg(e) if negate else e
 
     def power(self):
         base = self.primary()
@@ -481,7 +520,7 @@ class _Parser:
             t = self.next()
             if t.kind != "NUM":
                 raise self.error("expected a number as the exponent", t)
-            return ir.power(base, sign * float(t.value))
+            return self.fold(ir.power, base, sign * float(t.value), t)
         return base
 
     def primary(self):

@@ -13,6 +13,7 @@ import string
 from dataclasses import dataclass
 
 from .. import ops
+from ._errors import ProgramError
 
 __all__ = ["PlanCache", "TermPlan"]
 
@@ -56,8 +57,10 @@ class PlanCache:
         for _, labels in operands:
             for v in labels:
                 letters.setdefault(v, _LETTERS[len(letters) % 52])
-        if len(letters) > 52:
-            raise ValueError("an equation term with more than 52 distinct indices")
+        if len(letters) > len(_LETTERS):  # located at its equation by the evaluator
+            raise ProgramError(f"term {key[1]} has {len(letters)} distinct indices; einsum "
+                               f"names them with letters, so a term can have at most "
+                               f"{len(_LETTERS)}")
         eq = ",".join("".join(letters[v] for v in labels) for _, labels in operands)
         eq += "->" + "".join(letters[v] for v in out)
         tensors = [t for t, _ in operands]

@@ -116,7 +116,7 @@ class Runner:
         kinds = {"max" if e.op == "max" else "min" if e.op == "min" else "sum" for e in eqs}
         if len(kinds) > 1:
             raise ProgramError(f"equations for {h} mix projection operators "
-                               f"({', '.join(sorted(kinds))}); use one")
+                               f"({', '.join(sorted(kinds))}); use one", at=eqs[-1])
         return kinds.pop()
 
     def combine(self, h, parts, eqs):
@@ -186,7 +186,8 @@ class Runner:
                 if e.uid not in rec or p >= e.sizes[comp.time[e.uid]]:
                     continue
                 if e.op != "sum":
-                    raise ProgramError(f"index recursion needs '=' projection, in {e.where()}")
+                    raise ProgramError(f"index recursion needs '=' projection, in {e.where()}",
+                                       at=e)
                 val = self.ev.contribution(e, {comp.time[e.uid]: p})
                 if val is not None:
                     adds[e.head] = val if e.head not in adds else adds[e.head] + val

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from . import _ir as ir
 from ._domains import Domain
-from ._errors import ProgramError
+from ._errors import ProgramError, located
 
 __all__ = ["TensorInfo", "Typing", "infer_types"]
 
@@ -100,7 +100,7 @@ class _Typer:
             self.arity[name] = (n, where)
         elif old[0] != n:
             raise ProgramError(f"tensor {name!r} is used with {old[0]} indices in {old[1]} and "
-                               f"with {n} in {where}")
+                               f"with {n} in {where}", at=_placed(where, old[1]))
 
     def note_kind(self, name, kind, why):
         old = self.kind.get(name)
@@ -110,35 +110,49 @@ class _Typer:
             a, b = ("a Boolean relation", "a real tensor")
             if old[0] == "real":
                 a, b = b, a
-            raise ProgramError(f"{name!r} is used as {a} ({old[1]}) and as {b} ({why})")
+            raise ProgramError(f"{name!r} is used as {a} ({old[1]}) and as {b} ({why})",
+                               at=_placed(why, old[1]))
 
     def collect_statements(self):
+        for s in self.stmts:  # named constants first: a fact may use one defined below it
+            if isinstance(s, ir.Literal) and s.value.ndim == 0:
+                self.consts[s.name] = float(s.value)
         for s in self.stmts:
-            if isinstance(s, ir.Literal):
-                if s.value.ndim == 0:
-                    self.consts[s.name] = float(s.value)
-                    continue
-                self.note_arity(s.name, s.value.ndim, s.where())
-                self.note_kind(s.name, "real", f"the literal {s.where()}")
-                self.source.setdefault(s.name, "literal")
-                for k, n in enumerate(s.value.shape):
-                    self.cons.append((_tslot(s.name, k), "size", n, f"the literal {s.where()}"))
-            elif isinstance(s, ir.Fact):
-                self.note_arity(s.atom.name, len(s.atom.idx), s.where())
-                self.note_kind(s.atom.name, "bool", f"the fact {s.where()}")
-                self.source.setdefault(s.atom.name, "facts")
-                for k, ix in enumerate(s.atom.idx):
-                    if not isinstance(ix, ir.IConst):
-                        raise ProgramError(f"a fact has constants only; {s.where()} has the "
-                                           f"variable {ir.fmt_index(ix)!r}")
-                    self.cons.append((_tslot(s.atom.name, k), "const", ix.value, s.where()))
-            elif isinstance(s, ir.Decl):
-                self.declaration(s)
+            with located(s):
+                self.statement(s)
+
+    def statement(self, s):
+        """Evidence from one literal, fact or declaration."""
+        if isinstance(s, ir.Literal):
+            if s.value.ndim == 0:
+                return
+            w = s.where()
+            self.note_arity(s.name, s.value.ndim, w)
+            self.note_kind(s.name, "real", w.reworded(f"the literal {w}"))
+            self.source.setdefault(s.name, "literal")
+            for k, n in enumerate(s.value.shape):
+                self.cons.append((_tslot(s.name, k), "size", n, w.reworded(f"the literal {w}")))
+        elif isinstance(s, ir.Fact):
+            w, name = s.where(), s.atom.name
+            if self.arity.get(name, (None,))[0] != len(s.atom.idx) or \
+                    self.kind.get(name, (None,))[0] != "bool":  # not for every fact: bulk data
+                self.note_arity(name, len(s.atom.idx), w)
+                self.note_kind(name, "bool", w.reworded(f"the fact {w}"))
+            self.source.setdefault(name, "facts")
+            for k, ix in enumerate(s.atom.idx):
+                if not isinstance(ix, ir.IConst):
+                    raise ProgramError(f"a fact has constants only; {w} has the variable "
+                                       f"{ir.fmt_index(ix)!r}")
+                self.cons.append((_tslot(s.atom.name, k), "const", self.const_value(ix.value),
+                                  w))
+        elif isinstance(s, ir.Decl):
+            self.declaration(s)
 
     def declaration(self, d):
         text = d.text or (f"{d.kind} {d.name}" + ("({})" if d.kind == "relation" else "[{}]")
                           .format(", ".join(map(str, d.spec))))
-        where = f"the declaration {text!r}" + (f" (line {d.line})" if d.line else "")
+        where = ir.Where(f"the declaration {text!r}" + (f" (line {d.line})" if d.line else ""),
+                         d)
         if d.kind == "domain":
             self.decl_domains[d.name] = (d, where)
             return
@@ -173,25 +187,30 @@ class _Typer:
 
     def collect_equations(self):
         for e in self.ceqs:
-            where = e.where()
-            self.note_arity(e.head, len(e.lhs), where)
-            self.source[e.head] = "equations"
-            if e.rule or e.src.lhs.atom:
-                self.note_kind(e.head, "bool", f"the rule {where}" if e.rule else where)
-            for k, it in enumerate(e.lhs):
-                slot = _tslot(e.head, k)
-                if it[0] == "var":
-                    self.link(slot, _vslot(e.uid, it[1]))
-                elif it[0] == "const":
-                    self.cons.append((slot, "const", self.const_value(it[1]), where))
-                else:
-                    self.divs.append((e.uid, it[1], it[2], slot))
-            for r in self._refs(e):
-                self.link_ref(e, r)
-            for c in e.cmps:
-                vs = [ix.name for ix in (c.left, c.right) if isinstance(ix, ir.IVar)]
-                if len(vs) == 2:
-                    self.uf.union(_vslot(e.uid, vs[0]), _vslot(e.uid, vs[1]))
+            with located(e):
+                self.collect_equation(e)
+
+    def collect_equation(self, e):
+        """Evidence from one equation: arities, kinds, the axes its indices are written at."""
+        where = e.where()
+        self.note_arity(e.head, len(e.lhs), where)
+        self.source[e.head] = "equations"
+        if e.rule or e.src.lhs.atom:
+            self.note_kind(e.head, "bool", f"the rule {where}" if e.rule else where)
+        for k, it in enumerate(e.lhs):
+            slot = _tslot(e.head, k)
+            if it[0] == "var":
+                self.link(slot, _vslot(e.uid, it[1]))
+            elif it[0] == "const":
+                self.cons.append((slot, "const", self.const_value(it[1]), where))
+            else:
+                self.divs.append((e.uid, it[1], it[2], slot))
+        for r in self._refs(e):
+            self.link_ref(e, r)
+        for c in e.cmps:
+            vs = [ix.name for ix in (c.left, c.right) if isinstance(ix, ir.IVar)]
+            if len(vs) == 2:
+                self.uf.union(_vslot(e.uid, vs[0]), _vslot(e.uid, vs[1]))
 
     @staticmethod
     def _refs(e):
@@ -262,7 +281,7 @@ class _Typer:
             e.boolean = self.kind[e.head][0] == "bool" and self.rule_like(e)
             if e.rule and not e.boolean:
                 raise ProgramError(f"rule {e.where()} reads a real tensor; write it as a tensor "
-                                   "equation with step()")
+                                   "equation with step()", at=e)
             for t in e.terms:
                 for f in t.factors:
                     f.sparse = (f.kind == "ref" and self.kind.get(f.ref.name, ("",))[0] == "bool"
@@ -279,7 +298,7 @@ class _Typer:
                     self.kind.setdefault(r.name, ("real", "a parameter"))
                     continue
                 raise ProgramError(f"unknown tensor {r.name!r} in {e.where()}: it has no "
-                                   "data, literal, facts, declaration or equation")
+                                   "data, literal, facts, declaration or equation", at=e)
 
     # -- domains -------------------------------------------------------------------------------
     def unify_named(self):
@@ -308,7 +327,9 @@ class _Typer:
             by_root[self.uf.find(c[0])].append(c)
         self.dom = {}
         for r, slots in groups.items():
-            self.dom[r] = _ClassResolver(self, slots, by_root[r]).domain()
+            resolver = _ClassResolver(self, slots, by_root[r])
+            with located(resolver.at()):
+                self.dom[r] = resolver.domain()
 
     def size_of(self, slot, strong=False):
         """The size of a slot's domain; with ``strong``, None while it is only the lower
@@ -350,8 +371,9 @@ class _Typer:
                     continue
                 a = start or 0
                 b = n if stop is None else (stop if stop >= 0 else n + stop)
-                changed |= self.set_size(_vslot(e.uid, v), max(b - a, 0),
-                                         f"the slice {a}:{b} of {name} in {e.where()}")
+                with located(e):
+                    changed |= self.set_size(_vslot(e.uid, v), max(b - a, 0),
+                                             f"the slice {a}:{b} of {name} in {e.where()}")
         return changed
 
     def _affine(self):
@@ -359,34 +381,44 @@ class _Typer:
         for uid, ix, name, k in self.affine:
             if any(v in self.ceqs[uid].slices for _, v in ix.terms):
                 continue  # a slice's size is the slice's length
-            n = self.size_of(_tslot(name, k), True)
-            unknown = [(c, v) for c, v in ix.terms if self.size_of(_vslot(uid, v), True) is None]
-            if n is None or len(unknown) != 1 or unknown[0][0] != 1:
-                continue
-            hi = ix.const + sum(c * (self.size_of(_vslot(uid, v)) - 1) for c, v in ix.terms
-                                if (c, v) != unknown[0] and c > 0)
-            size = n - hi
-            if size <= 0:
-                raise ProgramError(f"index {unknown[0][1]!r} has no valid range in "
-                                   f"{self.ceqs[uid].where()}: {name} has size {n}")
-            changed |= self.set_size(_vslot(uid, unknown[0][1]), size,
-                                     f"the valid range of {ir.fmt_index(ix)} in "
-                                     f"{self.ceqs[uid].where()}")
+            with located(self.ceqs[uid]):
+                changed |= self._affine_one(uid, ix, name, k)
         return changed
+
+    def _affine_one(self, uid, ix, name, k):
+        """Size a variable from its one unknown-size use in ``x + c`` against the axis size."""
+        n = self.size_of(_tslot(name, k), True)
+        unknown = [(c, v) for c, v in ix.terms if self.size_of(_vslot(uid, v), True) is None]
+        if n is None or len(unknown) != 1 or unknown[0][0] != 1:
+            return False
+        hi = ix.const + sum(c * (self.size_of(_vslot(uid, v)) - 1) for c, v in ix.terms
+                            if (c, v) != unknown[0] and c > 0)
+        size = n - hi
+        if size <= 0:
+            raise ProgramError(f"index {unknown[0][1]!r} has no valid range in "
+                               f"{self.ceqs[uid].where()}: {name} has size {n}")
+        return self.set_size(_vslot(uid, unknown[0][1]), size,
+                             f"the valid range of {ir.fmt_index(ix)} in "
+                             f"{self.ceqs[uid].where()}")
 
     def _divs(self):
         changed = False
         for uid, v, s, slot in self.divs:
-            n = self.size_of(_vslot(uid, v), True)
-            s = self.const_value(s)
-            if isinstance(s, str) or int(s) <= 0:
-                raise ProgramError(f"the divisor in {v}/{s} must be a positive integer or a "
-                                   f"named constant, in {self.ceqs[uid].where()}")
-            if n is None or self.size_of(slot, True) is not None:
-                continue
-            changed |= self.set_size(slot, -(-n // int(s)), f"{v}/{s} in "
-                                     f"{self.ceqs[uid].where()}")
+            with located(self.ceqs[uid]):
+                changed |= self._div(uid, v, s, slot)
         return changed
+
+    def _div(self, uid, v, s, slot):
+        """Size a left-side ``x/S`` axis from x's size."""
+        n = self.size_of(_vslot(uid, v), True)
+        s = self.const_value(s)
+        if isinstance(s, str) or int(s) <= 0:
+            raise ProgramError(f"the divisor in {v}/{s} must be a positive integer or a "
+                               f"named constant, in {self.ceqs[uid].where()}")
+        if n is None or self.size_of(slot, True) is not None:
+            return False
+        return self.set_size(slot, -(-n // int(s)), f"{v}/{s} in "
+                             f"{self.ceqs[uid].where()}")
 
     # -- results ------------------------------------------------------------------------------
     def equation_sizes(self):
@@ -399,7 +431,7 @@ class _Typer:
             for v in vars_:
                 n = self.size_of(_vslot(e.uid, v))
                 if n is None:
-                    raise ProgramError(self._unknown_size_msg(e, v))
+                    raise ProgramError(self._unknown_size_msg(e, v), at=e)
                 e.sizes[v] = n
             self.masks(e)
 
@@ -432,7 +464,8 @@ class _Typer:
                 d = self.dom.get(r)
                 if d is None or d.size < 0:
                     raise ProgramError(f"cannot infer the size of axis {k} of {name!r}; "
-                                       "give data or declare it (tensor T[...])")
+                                       "give data or declare it (tensor T[...])",
+                                       at=self.arity[name][1])
                 doms.append(d)
             out[name] = TensorInfo(name, kind, n, self.source.get(name, "param"), doms)
         return out
@@ -461,6 +494,14 @@ class _ClassResolver:
     def __init__(self, typer, slots, cons):
         self.t, self.slots, self.cons = typer, slots, cons
 
+    def at(self):
+        """A statement of this class to point at: an equation using it, else the first
+        evidence with a position."""
+        for s in self.slots:
+            if s[0] == "V":
+                return self.t.ceqs[s[1]]
+        return next((w for *_, w in self.cons if getattr(w, "line", 0)), None)
+
     def blame(self, groups=()):
         """An equation variable of this class to name in a message: preferably one written
         directly at an axis of each group of conflicting slots."""
@@ -485,7 +526,7 @@ class _ClassResolver:
         return next(iter(names), None)
 
     def consts(self):
-        syms, ints = [], 0
+        syms, ints = {}, 0  # a dict keeps first-seen order with O(1) membership
         int_where = sym_where = None
         for _slot, kind, value, where in self.cons:
             vals = value if kind == "values" else ([value] if kind == "const" else [])
@@ -497,14 +538,14 @@ class _ClassResolver:
                 continue
             for c in vals:
                 if isinstance(c, str):
-                    if c not in syms:
-                        syms.append(c)
+                    syms.setdefault(c)
                     sym_where = sym_where or where
                 else:
                     if int(c) < 0:
                         raise ProgramError(f"negative constant {c} in {where}")
                     ints = max(ints, int(c) + 1)
                     int_where = int_where or where
+        syms = list(syms)
         if syms and int_where:
             raise ProgramError(f"a domain mixes symbols ({syms[0]!r} in {sym_where}) and "
                                f"integers (in {int_where})")
@@ -560,6 +601,11 @@ class _ClassResolver:
             raise ProgramError(f"shape mismatch: {self.blame() or 'a tensor axis'} has size "
                                f"{size} but is declared with size {declared} in {where}")
         return declared
+
+
+def _placed(where, other):
+    """Of two descriptions of the places in a conflict, one that has a text position."""
+    return where if getattr(where, "line", 0) else other
 
 
 def infer_types(stmts, ceqs, data, reldata, params=False, shapes=None):

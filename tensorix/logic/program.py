@@ -18,7 +18,7 @@ from . import _ir as ir
 from ._analysis import components, needed
 from ._datalog import compile_rules
 from ._dsl import Cond, TensorHandle, to_expr
-from ._errors import ProgramError
+from ._errors import ProgramError, located
 from ._functions import function_names
 from ._normalize import normalize_equation
 from ._parser import parse_program
@@ -223,7 +223,10 @@ class Program:
         if self._compiled is not None and self._compiled[0] == key:
             return self._compiled[1]
         eqs = [s for s in self.statements if isinstance(s, ir.Equation)]
-        ceqs = [normalize_equation(e, uid) for uid, e in enumerate(eqs)]
+        ceqs = []
+        for uid, e in enumerate(eqs):
+            with located(e):
+                ceqs.append(normalize_equation(e, uid))
         # typing needs shapes only: a zero-stride view stands in for Tensor data
         data = {k: (v if isinstance(v, np.ndarray) else np.broadcast_to(np.empty(()),
                                                                           tuple(v.shape)))
@@ -231,8 +234,11 @@ class Program:
         shapes = self._param_shapes if params else None
         typing = infer_types(self.statements, ceqs, data, self._reldata, params, shapes)
         comps = components(ceqs, typing.tensors)
-        rules = {e.uid: compile_rules(e, typing.tensors, typing.consts) for e in ceqs
-                 if e.boolean}
+        rules = {}
+        for e in ceqs:
+            if e.boolean:
+                with located(e):
+                    rules[e.uid] = compile_rules(e, typing.tensors, typing.consts)
         c = Compiled(typing, ceqs, comps, rules)
         self._compiled = (key, c)
         return c
@@ -264,17 +270,29 @@ class Program:
                 raise ProgramError(f"shape mismatch: the value given for {name!r} has shape "
                                    f"{tuple(t.shape)} but the program needs {info.shape}")
             values[name] = t
+        facts = {}  # grouped once: a scan of the statements per relation or per fact is quadratic
+        for s in self.statements:
+            if isinstance(s, ir.Fact):
+                facts.setdefault(s.atom.name, []).append(s)
         for name, info in compiled.typing.tensors.items():
             if info.kind == "bool":
-                values[name] = self._relation(name, info)
+                values[name] = self._relation(name, info, facts.get(name, ()),
+                                              compiled.typing.consts)
         return values, base
 
-    def _relation(self, name, info):
+    def _relation(self, name, info, facts, consts):
+        """The relation of the inline ``facts`` of ``name`` and its ``P.facts()`` data; a named
+        constant argument (``N = 3``) is looked up in ``consts``, the typing's table."""
         cols = [[] for _ in info.domains]
-        for s in self.statements:
-            if isinstance(s, ir.Fact) and s.atom.name == name:
-                for k, (ix, d) in enumerate(zip(s.atom.idx, info.domains)):
-                    cols[k].append(d.id_of(_const(ix.value, self), s.where()))
+        for s in facts:
+            args = [int(consts[c]) if isinstance(c, str) and c in consts else c
+                    for c in (ix.value for ix in s.atom.idx)]
+            try:
+                ids = [d.id_of(c) for c, d in zip(args, info.domains)]
+            except ProgramError:  # again, naming the fact (not described up front: bulk data)
+                ids = [d.id_of(c, s.where()) for c, d in zip(args, info.domains)]
+            for col, k in zip(cols, ids):
+                col.append(k)
         arrays = [np.array(c, dtype=np.int64) for c in cols]
         data = self._reldata.get(name)
         if data is not None:
@@ -363,7 +381,9 @@ class Program:
         out = []
         for s in self.statements:
             if isinstance(s, ir.Query):
-                out.append((s.text or ir.fmt_ref(s.target), answer(self, s.target, True, {})))
+                with located(s):
+                    out.append((s.text or ir.fmt_ref(s.target),
+                                answer(self, s.target, True, {})))
         return out
 
     def explain(self):
@@ -387,14 +407,6 @@ class Program:
 def _check_name(name):
     if not (isinstance(name, str) and name.replace("'", "").isidentifier()):
         raise ValueError(f"not a valid tensor name: {name!r}")
-
-
-def _const(c, program):
-    if isinstance(c, str):
-        for s in program.statements:
-            if isinstance(s, ir.Literal) and s.name == c and s.value.ndim == 0:
-                return int(s.value)
-    return c
 
 
 def _ids(col, dom, name):

@@ -40,3 +40,6 @@ def test_benchmark_smoke():
     assert len(S.value("SG")) == int((np.bincount(depth[1:]) ** 2).sum())
     ans = bench.tl_query(edges, 60, 0)()
     assert set(ans["y"]) == {b for a, b in P.value("Path").tuples() if a == 0}
+    assert set(bench.tl_closure_text(edges, 60)().value("Path").tuples()) == set(
+        P.value("Path").tuples())
+    assert [m for m, _, _ in bench.fact_loading([20, 40], 1)] == [20, 40]
