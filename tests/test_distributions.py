@@ -425,3 +425,10 @@ def test_on_device(device):
     assert loc.grad.device.type == device
     g = D.Gamma(tx.full((3,), 2.0, device=device, requires_grad=True), 1.0).rsample((5,))
     assert g.device.type == device and math.isfinite(float(g.sum()))
+
+
+def test_assert_close_reports_a_mismatch_next_to_an_infinity():
+    """KLs are often inf in places: a mismatch elsewhere must raise the comparison's own
+    AssertionError, not a RuntimeWarning from inf - inf (pytest runs warnings as errors)."""
+    with pytest.raises(AssertionError, match="1 of 2 elements differ"):
+        assert_close(np.array([math.inf, 1.0]), np.array([math.inf, 2.0]))

@@ -308,3 +308,18 @@ def test_stft_warnings_and_errors(rng):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         tx.istft(spec, 16, window=tx.ones(16, dtype=tx.float64), length=45)
+
+
+def test_stft_istft_on_device(device, rng):
+    x = rng.standard_normal((2, 40))
+    w = np.hanning(16)
+    outs = []
+    for dev in ("cpu", device):
+        xx = tx.tensor(x, device=dev, requires_grad=True)
+        s = tx.stft(xx, 16, hop_length=4, window=tx.tensor(w, device=dev), return_complex=True)
+        y = tx.istft(s * s.abs(), 16, hop_length=4, window=tx.tensor(w, device=dev), length=40)
+        assert y.device.type == dev
+        y.pow(2).sum().backward()
+        outs.append((y.detach().cpu().numpy(), xx.grad.cpu().numpy()))
+    assert_close(outs[1][0], outs[0][0])
+    assert_close(outs[1][1], outs[0][1])
