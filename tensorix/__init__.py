@@ -25,7 +25,9 @@ _LAZY = ("nn", "optim", "data", "io", "linalg", "logic", "numerics", "quant", "d
 
 
 _LAZY_ATTRS = {"save": "io", "load": "io",
-               "stft": "fft._stft", "istft": "fft._stft"}
+               "stft": "fft._stft", "istft": "fft._stft", "hann_window": "fft._windows",
+               "hamming_window": "fft._windows", "blackman_window": "fft._windows",
+               "bartlett_window": "fft._windows", "kaiser_window": "fft._windows"}
 
 
 def __getattr__(name):

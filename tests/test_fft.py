@@ -323,3 +323,31 @@ def test_stft_istft_on_device(device, rng):
         outs.append((y.detach().cpu().numpy(), xx.grad.cpu().numpy()))
     assert_close(outs[1][0], outs[0][0])
     assert_close(outs[1][1], outs[0][1])
+
+
+# -- window functions (torch keeps them at the top level, for stft) -------------------------------
+WINDOWS = ["hann_window", "hamming_window", "blackman_window", "bartlett_window",
+           "kaiser_window"]
+
+
+@pytest.mark.parametrize("name", WINDOWS)
+def test_windows_against_torch(name):
+    for length in (0, 1, 2, 5, 8):
+        for periodic in (True, False):
+            got = getattr(tx, name)(length, periodic, dtype=tx.float64)
+            want = getattr(torch, name)(length, periodic, dtype=torch.float64)
+            assert_close(got, want, what=f"{name}({length}, {periodic})")
+    default = getattr(tx, name)(6, requires_grad=True)
+    assert default.dtype is tx.float32 and default.requires_grad and default.is_leaf
+    assert_close(default.detach(), getattr(torch, name)(6), dtype=tx.float32)
+    with pytest.raises(RuntimeError, match=rf"{name}\(\): expects floating point dtypes"):
+        getattr(tx, name)(4, dtype=tx.int64)
+    with pytest.raises(RuntimeError, match=rf"{name}\(\): requires non-negative"):
+        getattr(tx, name)(-1)
+
+
+def test_window_parameters_against_torch():
+    assert_close(tx.hamming_window(7, False, 0.5, 0.5, dtype=tx.float64),
+                 torch.hamming_window(7, False, 0.5, 0.5, dtype=torch.float64))
+    assert_close(tx.kaiser_window(9, True, 3.5, dtype=tx.float64),
+                 torch.kaiser_window(9, True, 3.5, dtype=torch.float64))

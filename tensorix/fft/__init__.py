@@ -14,7 +14,8 @@
 both ways) or ``"forward"`` (``1/n`` forward, none inverse). float32 inputs give complex64,
 float64 give complex128; integers go to the default dtype. Every transform is differentiable
 (twice), on every device: the backward is the adjoint transform (see ``_core.py``).
-``tensorix.stft`` / ``tensorix.istft`` live in ``_stft.py``.
+``tensorix.stft`` / ``tensorix.istft`` live in ``_stft.py``, the window functions
+(``tensorix.hann_window``, ...) in ``_windows.py``.
 
 Example::
 
