@@ -20,10 +20,14 @@ __version__ = "0.1.0"
 # Subpackages above the core load on first use (``tensorix.nn``, ``tensorix.linalg``, ...), so
 # ``import tensorix`` stays fast and a subpackage's optional dependencies stay optional.
 _LAZY = ("nn", "optim", "data", "io", "linalg", "logic", "numerics", "quant", "decomp",
-         "compile", "distributed", "cuda", "testing", "utils")
+         "compile", "distributed", "cuda", "testing", "utils",
+         "fft", "special", "distributions")
 
 
-_LAZY_ATTRS = {"save": "io", "load": "io"}
+_LAZY_ATTRS = {"save": "io", "load": "io",
+               "stft": "fft._stft", "istft": "fft._stft", "hann_window": "fft._windows",
+               "hamming_window": "fft._windows", "blackman_window": "fft._windows",
+               "bartlett_window": "fft._windows", "kaiser_window": "fft._windows"}
 
 
 def __getattr__(name):

@@ -167,8 +167,9 @@ def _bessel_series(x, order):
     return total
 
 
-def _bessel_asymptotic(ax, order):
-    """Hankel's expansion e^x / sqrt(2 pi x) sum_k (-1)^k a_k(order) / x^k, for x > 20."""
+def _bessel_asymptotic(ax, order, scaled=False):
+    """Hankel's expansion e^x / sqrt(2 pi x) sum_k (-1)^k a_k(order) / x^k, for x > 20
+    (without the e^x when ``scaled``, so that i0e/i1e never overflow)."""
     xp = _xp(ax)
     mu = 4.0 * order * order
     inv = 1 / (8 * ax)
@@ -177,17 +178,21 @@ def _bessel_asymptotic(ax, order):
     for k in range(1, 30):
         term = term * -(mu - (2 * k - 1) ** 2) / k * inv
         total = total + term
-    return xp.exp(ax) / xp.sqrt(2 * math.pi * ax) * total
+    return (1.0 if scaled else xp.exp(ax)) / xp.sqrt(2 * math.pi * ax) * total
 
 
-def bessel_kernel(x, order):
-    """The modified Bessel function I_order (order 0 or 1) on a float64 xp array."""
+def bessel_kernel(x, order, scaled=False):
+    """The modified Bessel function I_order (order 0 or 1) on a float64 xp array, times
+    e^-|x| when ``scaled`` (i0e, i1e)."""
     xp = _xp(x)
     with quiet():
         ax = xp.abs(x)
         small = ax <= 20
-        out = xp.where(small, _bessel_series(xp.where(small, x, 0.0), order),
-                       _bessel_asymptotic(xp.where(small, 21.0, ax), order))
+        series = _bessel_series(xp.where(small, x, 0.0), order)
+        if scaled:
+            series = series * xp.exp(-xp.where(small, ax, 0.0))
+        out = xp.where(small, series, _bessel_asymptotic(xp.where(small, 21.0, ax), order,
+                                                         scaled))
         if order == 1:
             out = xp.where(small, out, xp.copysign(out, x))
         return xp.where(xp.isnan(x), np.nan, out)
