@@ -10,8 +10,10 @@ from .dataset import (
                       TensorDataset,
                       random_split,
 )
+from ._workers import WorkerInfo, get_worker_info
+from .collate import default_collate, default_convert
 from .datasets import CharDataset, CharVocab, load_digits, load_text
-from .loader import DataLoader, default_collate, default_convert
+from .loader import DataLoader
 from .sampler import (
                       BatchSampler,
                       RandomSampler,
@@ -24,5 +26,5 @@ from .sampler import (
 __all__ = ["Dataset", "IterableDataset", "TensorDataset", "Subset", "ConcatDataset",
            "ChainDataset", "random_split", "Sampler", "SequentialSampler", "RandomSampler",
            "SubsetRandomSampler", "WeightedRandomSampler", "BatchSampler", "DataLoader",
-           "default_collate", "default_convert", "load_digits", "load_text", "CharVocab",
+           "default_collate", "default_convert", "get_worker_info", "WorkerInfo", "load_digits", "load_text", "CharVocab",
            "CharDataset"]

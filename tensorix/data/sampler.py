@@ -11,6 +11,7 @@ __all__ = ["Sampler", "SequentialSampler", "RandomSampler", "SubsetRandomSampler
            "WeightedRandomSampler", "BatchSampler"]
 
 _SEED_BOUND = 1 << 63
+_CHUNK = 1 << 16  # draws per call when sampling with replacement (the same stream as one call)
 
 
 class Sampler:
@@ -106,8 +107,10 @@ class RandomSampler(_EpochSampler):
 
         gen = self._rng.start_epoch()
         n = len(self.data_source)
-        if self.replacement:
-            yield from randint(0, n, (self.num_samples,), generator=gen).tolist()
+        if self.replacement:  # in chunks: the endless-loader idiom asks for ~1e10 draws
+            for start in range(0, self.num_samples, _CHUNK):
+                size = min(_CHUNK, self.num_samples - start)
+                yield from randint(0, n, (size,), generator=gen).tolist()
             return
         for _ in range(self.num_samples // n):
             yield from randperm(n, generator=gen).tolist()
