@@ -19,6 +19,7 @@ and on their own when the main process has gone away.
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
 import pickle
@@ -219,10 +220,8 @@ def _context(name):
 def _shutdown(workers, index_queues, result_queue):
     """Stop the workers: ask, wait a little, then terminate; reap every one (no zombies)."""
     for q in index_queues:
-        try:
+        with contextlib.suppress(OSError, ValueError):  # already closed
             q.put(None)
-        except (OSError, ValueError):  # already closed
-            pass
     deadline = time.monotonic() + _JOIN_S
     for w in workers:
         w.join(max(0.0, deadline - time.monotonic()))
@@ -239,12 +238,9 @@ class WorkerPool:
     """The worker processes of one DataLoader (one epoch's, or all epochs' with
     ``persistent_workers``); ``batches(order)`` runs one epoch through them."""
 
-    def __init__(self, loader):
-        from ..ops.random import randint
-
+    def __init__(self, loader, base_seed):
         ctx = _context(loader.multiprocessing_context)
         n = loader.num_workers
-        base_seed = int(randint(0, 1 << 63, (1,), generator=loader.generator).item())
         self.spec = _Spec(loader, base_seed)
         self.timeout, self.prefetch = loader.timeout, max(1, loader.prefetch_factor)
         self.result_queue = ctx.Queue()

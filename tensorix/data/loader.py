@@ -63,8 +63,9 @@ class DataLoader:
         self.persistent_workers = persistent_workers
         self.pin_memory, self.pin_memory_device = bool(pin_memory), pin_memory_device
         self._iterable = isinstance(dataset, IterableDataset)
-        self._skip = 0
-        self._yielded = 0
+        self._skip = 0  # batches to skip in the next epoch (load_state_dict)
+        self._yielded = 0  # position in the current epoch
+        self._base_seed = self._resume_seed = None  # the workers' base seed of the epoch
         self._pool = None  # the persistent workers
         if self._iterable:
             if shuffle or sampler is not None or batch_sampler is not None:
@@ -129,42 +130,54 @@ class DataLoader:
 
     def __iter__(self):
         skip, self._skip = self._skip, 0
+        base_seed, self._resume_seed = self._resume_seed, None
         # the count starts at the resumed position, so a second save/resume is exact too
         self._yielded = skip
+        order = None
+        if not self._iterable:  # replay the saved order (indices only: nothing is loaded)
+            order = self._after(lambda: iter(self._index_sampler), skip)
+            if self._yielded == 0:  # the saved epoch was complete: this is a new one
+                base_seed = None
+        if base_seed is None:
+            # drawn whatever num_workers is, as in PyTorch, so that the shuffle does not
+            # depend on it; drawn before the sampler's first draw of the epoch
+            from ..ops.random import randint
+
+            base_seed = int(randint(0, 1 << 63, (1,), generator=self.generator).item())
+        self._base_seed = base_seed
+        if order is None and not self._iterable:
+            order = iter(self._index_sampler)
         pool = None
         if self.num_workers:
             pool = self._pool if self._pool is not None and self._pool.alive else \
-                WorkerPool(self)
+                WorkerPool(self, base_seed)
             self._pool = pool if self.persistent_workers else None
         try:
-            for item in self._source(skip, pool):
+            for item in self._batches(order, skip, pool):
                 self._yielded += 1
                 yield item
         finally:  # also when the loop is left early or fails: no worker outlives its epoch
             if pool is not None and not self.persistent_workers:
                 pool.shutdown()
 
-    def _source(self, skip, pool):
-        """The epoch's batches after the first ``skip``. A saved epoch that turns out to have
-        ended within them was complete: the next epoch starts instead (``_yielded`` = 0)."""
+    def _batches(self, order, skip, pool):
         if self._iterable:
             if pool is not None:
-                def run():
+                def start():
                     return pool.batches(None)
             else:
-                def run():
+                def start():
                     fetcher = IterableFetcher(self.dataset, self._auto_collation,
                                               self.collate_fn, self.batch_size, self.drop_last)
                     return iter(fetcher.fetch, _END)  # fetch raises StopIteration at the end
-            return self._after(run, skip)  # a stream is fast-forwarded by reading it
-        order = self._after(lambda: iter(self._index_sampler), skip)  # indices only: no loading
+            return self._after(start, skip)  # a stream is fast-forwarded by reading it
         if pool is not None:
             return pool.batches(order)
-        fetcher = MapFetcher(self.dataset, self._auto_collation, self.collate_fn)
-        return map(fetcher.fetch, order)
+        return map(MapFetcher(self.dataset, self._auto_collation, self.collate_fn).fetch, order)
 
     def _after(self, start, skip):
-        """``start()``'s items after the first ``skip``; a fresh ``start()`` if it has no more."""
+        """``start()``'s items after the first ``skip``. A saved epoch that ends within them
+        was complete: the next epoch (a fresh ``start()``) begins, and ``_yielded`` is 0."""
         if not skip:
             return start()
         it = start()
@@ -191,7 +204,8 @@ class DataLoader:
         """Where the current epoch stands: batches already yielded, and the sampler's state
         (the generator state the epoch's order was drawn from). Save it with a checkpoint."""
         sd = getattr(self._index_sampler, "state_dict", None)
-        return {"batches_yielded": self._yielded, "sampler": sd() if sd is not None else None}
+        return {"batches_yielded": self._yielded, "sampler": sd() if sd is not None else None,
+                "base_seed": self._base_seed}
 
     def load_state_dict(self, state: dict) -> None:
         """Make the next ``iter()`` replay the saved epoch's order and skip the batches that
@@ -204,6 +218,7 @@ class DataLoader:
                                  "load it")
             order.load_state_dict(state["sampler"])
         self._skip = int(state["batches_yielded"])
+        self._resume_seed = state.get("base_seed")  # the resumed epoch's workers seed alike
 
     def __del__(self):
         pool = getattr(self, "_pool", None)
