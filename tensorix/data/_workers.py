@@ -29,7 +29,6 @@ import sys
 import time
 import traceback
 import weakref
-from multiprocessing.reduction import ForkingPickler
 
 import numpy as np
 
@@ -39,6 +38,7 @@ __all__ = ["WorkerInfo", "get_worker_info"]
 
 _POLL_S = 1.0  # how often a waiting process checks that its peers are still alive
 _JOIN_S = 2.0  # how long shutdown waits for a busy worker before terminating it
+_PROTOCOL = pickle.HIGHEST_PROTOCOL  # 5: NumPy arrays as one raw block each
 _worker_info = None
 
 
@@ -193,7 +193,7 @@ def _worker_loop(spec, worker_id, index_queue, result_queue, parent_pid):
                     # pickled here, so that a batch that cannot be pickled is reported
                     # instead of being lost in the queue's feeder thread
                     batch = fetcher.fetch(indices)
-                    out = (epoch, task, "data", bytes(ForkingPickler.dumps(batch)))
+                    out = (epoch, task, "data", pickle.dumps(batch, _PROTOCOL))
                 except StopIteration:
                     out = (epoch, task, "end", worker_id)
                 except Exception:
