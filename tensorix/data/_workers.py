@@ -116,11 +116,15 @@ class _ExceptionWrapper:
 
     def __init__(self, where):
         exc_type, exc, _ = sys.exc_info()
-        self.exc_type, self.where = exc_type, where
+        self.exc_type, self.type_name, self.where = exc_type, exc_type.__name__, where
         self.exc_msg = "".join(traceback.format_exception(exc_type, exc, exc.__traceback__))
+        try:  # a class the main process cannot import (made in a function) would be lost
+            pickle.dumps(exc_type, _PROTOCOL)
+        except Exception:
+            self.exc_type = RuntimeError
 
     def reraise(self):
-        msg = f"Caught {self.exc_type.__name__} {self.where}.\nOriginal {self.exc_msg}"
+        msg = f"Caught {self.type_name} {self.where}.\nOriginal {self.exc_msg}"
         try:
             exc = self.exc_type(msg)
         except Exception:

@@ -208,6 +208,21 @@ def test_worker_error_that_cannot_be_rebuilt_is_a_runtime_error():
         list(DataLoader(_Odd(), num_workers=1))
 
 
+def test_worker_error_of_a_local_class_is_reported():
+    class LocalError(Exception):
+        pass
+
+    class Raises(Dataset):
+        def __len__(self):
+            return 2
+
+        def __getitem__(self, i):
+            raise LocalError("from a class made in a function")
+
+    with pytest.raises(RuntimeError, match="(?s)Caught LocalError.*made in a function"):
+        list(DataLoader(Raises(), num_workers=1, timeout=30))
+
+
 def test_unpicklable_batch_is_reported():
     loader = DataLoader(Squares(2), num_workers=1, collate_fn=lambda b: (lambda: b))
     with pytest.raises(Exception, match="worker process 0 while fetching batch 0"):
