@@ -210,7 +210,8 @@ def _worker_loop(spec, worker_id, index_queue, result_queue, parent_pid):
             result_queue.put(out)
     except KeyboardInterrupt:  # Ctrl-C reaches the whole process group; the main one reports
         pass
-    result_queue.cancel_join_thread()  # stopping: never block exit on undelivered batches
+    finally:
+        result_queue.cancel_join_thread()  # stopping: never block exit on undelivered batches
 
 
 def _context(name):

@@ -145,8 +145,6 @@ class DataLoader:
 
             base_seed = int(randint(0, 1 << 63, (1,), generator=self.generator).item())
         self._base_seed = base_seed
-        if order is None and not self._iterable:
-            order = iter(self._index_sampler)
         pool = None
         if self.num_workers:
             pool = self._pool if self._pool is not None and self._pool.alive else \
