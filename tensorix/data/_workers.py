@@ -3,8 +3,11 @@
 Each worker is a process (forked on POSIX, as PyTorch does) holding its own copy of the
 dataset. The main process draws the index batches from the sampler and hands them out round
 robin, at most ``prefetch_factor`` outstanding per worker; each worker fetches and collates its
-batch, pickles it (tensors travel as NumPy arrays) and sends it back; the main process puts the
-batches back in order. For an IterableDataset each worker reads its own stream (shard it with
+batch and sends it back; the main process puts the batches back in order. A batch travels as
+a pickle whose arrays (tensors travel as NumPy arrays) are out-of-band buffers: small ones go
+through the result queue, large ones are written to a file in a per-loader directory on a
+memory file system (``/dev/shm``) that the main process maps and deletes, so they do not
+squeeze through a pipe. For an IterableDataset each worker reads its own stream (shard it with
 :func:`get_worker_info`) and the main process asks the workers in turn for their next batch.
 
 Seeds: worker ``i`` gets ``seed = base_seed + i`` (``base_seed`` drawn from the loader's
@@ -20,12 +23,15 @@ and on their own when the main process has gone away.
 from __future__ import annotations
 
 import contextlib
+import mmap
 import multiprocessing
 import os
 import pickle
 import queue
 import random
+import shutil
 import sys
+import tempfile
 import time
 import traceback
 import weakref
@@ -38,7 +44,9 @@ __all__ = ["WorkerInfo", "get_worker_info"]
 
 _POLL_S = 1.0  # how often a waiting process checks that its peers are still alive
 _JOIN_S = 2.0  # how long shutdown waits for a busy worker before terminating it
-_PROTOCOL = pickle.HIGHEST_PROTOCOL  # 5: NumPy arrays as one raw block each
+_PROTOCOL = pickle.HIGHEST_PROTOCOL  # 5: NumPy arrays as out-of-band buffers
+_SPILL_MIN = 1 << 20  # batches with more array bytes than this travel through a file
+_ALIGN = 64  # each array's offset in a spill file (an aligned array is a fast array)
 _worker_info = None
 
 
@@ -196,8 +204,7 @@ def _worker_loop(spec, worker_id, index_queue, result_queue, parent_pid):
                                                   spec.batch_size, spec.drop_last)
                     # pickled here, so that a batch that cannot be pickled is reported
                     # instead of being lost in the queue's feeder thread
-                    batch = fetcher.fetch(indices)
-                    out = (epoch, task, "data", pickle.dumps(batch, _PROTOCOL))
+                    out = (epoch, task, *_pack(fetcher.fetch(indices), spec.spill_dir))
                 except StopIteration:
                     out = (epoch, task, "end", worker_id)
                 except Exception:
@@ -214,6 +221,49 @@ def _worker_loop(spec, worker_id, index_queue, result_queue, parent_pid):
         result_queue.cancel_join_thread()  # stopping: never block exit on undelivered batches
 
 
+def _pack(batch, spill_dir):
+    """A batch as ``(kind, payload)``: "data" with the pickle and its array buffers, or, for
+    large batches, "file" with the pickle and a file holding the buffers back to back."""
+    buffers = []
+    header = pickle.dumps(batch, _PROTOCOL, buffer_callback=buffers.append)
+    raws = [b.raw() for b in buffers]
+    sizes = [r.nbytes for r in raws]
+    if spill_dir is not None and sum(sizes) >= _SPILL_MIN:
+        fd, path = tempfile.mkstemp(dir=spill_dir)
+        try:
+            with os.fdopen(fd, "wb") as f:
+                for r in raws:
+                    f.write(r)
+                    f.write(bytes(-r.nbytes % _ALIGN))
+            return "file", (header, path, sizes)
+        except OSError:  # the memory file system is full: the queue takes it
+            os.unlink(path)
+    return "data", (header, [bytearray(r) for r in raws])  # bytearray: writable arrays
+
+
+def _unpack(kind, payload):
+    """The batch from :func:`_pack`'s output (in the main process; a file is deleted)."""
+    if kind == "data":
+        header, buffers = payload
+        return pickle.loads(header, buffers=buffers)
+    header, path, sizes = payload
+    with open(path, "rb") as f:  # a private writable mapping: the batch's arrays are writable
+        mm = mmap.mmap(f.fileno(), 0, flags=mmap.MAP_PRIVATE,
+                       prot=mmap.PROT_READ | mmap.PROT_WRITE)
+    os.unlink(path)
+    view, buffers, at = memoryview(mm), [], 0
+    for n in sizes:
+        buffers.append(view[at:at + n])
+        at += n + (-n % _ALIGN)
+    return pickle.loads(header, buffers=buffers)
+
+
+def _discard(kind, payload):
+    if kind == "file":
+        with contextlib.suppress(OSError):
+            os.unlink(payload[1])
+
+
 def _context(name):
     if name is None:
         name = "fork" if "fork" in multiprocessing.get_all_start_methods() else None
@@ -222,8 +272,9 @@ def _context(name):
     return name  # a context object
 
 
-def _shutdown(workers, index_queues, result_queue):
-    """Stop the workers: ask, wait a little, then terminate; reap every one (no zombies)."""
+def _shutdown(workers, index_queues, result_queue, spill_dir):
+    """Stop the workers: ask, wait a little, then terminate; reap every one (no zombies);
+    delete the batches spilled to files and not read."""
     for q in index_queues:
         with contextlib.suppress(OSError, ValueError):  # already closed
             q.put(None)
@@ -237,6 +288,8 @@ def _shutdown(workers, index_queues, result_queue):
     for q in (*index_queues, result_queue):
         q.cancel_join_thread()
         q.close()
+    if spill_dir is not None:
+        shutil.rmtree(spill_dir, ignore_errors=True)
 
 
 class WorkerPool:
@@ -246,14 +299,17 @@ class WorkerPool:
     def __init__(self, loader, base_seed):
         ctx = _context(loader.multiprocessing_context)
         n = loader.num_workers
+        shm = "/dev/shm" if os.path.isdir("/dev/shm") else None
         self.spec = _Spec(loader, base_seed)
+        self.spec.spill_dir = tempfile.mkdtemp(prefix="tensorix-loader-", dir=shm) \
+            if shm is not None else None
         self.timeout, self.prefetch = loader.timeout, max(1, loader.prefetch_factor)
         self.result_queue = ctx.Queue()
         self.index_queues = [ctx.Queue() for _ in range(n)]
         self.workers = []
         self.epoch = 0
         self._finalizer = weakref.finalize(self, _shutdown, self.workers, self.index_queues,
-                                           self.result_queue)
+                                           self.result_queue, self.spec.spill_dir)
         for i in range(n):
             w = ctx.Process(target=_worker_loop, daemon=True,
                             args=(self.spec, i, self.index_queues[i], self.result_queue,
@@ -312,8 +368,10 @@ class WorkerPool:
                 return
             while got not in buffer:
                 e, task, kind, payload = self._receive()
-                if e == epoch:  # results of an abandoned epoch are dropped
+                if e == epoch:
                     buffer[task] = (kind, payload)
+                else:  # a result of an abandoned epoch
+                    _discard(kind, payload)
             kind, payload = buffer.pop(got)
             got += 1
             if kind == "end":
@@ -321,4 +379,4 @@ class WorkerPool:
             elif kind == "error":
                 payload.reraise()
             else:
-                yield pickle.loads(payload)
+                yield _unpack(kind, payload)

@@ -295,6 +295,40 @@ def test_persistent_workers_keep_their_processes_across_epochs():
     assert _no_children()
 
 
+class _Big(Dataset):
+    """Batches over the size that travels through a file rather than the queue."""
+
+    def __len__(self):
+        return 6
+
+    def __getitem__(self, i):
+        return {"x": np.full((300, 300), i, np.float64), "i": i,
+                "odd": np.arange(3, dtype=np.uint8)}  # unaligned sizes pack back to back
+
+
+def test_large_batches_travel_through_files_that_are_removed():
+    import tensorix.data._workers as workers
+
+    loader = DataLoader(_Big(), batch_size=2, num_workers=2, persistent_workers=True)
+    batches = list(loader)
+    assert batches[0]["x"].numel() * 8 >= workers._SPILL_MIN
+    for k, b in enumerate(batches):
+        assert b["x"].tolist() == np.stack([np.full((300, 300), 2 * k + j, np.float64)
+                                            for j in range(2)]).tolist()
+        assert b["i"].tolist() == [2 * k, 2 * k + 1]
+        assert b["odd"].tolist() == [[0, 1, 2]] * 2
+    batches[0]["x"].add_(1)  # a batch is an ordinary writable tensor
+    it = iter(loader)
+    next(it)  # abandon an epoch with batches in flight
+    del it
+    assert len(list(loader)) == 3
+    spill = loader._pool.spec.spill_dir
+    assert spill is None or os.listdir(spill) == []  # read or discarded: all deleted
+    del loader
+    assert _no_children()
+    assert spill is None or not os.path.exists(spill)
+
+
 def test_pin_memory_is_accepted():
     got = [b["i"].tolist() for b in DataLoader(Squares(5), batch_size=2, num_workers=1,
                                                 pin_memory=True)]
