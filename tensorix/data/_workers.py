@@ -354,29 +354,33 @@ class WorkerPool:
         sent = got = turn = 0
         order_done = False
         buffer = {}
-        while True:
-            while not order_done and sent - got < self.prefetch * n:  # keep the workers busy
-                indices = None if order is None else next(order, StopIteration)
-                if indices is StopIteration or not any(active):
-                    order_done = True
-                    break
-                while not active[turn % n]:
-                    turn += 1
-                self.index_queues[turn % n].put((epoch, sent, indices))
-                sent, turn = sent + 1, turn + 1
-            if got == sent:
-                return
-            while got not in buffer:
-                e, task, kind, payload = self._receive()
-                if e == epoch:
-                    buffer[task] = (kind, payload)
-                else:  # a result of an abandoned epoch
-                    _discard(kind, payload)
-            kind, payload = buffer.pop(got)
-            got += 1
-            if kind == "end":
-                active[payload] = False
-            elif kind == "error":
-                payload.reraise()
-            else:
-                yield _unpack(kind, payload)
+        try:
+            while True:
+                while not order_done and sent - got < self.prefetch * n:  # keep the workers busy
+                    indices = None if order is None else next(order, StopIteration)
+                    if indices is StopIteration or not any(active):
+                        order_done = True
+                        break
+                    while not active[turn % n]:
+                        turn += 1
+                    self.index_queues[turn % n].put((epoch, sent, indices))
+                    sent, turn = sent + 1, turn + 1
+                if got == sent:
+                    return
+                while got not in buffer:
+                    e, task, kind, payload = self._receive()
+                    if e == epoch:
+                        buffer[task] = (kind, payload)
+                    else:  # a result of an abandoned epoch
+                        _discard(kind, payload)
+                kind, payload = buffer.pop(got)
+                got += 1
+                if kind == "end":
+                    active[payload] = False
+                elif kind == "error":
+                    payload.reraise()
+                else:
+                    yield _unpack(kind, payload)
+        finally:  # also for an abandoned epoch: batches received and not yielded go
+            for kind, payload in buffer.values():
+                _discard(kind, payload)
