@@ -34,6 +34,7 @@ import sys
 import tempfile
 import time
 import traceback
+import warnings
 import weakref
 
 import numpy as np
@@ -314,7 +315,13 @@ class WorkerPool:
             w = ctx.Process(target=_worker_loop, daemon=True,
                             args=(self.spec, i, self.index_queues[i], self.result_queue,
                                   os.getpid()))
-            w.start()
+            with warnings.catch_warnings():
+                # Python >= 3.12 warns on fork() beside other threads (queue feeders, the
+                # numerics pool): a worker touches none of their locks (_threads.py drops its
+                # pool at fork), so, like PyTorch, fork anyway
+                warnings.filterwarnings("ignore", ".*use of fork\\(\\) may lead to deadlocks",
+                                        DeprecationWarning)
+                w.start()
             self.workers.append(w)
 
     @property
