@@ -19,7 +19,7 @@ import heapq
 from ..backend import array_module
 from ..tensor import Tensor, _make
 from .function import EDGE, refresh_view
-from .grad_mode import state
+from .grad_mode import modes
 
 __all__ = ["backward", "grad"]
 
@@ -127,6 +127,7 @@ class _GraphTask:
         self.owned = set()  # ids of leaves whose summed gradient is an array made here
         self.deps = {}  # node or id(leaf) -> number of edges that have not delivered yet
         self.need = None
+        self.modes = modes.state  # the calling thread's, which runs the whole backward
 
     def collect(self, roots):
         """Count, for every node and leaf reachable from ``roots``, the edges pointing at it;
@@ -179,6 +180,7 @@ class _GraphTask:
                 self._deliver(out, self.leaf_grads.pop(id(out)))
         heap = [(-n._seq, id(n), n) for n in roots if self.deps.get(n, 0) == 0]
         heapq.heapify(heap)
+        state = self.modes
         prev = state.enabled
         state.enabled = bool(self.create_graph)
         try:
@@ -289,7 +291,7 @@ class _GraphTask:
                 r = hook(in_grads, tuple(grads))
                 if r is not None:
                     in_grads = _check_count(node, r)
-        if state.anomaly and state.check_nan:
+        if self.modes.anomaly and self.modes.check_nan:
             _check_anomaly(node, in_grads)
         if not self.retain_graph:
             node.release()
@@ -377,6 +379,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
             raise RuntimeError("backward: 'inputs' argument to backward() cannot be empty")
         got = grad(tensors, inputs, grads, retain_graph=retain_graph,
                    create_graph=create_graph, allow_unused=True)
+        state = modes.state
         prev = state.enabled
         state.enabled = bool(create_graph)
         try:

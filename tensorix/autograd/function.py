@@ -40,7 +40,7 @@ import numpy as np
 from .. import dtypes as _dt
 from ..backend import array_module, get_device
 from ..tensor import Tensor, _Handle, _init, _make, _wrap
-from .grad_mode import state
+from .grad_mode import modes
 
 __all__ = ["Function", "once_differentiable", "FunctionCtx"]
 
@@ -215,6 +215,7 @@ class Function:
             return coded  # storage-only formats on CUDA (uint8 codes): ops/_codes.py
         ctx = cls()
         ctx._saved = ()  # None once released
+        state = modes.state  # this thread's modes: one thread-local lookup per op
         enabled = state.enabled
         record = False
         if enabled and cls._differentiable:
@@ -343,7 +344,7 @@ def refresh_view(t):
     made (an in-place write to the base or to another view of it), as PyTorch does; without
     this the view's gradient would silently skip the write."""
     base = t._base
-    if base.grad_fn is t._base_fn or not state.enabled:
+    if base.grad_fn is t._base_fn or not modes.state.enabled:
         return
     from ..ops.movement import _strided_view
 
@@ -359,6 +360,7 @@ def once_differentiable(backward):
 
     @functools.wraps(backward)
     def wrapper(ctx, *grads):
+        state = modes.state
         create = state.enabled
         state.enabled = False
         try:

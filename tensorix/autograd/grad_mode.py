@@ -1,12 +1,15 @@
 """Grad modes: no_grad, enable_grad, set_grad_enabled, inference_mode, anomaly detection.
 
-The state is one module-level object read on every op, so it is a plain attribute, not a
-thread-local (tensorix ops are not run from several threads at once).
+The modes are per thread, as in PyTorch: a ``no_grad`` block (an optimizer step) in one thread
+leaves graph recording on in the others, and a new thread starts with grad enabled, inference
+and anomaly mode off. Each thread's modes are one slotted :class:`_State`; the per-op hot path
+reads it once (``modes.state``, one thread-local lookup) and then plain attributes.
 """
 
 from __future__ import annotations
 
 import functools
+import threading
 
 __all__ = ["no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled",
            "is_inference_mode_enabled", "detect_anomaly", "set_detect_anomaly",
@@ -23,7 +26,14 @@ class _State:
         self.check_nan = True  # with anomaly: fail on a NaN/Inf gradient
 
 
-state = _State()
+class _Modes(threading.local):
+    """``modes.state`` is the calling thread's :class:`_State`; __init__ runs once in every
+    thread that touches ``modes``, so each thread starts from the defaults."""
+    def __init__(self):
+        self.state = _State()
+
+
+modes = _Modes()
 
 
 class _Mode:
@@ -46,11 +56,13 @@ class _Mode:
         return wrapper
 
     def __enter__(self):
+        state = modes.state
         self._prev = (state.enabled, state.inference)
-        self._set()
+        self._set(state)
         return self
 
     def __exit__(self, *exc):
+        state = modes.state
         state.enabled, state.inference = self._prev
         return False
 
@@ -58,14 +70,14 @@ class _Mode:
 class no_grad(_Mode):  # noqa: N801 - PyTorch's names
     """Disable graph recording. Example: ``with tensorix.no_grad(): y = w * 2``."""
 
-    def _set(self):
+    def _set(self, state):
         state.enabled = False
 
 
 class enable_grad(_Mode):  # noqa: N801
     """Re-enable graph recording inside a no_grad region."""
 
-    def _set(self):
+    def _set(self, state):
         state.enabled = True
 
 
@@ -83,10 +95,12 @@ class set_grad_enabled(_Mode):  # noqa: N801
             raise TypeError(f"set_grad_enabled(): argument 'mode' must be bool, not "
                             f"{type(mode).__name__}")
         self._args = (mode,)
+        state = modes.state
         self._prev = (state.enabled, state.inference)
         state.enabled = mode  # takes effect as a plain call too, like PyTorch
 
     def __call__(self, fn):
+        state = modes.state
         state.enabled, state.inference = self._prev  # as a decorator it changes nothing now
         return super().__call__(fn)
 
@@ -105,19 +119,19 @@ class inference_mode(_Mode):  # noqa: N801
     def __init__(self, mode: bool = True):
         self._args = (bool(mode),)
 
-    def _set(self):
+    def _set(self, state):
         if self._args[0]:
             state.enabled, state.inference = False, True
 
 
 def is_grad_enabled() -> bool:
-    """Whether ops record graphs now."""
-    return state.enabled
+    """Whether ops record graphs now (in this thread)."""
+    return modes.state.enabled
 
 
 def is_inference_mode_enabled() -> bool:
     """Whether we are inside ``inference_mode()``."""
-    return state.inference
+    return modes.state.inference
 
 
 class detect_anomaly:  # noqa: N801
@@ -131,23 +145,28 @@ class detect_anomaly:  # noqa: N801
         self.check_nan = bool(check_nan)
 
     def __enter__(self):
+        state = modes.state
         self._prev = (state.anomaly, state.check_nan)
         state.anomaly, state.check_nan = True, self.check_nan
         return self
 
     def __exit__(self, *exc):
+        state = modes.state
         state.anomaly, state.check_nan = self._prev
         return False
 
 
 def set_detect_anomaly(mode: bool, check_nan: bool = True) -> None:
-    """Turn anomaly mode on or off globally (see :class:`detect_anomaly`)."""
+    """Turn anomaly mode on or off for this thread (see :class:`detect_anomaly`)."""
+    state = modes.state
     state.anomaly, state.check_nan = bool(mode), bool(check_nan)
 
 
 def is_anomaly_enabled() -> bool:
-    return state.anomaly
+    """Whether anomaly mode is on in this thread."""
+    return modes.state.anomaly
 
 
 def is_anomaly_check_nan_enabled() -> bool:
-    return state.check_nan
+    """Whether anomaly mode (in this thread) fails on a NaN/Inf gradient."""
+    return modes.state.check_nan

@@ -1,5 +1,5 @@
-"""Datasets: Dataset, IterableDataset, TensorDataset, Subset, ConcatDataset, ChainDataset and
-random_split (PyTorch's semantics)."""
+"""Datasets: Dataset, IterableDataset, TensorDataset, StackDataset, Subset, ConcatDataset,
+ChainDataset and random_split (PyTorch's semantics)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import warnings
 
 from ..tensor import Tensor
 
-__all__ = ["Dataset", "IterableDataset", "TensorDataset", "Subset", "ConcatDataset",
-           "ChainDataset", "random_split"]
+__all__ = ["Dataset", "IterableDataset", "TensorDataset", "StackDataset", "Subset",
+           "ConcatDataset", "ChainDataset", "random_split"]
 
 
 class Dataset:
@@ -69,6 +69,51 @@ class TensorDataset(Dataset):
 
     def __len__(self):
         return self.tensors[0].shape[0]
+
+
+class StackDataset(Dataset):
+    """Samples of several equally long datasets side by side: a tuple for positional
+    datasets, a dict for keyword ones.
+
+    Example: ``StackDataset(images, labels)[i] == (images[i], labels[i])``;
+    ``StackDataset(x=images, y=labels)[i] == {"x": images[i], "y": labels[i]}``.
+    """
+
+    def __init__(self, *args, **kwargs):
+        if args and kwargs:
+            raise ValueError("StackDataset: datasets are given either positionally (tuple "
+                             "samples) or by keyword (dict samples), not both")
+        if not args and not kwargs:
+            raise ValueError("StackDataset: at least one dataset should be passed")
+        self.datasets = args or kwargs
+        sizes = [len(d) for d in (args or kwargs.values())]
+        if any(k != sizes[0] for k in sizes):
+            raise ValueError(f"StackDataset: size mismatch between datasets: {sizes}")
+        self._length = sizes[0]
+
+    def __getitem__(self, index):
+        if isinstance(self.datasets, dict):
+            return {k: d[index] for k, d in self.datasets.items()}
+        return tuple(d[index] for d in self.datasets)
+
+    def __getitems__(self, indices):
+        """A batch at once: each dataset's own ``__getitems__`` where it has one."""
+        def column(d):
+            getitems = getattr(d, "__getitems__", None)
+            rows = getitems(list(indices)) if getitems is not None else [d[i] for i in indices]
+            if len(rows) != len(indices):
+                raise ValueError(f"StackDataset: nested __getitems__ returned {len(rows)} "
+                                 f"samples for {len(indices)} indices")
+            return rows
+
+        if isinstance(self.datasets, dict):
+            cols = {k: column(d) for k, d in self.datasets.items()}
+            return [{k: c[j] for k, c in cols.items()} for j in range(len(indices))]
+        cols = [column(d) for d in self.datasets]
+        return [tuple(c[j] for c in cols) for j in range(len(indices))]
+
+    def __len__(self):
+        return self._length
 
 
 class Subset(Dataset):

@@ -1,86 +1,23 @@
 """DataLoader: batches from a dataset through a sampler and a collate function.
 
-Loading runs in the calling process (``num_workers`` is accepted for source compatibility
-with PyTorch and ignored): the NumPy/CuPy gathers that build a batch release the GIL, and a
-single process keeps every run reproducible and resumable. A loader's position inside an
-epoch can be saved (``state_dict``) and restored in a new process (``load_state_dict``).
+With ``num_workers=0`` batches are loaded in the calling process; with more, in that many
+worker processes (``_workers.py``: seeds, sharding, prefetching, in-order delivery, cleanup).
+A loader's position inside an epoch can be saved (``state_dict``) and restored in a new
+process (``load_state_dict``): the sampler order is replayed and the batches already yielded
+are skipped without being loaded.
 """
 
 from __future__ import annotations
 
-import collections.abc
-import numbers
-
-import numpy as np
-
-from ..tensor import Tensor
-from .dataset import IterableDataset, TensorDataset
+from ._fetch import IterableFetcher, MapFetcher
+from ._workers import WorkerPool
+from .collate import default_collate, default_convert
+from .dataset import IterableDataset
 from .sampler import BatchSampler, RandomSampler, SequentialSampler
 
 __all__ = ["DataLoader", "default_collate", "default_convert"]
 
-
-def _is_namedtuple(x):
-    return isinstance(x, tuple) and hasattr(x, "_fields")
-
-
-def default_collate(batch):
-    """Stack a list of samples, like PyTorch's: tensors and NumPy arrays -> one stacked
-    tensor; Python floats -> float64, ints -> int64, bools -> bool tensors; strings -> list;
-    dicts, namedtuples and sequences are collated field by field (a tuple or list sample gives
-    a list of batched fields).
-
-    Example: ``default_collate([(x0, 0), (x1, 1)])`` is ``[stack([x0, x1]), tensor([0, 1])]``.
-    """
-    from ..ops.creation import tensor
-
-    first = batch[0]
-    if isinstance(first, Tensor):
-        from ..ops.shape import stack
-
-        return stack(batch, 0)
-    if isinstance(first, np.ndarray):
-        if first.dtype.kind in "USO":
-            raise TypeError(f"default_collate: NumPy arrays of dtype {first.dtype} cannot be "
-                            "collated into a tensor")
-        return tensor(np.stack(batch))
-    if isinstance(first, np.generic):
-        return tensor(np.array(batch))
-    if isinstance(first, bool):
-        return tensor(batch, dtype="bool")
-    if isinstance(first, numbers.Integral):
-        return tensor(batch, dtype="int64")
-    if isinstance(first, numbers.Real):
-        return tensor(batch, dtype="float64")
-    if isinstance(first, (str, bytes)):
-        return list(batch)
-    if isinstance(first, collections.abc.Mapping):
-        return {k: default_collate([b[k] for b in batch]) for k in first}
-    if _is_namedtuple(first):
-        return type(first)(*(default_collate(list(s)) for s in zip(*batch)))
-    if isinstance(first, collections.abc.Sequence):
-        if any(len(b) != len(first) for b in batch):
-            raise RuntimeError("default_collate: each element in list of batch should be of "
-                               "equal size")
-        return [default_collate(list(s)) for s in zip(*batch)]
-    raise TypeError(f"default_collate: batch must contain tensors, numpy arrays, numbers, "
-                    f"dicts or lists; found {type(first).__name__}")
-
-
-def default_convert(data):
-    """Convert NumPy arrays (also inside dicts/sequences) to tensors, leaving the rest; the
-    collate function used when batching is disabled (``batch_size=None``)."""
-    from ..ops.creation import tensor
-
-    if isinstance(data, np.ndarray) and data.dtype.kind not in "USO":
-        return tensor(data)
-    if isinstance(data, collections.abc.Mapping):
-        return {k: default_convert(v) for k, v in data.items()}
-    if _is_namedtuple(data):
-        return type(data)(*(default_convert(v) for v in data))
-    if isinstance(data, (list, tuple)):
-        return type(data)(default_convert(v) for v in data)
-    return data
+_END = object()
 
 
 class DataLoader:
@@ -91,6 +28,15 @@ class DataLoader:
     batch, ``sampler``/``batch_sampler`` replace the index order, ``collate_fn`` turns a
     list of samples into a batch. A dataset with ``__getitems__`` is asked for a whole batch
     at once.
+
+    ``num_workers > 0`` loads in that many worker processes (forked, as in PyTorch), each
+    seeded ``base_seed + id`` and set up by ``worker_init_fn(id)``; see
+    :func:`get_worker_info` to shard an IterableDataset. ``prefetch_factor`` batches are
+    requested ahead per worker (default 2), batches arrive in sampler order, ``timeout``
+    seconds (0: no limit) bounds the wait for one batch, ``persistent_workers`` keeps the
+    workers between epochs, and an exception in a worker is raised here naming the worker
+    and the batch's indices. ``pin_memory`` is accepted (batches are host NumPy arrays
+    already; a GPU copy is made by ``.to("cuda")``).
 
     Example::
 
@@ -104,16 +50,23 @@ class DataLoader:
 
     def __init__(self, dataset, batch_size=1, shuffle=None, sampler=None, batch_sampler=None,
                  num_workers=0, collate_fn=None, pin_memory=False, drop_last=False,
-                 timeout=0, worker_init_fn=None, generator=None, *, prefetch_factor=None,
-                 persistent_workers=False):
-        if not isinstance(num_workers, int) or num_workers < 0:
-            raise ValueError(f"DataLoader: num_workers option should be non-negative, got "
-                             f"{num_workers!r}")
+                 timeout=0, worker_init_fn=None, multiprocessing_context=None, generator=None,
+                 *, prefetch_factor=None, persistent_workers=False, pin_memory_device=""):
+        self._check_worker_options(num_workers, timeout, worker_init_fn, prefetch_factor,
+                                   persistent_workers)
         self.dataset, self.num_workers, self.generator = dataset, num_workers, generator
         self.batch_size, self.drop_last = batch_size, drop_last
+        self.timeout, self.worker_init_fn = timeout, worker_init_fn
+        self.multiprocessing_context = multiprocessing_context
+        self.prefetch_factor = prefetch_factor if num_workers == 0 or prefetch_factor \
+            is not None else 2
+        self.persistent_workers = persistent_workers
+        self.pin_memory, self.pin_memory_device = bool(pin_memory), pin_memory_device
         self._iterable = isinstance(dataset, IterableDataset)
-        self._skip = 0
-        self._yielded = 0
+        self._skip = 0  # batches to skip in the next epoch (load_state_dict)
+        self._yielded = 0  # position in the current epoch
+        self._base_seed = self._resume_seed = None  # the workers' base seed of the epoch
+        self._pool = None  # the persistent workers
         if self._iterable:
             if shuffle or sampler is not None or batch_sampler is not None:
                 raise ValueError("DataLoader: an IterableDataset takes no shuffle, sampler or "
@@ -122,8 +75,33 @@ class DataLoader:
         else:
             self._setup_sampling(batch_size, shuffle, sampler, batch_sampler, drop_last,
                                  generator)
-        auto = self.batch_sampler is not None or (self._iterable and batch_size is not None)
-        self.collate_fn = collate_fn or (default_collate if auto else default_convert)
+        self._auto_collation = self.batch_sampler is not None or \
+            (self._iterable and batch_size is not None)
+        self.collate_fn = collate_fn or (default_collate if self._auto_collation
+                                         else default_convert)
+
+    @staticmethod
+    def _check_worker_options(num_workers, timeout, worker_init_fn, prefetch_factor,
+                              persistent_workers):
+        if not isinstance(num_workers, int) or isinstance(num_workers, bool) or num_workers < 0:
+            raise ValueError(f"DataLoader: num_workers option should be non-negative, got "
+                             f"{num_workers!r}; use num_workers=0 to disable multiprocessing")
+        if not isinstance(timeout, (int, float)) or timeout < 0:
+            raise ValueError(f"DataLoader: timeout option should be non-negative, got "
+                             f"{timeout!r}")
+        if worker_init_fn is not None and not callable(worker_init_fn):
+            raise TypeError(f"DataLoader: worker_init_fn should be callable, got "
+                            f"{type(worker_init_fn).__name__}")
+        if num_workers == 0 and prefetch_factor is not None:
+            raise ValueError("DataLoader: prefetch_factor option could only be specified in "
+                             "multiprocessing; let num_workers > 0 to enable multiprocessing, "
+                             "otherwise set prefetch_factor to None")
+        if prefetch_factor is not None and (not isinstance(prefetch_factor, int)
+                                            or prefetch_factor < 0):
+            raise ValueError(f"DataLoader: prefetch_factor option should be non-negative, got "
+                             f"{prefetch_factor!r}")
+        if persistent_workers and num_workers == 0:
+            raise ValueError("DataLoader: persistent_workers option needs num_workers > 0")
 
     def _setup_sampling(self, batch_size, shuffle, sampler, batch_sampler, drop_last,
                         generator):
@@ -146,58 +124,70 @@ class DataLoader:
         self.batch_sampler = None if batch_size is None else \
             BatchSampler(sampler, batch_size, drop_last)
 
+    @property
+    def _index_sampler(self):
+        return self.batch_sampler if self.batch_sampler is not None else self.sampler
+
     def __iter__(self):
-        skip, self._skip, self._yielded = self._skip, 0, 0
+        skip, self._skip = self._skip, 0
+        base_seed, self._resume_seed = self._resume_seed, None
+        # the count starts at the resumed position, so a second save/resume is exact too
+        self._yielded = skip
+        order = None
+        if not self._iterable:  # replay the saved order (indices only: nothing is loaded)
+            order = self._after(lambda: iter(self._index_sampler), skip)
+            if self._yielded == 0:  # the saved epoch was complete: this is a new one
+                base_seed = None
+        if base_seed is None:
+            # drawn whatever num_workers is, as in PyTorch, so that the shuffle does not
+            # depend on it; drawn before the sampler's first draw of the epoch
+            from ..ops.random import randint
+
+            base_seed = int(randint(0, 1 << 63, (1,), generator=self.generator).item())
+        self._base_seed = base_seed
+        pool = None
+        if self.num_workers:
+            pool = self._pool if self._pool is not None and self._pool.alive else \
+                WorkerPool(self, base_seed)
+            self._pool = pool if self.persistent_workers else None
+        try:
+            for item in self._batches(order, skip, pool):
+                self._yielded += 1
+                yield item
+        finally:  # also when the loop is left early or fails: no worker outlives its epoch
+            if pool is not None and not self.persistent_workers:
+                pool.shutdown()
+
+    def _batches(self, order, skip, pool):
         if self._iterable:
-            source = self._iter_stream()
-        elif self.batch_sampler is None:
-            source = (self.collate_fn(self.dataset[i]) for i in self._skipped(self.sampler,
-                                                                               skip))
-            skip = 0
-        else:
-            source = self._iter_batches(self._skipped(self.batch_sampler, skip))
-            skip = 0
-        for item in source:
-            if skip:  # an IterableDataset can only be fast-forwarded by reading it
-                skip -= 1
-                continue
-            self._yielded += 1
-            yield item
-
-    @staticmethod
-    def _skipped(indices, n):
-        it = iter(indices)
-        for _ in range(n):
-            next(it, None)
-        return it
-
-    def _iter_batches(self, batches):
-        fast = isinstance(self.dataset, TensorDataset) and self.collate_fn is default_collate
-        getitems = getattr(self.dataset, "__getitems__", None)
-        from ..ops.creation import tensor
-
-        for idx in batches:
-            if fast:
-                sel = tensor(idx, dtype="int64")
-                yield [t[sel] for t in self.dataset.tensors]
-            elif getitems is not None:
-                yield self.collate_fn(getitems(list(idx)))
+            if pool is not None:
+                def start():
+                    return pool.batches(None)
             else:
-                yield self.collate_fn([self.dataset[i] for i in idx])
+                def start():
+                    fetcher = IterableFetcher(self.dataset, self._auto_collation,
+                                              self.collate_fn, self.batch_size, self.drop_last)
+                    return iter(fetcher.fetch, _END)  # fetch raises StopIteration at the end
+            return self._after(start, skip)  # a stream is fast-forwarded by reading it
+        if pool is not None:
+            return pool.batches(order)
+        return map(MapFetcher(self.dataset, self._auto_collation, self.collate_fn).fetch, order)
 
-    def _iter_stream(self):
-        if self.batch_size is None:
-            for item in self.dataset:
-                yield self.collate_fn(item)
-            return
-        batch = []
-        for item in self.dataset:
-            batch.append(item)
-            if len(batch) == self.batch_size:
-                yield self.collate_fn(batch)
-                batch = []
-        if batch and not self.drop_last:
-            yield self.collate_fn(batch)
+    def _after(self, start, skip):
+        """``start()``'s items after the first ``skip``. A saved epoch that ends within them
+        was complete: the next epoch (a fresh ``start()``) begins, and ``_yielded`` is 0."""
+        if not skip:
+            return start()
+        it = start()
+        for _ in range(skip):
+            if next(it, _END) is _END:
+                break
+        else:
+            first = next(it, _END)
+            if first is not _END:
+                return _prepend(first, it)
+        self._yielded = 0
+        return start()
 
     def __len__(self):
         if self._iterable:
@@ -211,14 +201,14 @@ class DataLoader:
     def state_dict(self) -> dict:
         """Where the current epoch stands: batches already yielded, and the sampler's state
         (the generator state the epoch's order was drawn from). Save it with a checkpoint."""
-        order = self.batch_sampler if self.batch_sampler is not None else self.sampler
-        sd = getattr(order, "state_dict", None)
-        return {"batches_yielded": self._yielded, "sampler": sd() if sd is not None else None}
+        sd = getattr(self._index_sampler, "state_dict", None)
+        return {"batches_yielded": self._yielded, "sampler": sd() if sd is not None else None,
+                "base_seed": self._base_seed}
 
     def load_state_dict(self, state: dict) -> None:
         """Make the next ``iter()`` replay the saved epoch's order and skip the batches that
         were already yielded (indices only: skipped batches are not loaded)."""
-        order = self.batch_sampler if self.batch_sampler is not None else self.sampler
+        order = self._index_sampler
         if state.get("sampler") is not None:
             if not hasattr(order, "load_state_dict"):
                 raise ValueError(f"DataLoader.load_state_dict: the saved state has sampler "
@@ -226,3 +216,14 @@ class DataLoader:
                                  "load it")
             order.load_state_dict(state["sampler"])
         self._skip = int(state["batches_yielded"])
+        self._resume_seed = state.get("base_seed")  # the resumed epoch's workers seed alike
+
+    def __del__(self):
+        pool = getattr(self, "_pool", None)
+        if pool is not None:
+            pool.shutdown()
+
+
+def _prepend(first, it):
+    yield first
+    yield from it

@@ -7,10 +7,14 @@ process and continue with exactly the batches an uninterrupted run would have se
 
 from __future__ import annotations
 
+import math
+import os
+
 __all__ = ["Sampler", "SequentialSampler", "RandomSampler", "SubsetRandomSampler",
-           "WeightedRandomSampler", "BatchSampler"]
+           "WeightedRandomSampler", "BatchSampler", "DistributedSampler"]
 
 _SEED_BOUND = 1 << 63
+_CHUNK = 1 << 16  # draws per call when sampling with replacement (the same stream as one call)
 
 
 class Sampler:
@@ -106,8 +110,10 @@ class RandomSampler(_EpochSampler):
 
         gen = self._rng.start_epoch()
         n = len(self.data_source)
-        if self.replacement:
-            yield from randint(0, n, (self.num_samples,), generator=gen).tolist()
+        if self.replacement:  # in chunks: the endless-loader idiom asks for ~1e10 draws
+            for start in range(0, self.num_samples, _CHUNK):
+                size = min(_CHUNK, self.num_samples - start)
+                yield from randint(0, n, (size,), generator=gen).tolist()
             return
         for _ in range(self.num_samples // n):
             yield from randperm(n, generator=gen).tolist()
@@ -207,3 +213,72 @@ class BatchSampler(Sampler):
     def load_state_dict(self, state):
         if state.get("sampler") is not None:
             self.sampler.load_state_dict(state["sampler"])
+
+
+def _launcher_env(names):
+    """The first of ``names`` set in the environment, as an int (set by torchrun / mpiexec)."""
+    for name in names:
+        if os.environ.get(name, "").isdigit():
+            return int(os.environ[name])
+    return None
+
+
+class DistributedSampler(Sampler):
+    """The share of the dataset's indices that one of ``num_replicas`` processes reads
+    (PyTorch's rule): the order (a permutation seeded by ``seed + epoch`` when ``shuffle``)
+    is padded by repeating its start to a multiple of ``num_replicas`` (or cut, with
+    ``drop_last``), and rank ``r`` takes every ``num_replicas``-th index from ``r``.
+    ``num_replicas`` and ``rank`` default to the launcher's environment (``WORLD_SIZE`` /
+    ``RANK``, or Open MPI's ``OMPI_COMM_WORLD_SIZE`` / ``OMPI_COMM_WORLD_RANK``). Call
+    ``set_epoch(e)`` before each epoch for a new shuffle.
+
+    Example: ``list(DistributedSampler(range(5), num_replicas=2, rank=1, shuffle=False))``
+    is ``[1, 3, 0]``.
+    """
+
+    def __init__(self, dataset, num_replicas=None, rank=None, shuffle=True, seed=0,
+                 drop_last=False):
+        if num_replicas is None:
+            num_replicas = _launcher_env(("WORLD_SIZE", "OMPI_COMM_WORLD_SIZE"))
+        if rank is None:
+            rank = _launcher_env(("RANK", "OMPI_COMM_WORLD_RANK"))
+        if num_replicas is None or rank is None:
+            raise ValueError("DistributedSampler: pass num_replicas and rank (no launcher "
+                             "environment WORLD_SIZE/RANK or OMPI_COMM_WORLD_SIZE/RANK found)")
+        if not isinstance(num_replicas, int) or num_replicas < 1:
+            raise ValueError(f"DistributedSampler: num_replicas should be a positive integer, "
+                             f"got {num_replicas!r}")
+        if not isinstance(rank, int) or not 0 <= rank < num_replicas:
+            raise ValueError(f"DistributedSampler: invalid rank {rank!r}, rank should be in "
+                             f"the interval [0, {num_replicas - 1}]")
+        self.dataset, self.num_replicas, self.rank = dataset, num_replicas, rank
+        self.shuffle, self.seed, self.drop_last, self.epoch = shuffle, seed, drop_last, 0
+        n = len(dataset)
+        if drop_last and n % num_replicas:
+            self.num_samples = math.ceil((n - num_replicas) / num_replicas)
+        else:
+            self.num_samples = math.ceil(n / num_replicas)
+        self.total_size = self.num_samples * num_replicas
+
+    def __iter__(self):
+        n = len(self.dataset)
+        if self.shuffle:
+            from ..ops.random import Generator, randperm
+
+            gen = Generator().manual_seed(self.seed + self.epoch)
+            indices = randperm(n, generator=gen).tolist()
+        else:
+            indices = list(range(n))
+        if self.drop_last:
+            indices = indices[:self.total_size]
+        elif self.total_size > n and indices:
+            pad = self.total_size - n
+            indices += (indices * math.ceil(pad / n))[:pad]
+        return iter(indices[self.rank:self.total_size:self.num_replicas])
+
+    def __len__(self):
+        return self.num_samples
+
+    def set_epoch(self, epoch: int) -> None:
+        """Use ``epoch`` in the shuffle's seed (call it before each epoch's ``iter()``)."""
+        self.epoch = epoch

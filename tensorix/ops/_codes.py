@@ -35,7 +35,7 @@ import numpy as np
 from .. import backend
 from .. import dtypes as dt
 from ..autograd import function as _function
-from ..autograd.grad_mode import state
+from ..autograd.grad_mode import is_grad_enabled
 from ..tensor import Tensor, _make
 
 __all__ = ["on_codes", "encode", "decode", "scalar_code", "cast", "to_device", "dispatch"]
@@ -163,7 +163,7 @@ def dispatch(cls, args):
     where = f"{d.name} tensors on {found[0].device}"
     if policy == "own":
         return None
-    if state.enabled and any(t._rg for t in found):
+    if is_grad_enabled() and any(t._rg for t in found):
         raise RuntimeError(f"{op}: autograd is not supported for {where} (they are held as "
                            "uint8 codes); cast first, e.g. x.float(), or use no_grad()")
     if any(t._dtype is not d for t in found):

@@ -23,7 +23,7 @@ import numpy as np
 from .. import backend, kernels
 from .. import dtypes as dt
 from ..autograd.function import Function
-from ..autograd.grad_mode import state
+from ..autograd.grad_mode import is_grad_enabled
 from ..backend import quiet
 from ..tensor import Tensor, _make
 from ._common import check_tensor, float_input
@@ -218,7 +218,7 @@ class Gelu(Function):
     def backward(ctx, g):
         (a,) = ctx.saved_tensors
         fused = kernels.lookup("gelu_backward", a.device, a._dtype)
-        if fused is not None and not state.enabled and g._dtype is a._dtype:
+        if fused is not None and not is_grad_enabled() and g._dtype is a._dtype:
             # first order only (no graph is recorded): the kernel's result needs no backward
             return _make(fused(a._data, g._data, ctx.approximate)), None
         if ctx.approximate == "tanh" and _fusable(a, g):

@@ -20,18 +20,19 @@ import numpy as np
 
 from .. import dtypes as dt
 from ..autograd.function import Function, refresh_view
-from ..autograd.grad_mode import state
+from ..autograd.grad_mode import is_grad_enabled, modes
 from ..tensor import Tensor, _make
 
 __all__: list = []
 
 
 def _check(self, op):
-    if state.enabled and self._rg and self.grad_fn is None:
+    enabled = is_grad_enabled()
+    if enabled and self._rg and self.grad_fn is None:
         raise RuntimeError(f"{op}(): a leaf Variable that requires grad is being used in an "
                            "in-place operation (wrap it in tensorix.no_grad() or use "
                            ".data / .detach())")
-    if self._base is not None and state.enabled and self._base._rg and \
+    if self._base is not None and enabled and self._base._rg and \
             self._base.grad_fn is None:
         raise RuntimeError(f"{op}(): a view of a leaf Variable that requires grad is being "
                            "used in an in-place operation")
@@ -121,6 +122,7 @@ def apply_inplace(self, fn, *args, op=None, **kwargs):
     if not isinstance(self, Tensor):
         raise TypeError(f"{op}(): expected a Tensor, got {type(self).__name__}")
     _check(self, op)
+    state = modes.state
     record = state.enabled and (self._rg or any(isinstance(a, Tensor) and a._rg for a in args)
                                 or (self._base is not None and self._base._rg))
     if not record:
@@ -167,7 +169,7 @@ def _fill(self, value):
         if value.ndim:
             raise RuntimeError(f"fill_(): only supports 0-dimension value tensor but got "
                                f"tensor with {value.ndim} dimensions")
-        return value.to(self._dtype).expand(tuple(self.shape)) if state.enabled else \
+        return value.to(self._dtype).expand(tuple(self.shape)) if is_grad_enabled() else \
             full(tuple(self.shape), value.item(), dtype=self._dtype, device=self.device)
     return full(tuple(self.shape), value, dtype=self._dtype, device=self.device)
 

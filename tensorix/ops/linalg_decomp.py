@@ -22,7 +22,7 @@ import numpy as np
 
 from .. import backend
 from ..autograd.function import Function
-from ..autograd.grad_mode import state as _grad_state
+from ..autograd.grad_mode import is_grad_enabled
 from ..tensor import Tensor, _make
 from ._common import check_tensor
 from .movement import diagonal as _diagonal_view
@@ -542,7 +542,7 @@ def svdvals(A) -> Tensor:
     ``U diag(g) Vh`` (defined for repeated singular values too). Example:
     ``tensorix.linalg.svdvals(A)[..., 0]`` is the spectral norm."""
     check_matrix(A, "linalg.svdvals")
-    if A.requires_grad and _grad_state.enabled:  # U and Vh are needed only for the gradient
+    if A.requires_grad and is_grad_enabled():  # U and Vh are needed only for the gradient
         return SVD.apply(A, False)[1]
     return _make(_xp(A).linalg.svd(A._data, compute_uv=False))
 
@@ -596,7 +596,7 @@ def eigvalsh(A, UPLO="L") -> Tensor:
     ``Q diag(g) Q^H``. Example: ``tensorix.linalg.eigvalsh(A)[..., -1]`` is the largest."""
     check_matrix(A, "linalg.eigvalsh", square=True)
     _check_uplo("linalg.eigvalsh", UPLO)
-    if A.requires_grad and _grad_state.enabled:
+    if A.requires_grad and is_grad_enabled():
         return Eigh.apply(A, UPLO)[0]
     return _make(_xp(A).linalg.eigvalsh(A._data, UPLO=UPLO))
 

@@ -13,7 +13,7 @@ import numpy as np
 from ... import backend, kernels
 from ... import dtypes as dt
 from ...autograd.function import Function
-from ...autograd.grad_mode import state
+from ...autograd.grad_mode import is_grad_enabled
 from ...ops._common import check_tensor, norm_dim, same_device
 from ...tensor import Tensor, _make
 
@@ -112,7 +112,7 @@ def _fused_grad(y, g, dim, log):
     """(log_)softmax's first-order backward through the device kernel, or None where there is
     none or a graph is being recorded (double backward needs the op form)."""
     fused = _row_kernel("softmax_backward", y, dim)
-    if fused is not None and not state.enabled and g._dtype is y._dtype:
+    if fused is not None and not is_grad_enabled() and g._dtype is y._dtype:
         return _make(fused(y._data, g._data, log))
     return None
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from ... import backend, kernels
 from ... import dtypes as dt
 from ...autograd.function import Function
-from ...autograd.grad_mode import state
+from ...autograd.grad_mode import is_grad_enabled
 from ...ops._common import check_tensor, same_device
 from ...tensor import Tensor, _make
 
@@ -37,7 +37,7 @@ def _raw_stats(data, axes, eps):
 
 
 def _xhat(ctx, x, mu, rstd):
-    if state.enabled:  # create_graph: the stats' dependence on x matters for the next order
+    if is_grad_enabled():  # create_graph: the stats' dependence on x matters for the next order
         mu, rstd = _stats(x, ctx.axes, ctx.eps)
     return (x - mu) * rstd, rstd
 
@@ -134,9 +134,9 @@ class LayerNorm(Function):
         axes = ctx.axes
         lead = tuple(range(g.ndim - len(axes)))
         fused = kernels.lookup("layer_norm_backward", x.device, x._dtype)
-        if fused is not None and not state.enabled and g._dtype is x._dtype:
+        if fused is not None and not is_grad_enabled() and g._dtype is x._dtype:
             return _fused_backward(fused, g, x, weight, mu, rstd, axes, (nx, nw, nb))
-        if not state.enabled:
+        if not is_grad_enabled():
             return _raw_backward(g, x, None if weight is None else weight._data, mu, rstd,
                                  axes, lead, (nx, nw, nb)) + (None, None)
         return _graph_backward(ctx, g, x, weight, mu, rstd, lead, (nx, nw, nb)) + (None, None)
@@ -193,7 +193,7 @@ class BatchNorm(Function):
         x, weight, mu, rstd = ctx.saved_tensors
         nx, nw, nb = ctx.needs_input_grad[:3]
         axes = ctx.axes
-        if not state.enabled:
+        if not is_grad_enabled():
             w = None if weight is None else weight._data.reshape(ctx.shape)
             return _raw_backward(g, x, w, mu, rstd, axes, axes, (nx, nw, nb)) + \
                 (None,) * 4
