@@ -23,7 +23,7 @@ _LAZY = ("nn", "optim", "data", "io", "linalg", "logic", "numerics", "quant", "d
          "compile", "distributed", "cuda", "testing", "utils")
 
 
-_LAZY_ATTRS = {"save": "io", "load": "io"}
+_LAZY_ATTRS = {"save": "io", "load": "io", "serialization": "io"}
 
 
 def __getattr__(name):
