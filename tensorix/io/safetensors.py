@@ -163,7 +163,8 @@ def _header(blob: bytes, path: str) -> tuple[dict, memoryview]:
 
 def _metadata(header: dict, path: str) -> tuple[dict, dict]:
     """Pop and check ``__metadata__`` ({str: str}, as the format says) and our dtype record."""
-    metadata = header.pop(_META, None) or {}
+    metadata = header.pop(_META, None)
+    metadata = {} if metadata is None else metadata  # null is allowed; [] or 0 is not
     if not (isinstance(metadata, dict) and all(isinstance(v, str) for v in metadata.values())):
         raise CheckpointError(f"load(): {path} has a malformed {_META} entry (expected a map "
                               "of strings to strings)")
