@@ -126,7 +126,7 @@ def _create_temp(directory: str, base: str) -> tuple[int, str]:
         return fd, name
 
 
-def _keep_mode(fd: int, target: str, op: str) -> None:
+def _keep_mode(tmp: str, fd: int, target: str, op: str) -> None:
     """Give the new file the old one's permission bits (and owner where allowed)."""
     try:
         st = os.stat(target)
@@ -134,7 +134,7 @@ def _keep_mode(fd: int, target: str, op: str) -> None:
         return
     if not os.access(target, os.W_OK):
         raise PermissionError(13, f"{op}: permission denied (the file is read-only)", target)
-    os.fchmod(fd, stat.S_IMODE(st.st_mode))
+    os.chmod(tmp, stat.S_IMODE(st.st_mode))
     if hasattr(os, "fchown") and (st.st_uid, st.st_gid) != (os.getuid(), os.getgid()):
         # only root may give a file away; the mode is kept regardless
         with contextlib.suppress(OSError):
@@ -153,7 +153,7 @@ def atomic_write(path, chunks, op: str = "save()") -> None:
     _remove_leftovers(directory, base)
     fd, tmp = _create_temp(directory, base)
     try:
-        _keep_mode(fd, target, op)
+        _keep_mode(tmp, fd, target, op)
         with os.fdopen(fd, "wb", closefd=False) as f:
             for chunk in chunks:
                 f.write(chunk)
