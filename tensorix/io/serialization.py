@@ -49,8 +49,10 @@ class _Flattener:
     def __init__(self):
         self.arrays, self.owner, self.memo = {}, {}, {}
 
-    def _name(self, obj, keys):
-        if id(obj) in self.memo:  # the same object again: one copy, one name
+    def _store(self, obj, keys, to_array) -> str:
+        """The name ``obj``'s data is stored under: its path, or its first path when the
+        same object comes again (stored once, loaded back as one object)."""
+        if id(obj) in self.memo:
             return self.memo[id(obj)][1]
         name = "/".join(str(k) for k in keys) if keys else "tensor"
         if name in self.arrays:
@@ -59,6 +61,7 @@ class _Flattener:
                              "beside the same number as a string); rename one of them")
         self.memo[id(obj)] = (obj, name)  # keep obj alive so its id stays unique
         self.owner[name] = list(keys)
+        self.arrays[name] = to_array(obj)
         return name
 
     def node(self, obj, keys):
@@ -66,21 +69,17 @@ class _Flattener:
             raise ValueError(f"save(): the object is nested more than {_MAX_DEPTH} levels deep "
                              f"at {_where(keys[:5])}... (or contains itself)")
         if isinstance(obj, Tensor):
-            fresh = id(obj) not in self.memo
-            name = self._name(obj, keys)
-            if fresh:
-                self.arrays[name] = obj.__array__()
-            out = {"__tensor__": name, "requires_grad": obj.requires_grad}
+            out = {"__tensor__": self._store(obj, keys, Tensor.__array__),
+                   "requires_grad": obj.requires_grad}
             kinds = [n for n, (test, _) in TENSOR_KINDS.items() if test(obj)]
             return {**out, "kinds": kinds} if kinds else out
         if isinstance(obj, (np.ndarray, np.generic)):  # before the scalars: np.float64 is a float
-            fresh = id(obj) not in self.memo
-            name = self._name(obj, keys)
-            arr = np.asarray(obj)
-            if fresh:
-                self.arrays[name] = arr
-            return {"__ndarray__": name, "scalar": isinstance(obj, np.generic),
-                    "big_endian": arr.dtype.byteorder == ">"}
+            out = {"__ndarray__": self._store(obj, keys, np.asarray)}
+            if isinstance(obj, np.generic):
+                out["scalar"] = True
+            if obj.dtype.byteorder == ">":
+                out["big_endian"] = True
+            return out
         if type(obj) in _DICTS:
             return {_DICTS[type(obj)]: [self._item(k, v, keys) for k, v in obj.items()]}
         if type(obj) in _SEQS:
