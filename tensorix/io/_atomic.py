@@ -150,6 +150,9 @@ def atomic_write(path, chunks, op: str = "save()") -> None:
     """
     target = os.path.realpath(os.fspath(path))
     directory, base = os.path.split(target)
+    if not os.path.isdir(directory):  # else the error would name our temporary file
+        raise FileNotFoundError(2, f"{op}: parent directory {directory} does not exist",
+                                os.fspath(path))
     _remove_leftovers(directory, base)
     fd, tmp = _create_temp(directory, base)
     try:

@@ -126,6 +126,11 @@ def test_save_writes_through_symlinks(tmp_path):
     assert os.path.islink(dangling) and list(tx.load(store / "created.safetensors")) == ["b"]
 
 
+def test_missing_directory_is_named(tmp_path):
+    with pytest.raises(FileNotFoundError, match=r"parent directory .*nope does not exist"):
+        tx.save({"a": tx.ones(1)}, tmp_path / "nope" / "w.safetensors")
+
+
 def test_long_file_names_get_short_temp_names(tmp_path):
     name = "m" * 200 + ".safetensors"
     assert len(_prefix(name)) < 80 and _prefix(name) != _prefix("m" * 199 + "n.safetensors")
