@@ -13,12 +13,16 @@ Beyond that, a save behaves like ``torch.save``'s ``open(path, "wb")``:
 
 A process killed mid-write (``kill -9``, out of memory) cannot remove its temporary file, so
 each temporary file is named after its target and its writer
-(``.<name>.tensorix-tmp-<pid>-<random>``) and holds an exclusive ``flock`` while it is
-written. The next save to the same target removes such leftovers, and only those: files of
-that exact name pattern, plain files, whose writer process is gone and whose lock is free.
-A concurrent save by a live process (this machine: its pid exists; another machine on a
-shared file system: it holds the lock) is never touched. Where ``fcntl`` is missing
-(Windows) leftovers are left alone, since a live writer cannot be told from a dead one.
+(``.<name>.tensorix-tmp-<pid>-<random>``) and holds an exclusive ``flock`` from a moment
+after its creation until it has been renamed into place. The next save to the same target
+removes such leftovers, and only those: plain files of that exact name pattern whose lock
+is free, and which cannot be a live writer's file in the moment between creation and
+locking (not one of this process's own saves in flight, and either the named process is
+gone or the file is older than a minute: a restarted container reuses pids). A concurrent
+save by a live process is never touched. Where ``fcntl`` is missing (Windows) leftovers
+are left alone, since a live writer cannot be told from a dead one. (File systems whose
+locks are local to each client, such as NFS mounted with ``local_lock``, cannot protect
+two machines saving to the same path at once.)
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ import os
 import re
 import secrets
 import stat
+import time
 
 try:
     import fcntl
@@ -38,6 +43,8 @@ except ImportError:  # Windows: no flock, no cleanup of leftovers
 __all__ = ["atomic_write", "temp_files"]
 
 _TAG = ".tensorix-tmp-"
+_GRACE_S = 60.0  # a live writer locks its file microseconds after creating it
+_IN_FLIGHT: set = set()  # this process's temporary files being written (any thread)
 
 
 def _prefix(base: str) -> str:
@@ -72,6 +79,13 @@ def _alive(pid: int) -> bool:
     return True
 
 
+def _age(path: str) -> float:
+    try:
+        return time.time() - os.stat(path, follow_symlinks=False).st_mtime
+    except OSError:
+        return 0.0
+
+
 def _remove_leftovers(directory: str, base: str) -> None:
     if fcntl is None:
         return
@@ -82,10 +96,12 @@ def _remove_leftovers(directory: str, base: str) -> None:
         return
     for name in names:
         m = pattern.match(name)
-        # a live pid may be between creating its file and locking it: leave it alone
-        if m is None or _alive(int(m.group(1))):
+        if m is None:
             continue
         full = os.path.join(directory, name)
+        if full in _IN_FLIGHT or (int(m.group(1)) != os.getpid() and _alive(int(m.group(1)))
+                                  and _age(full) < _GRACE_S):
+            continue  # may be between its creation and its lock
         try:
             fd = os.open(full, os.O_RDWR | getattr(os, "O_NOFOLLOW", 0))
         except OSError:
@@ -115,10 +131,14 @@ def _create_temp(directory: str, base: str) -> tuple[int, str]:
     prefix = os.path.join(directory, _prefix(base)) + f"{os.getpid()}-"
     while True:
         name = prefix + secrets.token_hex(6)
+        _IN_FLIGHT.add(name)  # before it exists: our own cleaner must never take it
         try:
             fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-        except FileExistsError:
-            continue
+        except BaseException as e:
+            _IN_FLIGHT.discard(name)
+            if isinstance(e, FileExistsError):
+                continue
+            raise
         if fcntl is not None:
             # file systems without flock: the pid in the name still guards the file
             with contextlib.suppress(OSError):
@@ -170,6 +190,7 @@ def atomic_write(path, chunks, op: str = "save()") -> None:
         raise
     finally:
         os.close(fd)
+        _IN_FLIGHT.discard(tmp)
     _fsync_dir(directory)
 
 

@@ -177,7 +177,7 @@ def test_next_save_removes_leftovers_of_killed_saves_and_nothing_else(tmp_path):
     dead, prefix = _dead_pid(), _prefix("w.safetensors")
     decoys = {
         "other-target": f"{_prefix('other.safetensors')}{dead}-0123456789ab",
-        "live-writer": f"{prefix}{os.getpid()}-0123456789ab",  # creating, not yet locked
+        "live-writer": f"{prefix}{os.getppid()}-0123456789ab",  # creating, not yet locked
         "locked": f"{prefix}{dead}-abcdefabcdef",  # another machine's live writer
         "bad-suffix": f"{prefix}{dead}-0123456789ab.bak",
         "user-file": ".tmp-w.safetensors",
@@ -186,6 +186,14 @@ def test_next_save_removes_leftovers_of_killed_saves_and_nothing_else(tmp_path):
     for name in decoys.values():
         (tmp_path / name).write_bytes(b"keep me")
     os.symlink(tmp_path / "w.safetensors", tmp_path / f"{prefix}{dead}-fedcbafedcba")
+    stale = {  # leftovers too, though their pid is alive: a restarted container reuses pids
+        "same-pid-as-ours": f"{prefix}{os.getpid()}-aaaaaaaaaaaa",
+        "live-pid-but-old": f"{prefix}{os.getppid()}-bbbbbbbbbbbb",
+    }
+    for name in stale.values():
+        (tmp_path / name).write_bytes(b"stale")
+    hours_ago = time.time() - 7200
+    os.utime(tmp_path / stale["live-pid-but-old"], (hours_ago, hours_ago))
     held = os.open(tmp_path / decoys["locked"], os.O_RDWR)
     fcntl.flock(held, fcntl.LOCK_EX)
     try:
@@ -193,7 +201,7 @@ def test_next_save_removes_leftovers_of_killed_saves_and_nothing_else(tmp_path):
     finally:
         os.close(held)
     remaining = set(os.listdir(tmp_path))
-    assert not set(leftovers) & remaining
+    assert not (set(leftovers) | set(stale.values())) & remaining
     assert set(decoys.values()) <= remaining
     assert os.path.islink(tmp_path / f"{prefix}{dead}-fedcbafedcba")
     assert all((tmp_path / n).read_bytes() == b"keep me" for n in decoys.values())
@@ -228,3 +236,22 @@ def test_concurrent_save_by_another_process_is_left_alone(tmp_path):
     assert proc.returncode == 0, err
     assert temp_files(path) == []
     assert tx.load(path)["theirs"].tolist() == [7.0] * 1000
+
+
+@posix_only
+def test_a_thread_saving_in_its_creation_window_is_left_alone(tmp_path):
+    """Between creating its temporary file and locking it, a save of this very process (in
+    another thread) is known by name; once no save owns the name it is a leftover."""
+    from tensorix.io import _atomic
+
+    path = tmp_path / "w.safetensors"
+    name = str(tmp_path / f"{_prefix('w.safetensors')}{os.getpid()}-0123456789ab")
+    _atomic._IN_FLIGHT.add(name)
+    try:
+        open(name, "wb").close()  # created, not locked yet
+        tx.save({"a": tx.ones(1)}, path)
+        assert os.path.exists(name)
+    finally:
+        _atomic._IN_FLIGHT.discard(name)
+    tx.save({"a": tx.ones(1)}, path)
+    assert not os.path.exists(name) and _ours(tmp_path) == []
