@@ -24,7 +24,7 @@ _LAZY = ("nn", "optim", "data", "io", "linalg", "logic", "numerics", "quant", "d
          "fft", "special", "distributions")
 
 
-_LAZY_ATTRS = {"save": "io", "load": "io",
+_LAZY_ATTRS = {"save": "io", "load": "io", "serialization": "io",
                "stft": "fft._stft", "istft": "fft._stft", "hann_window": "fft._windows",
                "hamming_window": "fft._windows", "blackman_window": "fft._windows",
                "bartlett_window": "fft._windows", "kaiser_window": "fft._windows"}

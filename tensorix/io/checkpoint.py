@@ -24,6 +24,28 @@ def _state_of(obj):
     return obj.state_dict()
 
 
+def _check_record(record, path):
+    """The parts every checkpoint has, checked before anything is restored, so that a
+    damaged file leaves the given objects untouched."""
+    from ..ops.random import Generator
+
+    if not isinstance(record, dict) or record.get("format") != _FORMAT:
+        raise CheckpointError(f"load_checkpoint(): {path} is not a tensorix training "
+                              "checkpoint (written by save_checkpoint)")
+    rng = record.get("rng")
+    if not (isinstance(rng, dict) and isinstance(rng.get("generators"), dict)
+            and "default" in rng and "step" in record and "extra" in record):
+        raise CheckpointError(f"load_checkpoint(): {path} is a damaged training checkpoint "
+                              "(its rng, step or extra record is missing or malformed)")
+    for name, state in [("default", rng["default"]), *rng["generators"].items()]:
+        try:  # a scratch generator validates the state without touching the real one
+            Generator().set_state(state)
+        except RuntimeError as e:
+            raise CheckpointError(f"load_checkpoint(): {path} holds a damaged state for "
+                                  f"generator {name!r} ({e})") from None
+    return rng
+
+
 def _restore(obj, state, part, path, strict):
     if state is None:
         raise CheckpointError(f"load_checkpoint(): {path} holds no {part} state to restore "
@@ -89,18 +111,16 @@ def load_checkpoint(path, *, model=None, optimizer=None, scheduler=None, loader=
     from ..ops.random import set_rng_state
 
     record = load(path, map_location=map_location)
-    if not isinstance(record, dict) or record.get("format") != _FORMAT:
-        raise CheckpointError(f"load_checkpoint(): {path} is not a tensorix training "
-                              "checkpoint (written by save_checkpoint)")
-    for part, obj in zip(_PARTS, (model, optimizer, scheduler, loader)):
-        if obj is not None:
-            _restore(obj, record.get(part), part, path, strict)
-    rng = record["rng"]
-    if restore_rng:
-        set_rng_state(rng["default"])
-    for name, gen in (generators or {}).items():
+    rng = _check_record(record, path)
+    for name in generators or {}:
         if str(name) not in rng["generators"]:
             raise CheckpointError(f"load_checkpoint(): {path} has no state for generator "
                                   f"{name!r}; it has {sorted(rng['generators'])}")
+    for part, obj in zip(_PARTS, (model, optimizer, scheduler, loader)):
+        if obj is not None:
+            _restore(obj, record.get(part), part, path, strict)
+    if restore_rng:
+        set_rng_state(rng["default"])
+    for name, gen in (generators or {}).items():
         gen.set_state(rng["generators"][str(name)])
     return {"step": record["step"], "extra": record["extra"]}
