@@ -20,10 +20,12 @@ __version__ = "0.1.0"
 # Subpackages above the core load on first use (``tensorix.nn``, ``tensorix.linalg``, ...), so
 # ``import tensorix`` stays fast and a subpackage's optional dependencies stay optional.
 _LAZY = ("nn", "optim", "data", "io", "linalg", "logic", "numerics", "quant", "decomp",
-         "compile", "distributed", "cuda", "testing", "utils")
+         "compile", "distributed", "cuda", "testing", "utils",
+         "backends", "accelerator", "amp", "func")
 
 
-_LAZY_ATTRS = {"save": "io", "load": "io"}
+_LAZY_ATTRS = {"save": "io", "load": "io",
+               "autocast": "amp"}
 
 
 def __getattr__(name):
