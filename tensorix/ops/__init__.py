@@ -11,6 +11,7 @@ from . import (
     activation,
     bitwise,
     creation,
+    distance,
     einsum,
     elementwise,
     indexing,
@@ -33,6 +34,7 @@ from . import (
 from .activation import *
 from .bitwise import *
 from .creation import *
+from .distance import *
 from .einsum import *
 from .elementwise import *
 from .indexing import *
@@ -56,7 +58,7 @@ from .unary import *
 FAMILIES = tuple(sys.modules[f"{__name__}.{n}"] for n in (
     "creation", "random", "elementwise", "unary", "pointwise", "activation", "bitwise",
     "reduce", "sort", "movement", "shape", "indexing", "linalg", "einsum", "inplace",
-    "special", "misc", "structured", "stats", "linalg_lu", "tensor_api"))
+    "special", "misc", "structured", "stats", "linalg_lu", "tensor_api", "distance"))
 
 __all__ = [name for fam in FAMILIES for name in fam.__all__]
 
