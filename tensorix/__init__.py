@@ -15,7 +15,7 @@ from .tensor import Size, Tensor
 
 _alloc.tune()  # keep freed array memory mapped for reuse (see _alloc.py)
 
-__version__ = "0.1.0"
+__version__: str  # read on first use from the package metadata (see __getattr__)
 
 # Subpackages above the core load on first use (``tensorix.nn``, ``tensorix.linalg``, ...), so
 # ``import tensorix`` stays fast and a subpackage's optional dependencies stay optional.
@@ -29,6 +29,13 @@ _LAZY_ATTRS = {"save": "io", "load": "io",
 
 
 def __getattr__(name):
+    if name == "__version__":  # one source: the installed package's metadata (pyproject.toml)
+        from importlib import metadata
+
+        try:
+            return metadata.version("tensorix")
+        except metadata.PackageNotFoundError:  # a source tree that was never installed
+            return "0+unknown"
     if name in _LAZY_ATTRS:
         import importlib
 
