@@ -26,6 +26,22 @@ _LAZY = ("nn", "optim", "data", "io", "linalg", "logic", "numerics", "quant", "d
 
 _LAZY_ATTRS = {"save": "io", "load": "io",
                "autocast": "amp"}
+# torch's top-level names that live higher up in tensorix (the same functions; torch.conv2d is
+# torch.nn.functional.conv2d), loaded on first use
+_LAZY_ATTRS.update(dict.fromkeys(["GradScaler", "is_autocast_enabled", "get_autocast_dtype"],
+                                 "amp"))
+_LAZY_ATTRS.update(vmap="func", is_anomaly_enabled="autograd",
+                   is_anomaly_check_nan_enabled="autograd")
+_LAZY_ATTRS.update(dict.fromkeys([
+    "set_float32_matmul_precision", "get_float32_matmul_precision",
+    "use_deterministic_algorithms", "are_deterministic_algorithms_enabled",
+    "is_deterministic_algorithms_warn_only_enabled"], "_settings"))
+_LAZY_ATTRS.update(dict.fromkeys([
+    "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
+    "pixel_shuffle", "pixel_unshuffle", "channel_shuffle", "prelu", "rrelu", "threshold",
+    "cosine_similarity", "pairwise_distance", "pdist", "bilinear", "max_pool1d", "max_pool2d",
+    "max_pool3d", "avg_pool1d", "adaptive_avg_pool1d", "dropout", "alpha_dropout",
+    "feature_alpha_dropout", "layer_norm", "group_norm", "rms_norm"], "nn.functional"))
 
 
 def __getattr__(name):

@@ -29,6 +29,7 @@ from . import (
     stats,
     structured,
     tensor_api,
+    tensor_info,
     unary,
 )
 from .activation import *
@@ -52,13 +53,15 @@ from .special import *
 from .stats import *
 from .structured import *
 from .tensor_api import *
+from .tensor_info import *
 from .unary import *
 
 # looked up as modules: the star imports rebind names such as ``sort`` to functions
 FAMILIES = tuple(sys.modules[f"{__name__}.{n}"] for n in (
     "creation", "random", "elementwise", "unary", "pointwise", "activation", "bitwise",
     "reduce", "sort", "movement", "shape", "indexing", "linalg", "einsum", "inplace",
-    "special", "misc", "structured", "stats", "linalg_lu", "tensor_api", "distance"))
+    "special", "misc", "structured", "stats", "linalg_lu", "tensor_api", "distance",
+    "tensor_info"))
 
 __all__ = [name for fam in FAMILIES for name in fam.__all__]
 
