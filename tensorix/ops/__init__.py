@@ -10,12 +10,14 @@ from . import (
     _codes,  # noqa: F401 - the storage-only formats on CUDA (installs the op guard)
     activation,
     bitwise,
+    combine,
     creation,
     distance,
     einsum,
     elementwise,
     indexing,
     inplace,
+    integrate,
     linalg,
     linalg_lu,
     misc,
@@ -34,12 +36,14 @@ from . import (
 )
 from .activation import *
 from .bitwise import *
+from .combine import *
 from .creation import *
 from .distance import *
 from .einsum import *
 from .elementwise import *
 from .indexing import *
 from .inplace import *
+from .integrate import *
 from .linalg import *
 from .linalg_lu import *
 from .misc import *
@@ -61,7 +65,7 @@ FAMILIES = tuple(sys.modules[f"{__name__}.{n}"] for n in (
     "creation", "random", "elementwise", "unary", "pointwise", "activation", "bitwise",
     "reduce", "sort", "movement", "shape", "indexing", "linalg", "einsum", "inplace",
     "special", "misc", "structured", "stats", "linalg_lu", "tensor_api", "distance",
-    "tensor_info"))
+    "tensor_info", "combine", "integrate"))
 
 __all__ = [name for fam in FAMILIES for name in fam.__all__]
 
