@@ -229,3 +229,27 @@ def test_version_from_metadata_and_cli():
     r = subprocess.run([sys.executable, "-m", "tensorix", "--version"], capture_output=True,
                        text=True)
     assert r.returncode == 0 and r.stdout.strip() == f"tensorix {tx.__version__}"
+
+
+def test_custom_fwd_casts_inputs_and_turns_autocast_off():
+    seen = {}
+
+    class Scale(tx.autograd.Function):
+        @staticmethod
+        @tx.amp.custom_fwd(device_type="cpu", cast_inputs=tx.float64)
+        def forward(ctx, x):
+            seen["dtype"], seen["on"] = x.dtype, tx.amp.is_autocast_enabled("cpu")
+            return x * 2
+
+        @staticmethod
+        @tx.amp.custom_bwd(device_type="cpu")
+        def backward(ctx, g):
+            return g * 2
+
+    x = tx.ones(3, requires_grad=True)
+    with tx.autocast("cpu", dtype=tx.bfloat16):
+        Scale.apply(x)
+    assert seen == {"dtype": tx.float64, "on": False}
+    Scale.apply(x).sum().backward()  # outside autocast: unchanged
+    assert seen == {"dtype": tx.float32, "on": False}
+    np.testing.assert_array_equal(x.grad.numpy(), [2.0, 2.0, 2.0])

@@ -12,8 +12,15 @@ Example::
 """
 
 from . import autocast_mode, grad_scaler
-from .autocast_mode import autocast, get_autocast_dtype, is_autocast_available, is_autocast_enabled
+from .autocast_mode import (
+    autocast,
+    custom_bwd,
+    custom_fwd,
+    get_autocast_dtype,
+    is_autocast_available,
+    is_autocast_enabled,
+)
 from .grad_scaler import GradScaler
 
 __all__ = ["autocast", "GradScaler", "is_autocast_available", "is_autocast_enabled",
-           "get_autocast_dtype", "autocast_mode", "grad_scaler"]
+           "get_autocast_dtype", "custom_fwd", "custom_bwd", "autocast_mode", "grad_scaler"]

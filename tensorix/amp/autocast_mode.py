@@ -26,7 +26,8 @@ import warnings
 from .. import dtypes
 from ..backend import cuda_available
 
-__all__ = ["autocast", "is_autocast_available", "is_autocast_enabled", "get_autocast_dtype"]
+__all__ = ["autocast", "is_autocast_available", "is_autocast_enabled", "get_autocast_dtype",
+           "custom_fwd", "custom_bwd"]
 
 _DEVICES = {"cpu": "bfloat16", "cuda": "float16"}  # torch's default dtype per device type
 _POLICY = {dtypes.bfloat16: "bf16", dtypes.float16: "fp16"}  # numerics policy per dtype
@@ -121,3 +122,40 @@ class autocast:  # noqa: N801 - torch's name; a context manager and a decorator
                 return func(*args, **kwargs)
 
         return wrapper
+
+
+def custom_fwd(fwd=None, *, device_type, cast_inputs=None):
+    """Decorator for a custom ``Function.forward`` (torch's ``amp.custom_fwd``): with
+    ``cast_inputs`` set, inside an enabled autocast the floating-point Tensor arguments are
+    cast to it and ``fwd`` runs with autocast off; otherwise ``fwd`` runs unchanged.
+
+    Example: ``@staticmethod @custom_fwd(device_type="cpu", cast_inputs=tensorix.float32)``.
+    """
+    if fwd is None:
+        return functools.partial(custom_fwd, device_type=device_type, cast_inputs=cast_inputs)
+    if not is_autocast_available(device_type):
+        raise RuntimeError(f"custom_fwd: unsupported device_type {device_type!r}")
+
+    @functools.wraps(fwd)
+    def wrapper(*args, **kwargs):
+        if cast_inputs is None or not is_autocast_enabled(device_type):
+            return fwd(*args, **kwargs)
+        from ..tensor import Tensor
+
+        def cast(v):
+            return v.to(cast_inputs) if isinstance(v, Tensor) and v.is_floating_point() else v
+
+        with autocast(device_type, enabled=False):
+            return fwd(*[cast(a) for a in args], **{k: cast(v) for k, v in kwargs.items()})
+
+    return wrapper
+
+
+def custom_bwd(bwd=None, *, device_type):
+    """Decorator for a custom ``Function.backward`` (torch's ``amp.custom_bwd``). tensorix's
+    autocast policy rounds only in the forward GEMMs it reaches, so ``bwd`` runs unchanged."""
+    if bwd is None:
+        return functools.partial(custom_bwd, device_type=device_type)
+    if not is_autocast_available(device_type):
+        raise RuntimeError(f"custom_bwd: unsupported device_type {device_type!r}")
+    return bwd
