@@ -253,3 +253,59 @@ def test_custom_fwd_casts_inputs_and_turns_autocast_off():
     Scale.apply(x).sum().backward()  # outside autocast: unchanged
     assert seen == {"dtype": tx.float32, "on": False}
     np.testing.assert_array_equal(x.grad.numpy(), [2.0, 2.0, 2.0])
+
+
+# A training script as public PyTorch code writes it, run unmodified on both libraries
+SCRIPT = '''
+torch.backends.cudnn.benchmark = True
+torch.backends.cuda.matmul.allow_tf32 = True
+acc = torch.accelerator.current_accelerator()
+device = acc.type if torch.accelerator.is_available() else "cpu"
+use_amp = device == "cuda"
+torch.manual_seed(0)
+model = torch.nn.Sequential(torch.nn.Linear(4, 16), torch.nn.ReLU(),
+                            torch.nn.Linear(16, 1)).to(device)
+opt = torch.optim.AdamW(model.parameters(), lr=1e-2)
+scaler = torch.amp.GradScaler(device, enabled=use_amp)
+x = torch.randn(64, 4, device=device)
+y = x.sum(1, keepdim=True)
+losses = []
+for step in range(40):
+    with torch.autocast(device_type=device, dtype=torch.bfloat16, enabled=use_amp):
+        loss = torch.nn.functional.mse_loss(model(x), y)
+    opt.zero_grad(set_to_none=True)
+    scaler.scale(loss).backward()
+    scaler.unscale_(opt)
+    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+    scaler.step(opt)
+    scaler.update()
+    losses.append(loss.item())
+rnn = torch.nn.LSTM(4, 8, batch_first=True)
+rnn.flatten_parameters()
+out, _ = rnn(x.reshape(8, 8, 4))
+assert torch.is_tensor(out) and torch.numel(out) == 8 * 8 * 8
+assert torch.is_floating_point(out)
+d = torch.cdist(x[:5], x[:5])
+assert float(d.diagonal().abs().max()) == 0.0
+w = torch.zeros(4, requires_grad=True)
+lbfgs = torch.optim.LBFGS([w], line_search_fn="strong_wolfe")
+def closure():
+    lbfgs.zero_grad()
+    err = ((x @ w - y.squeeze(1)) ** 2).mean()
+    err.backward()
+    return err
+lbfgs.step(closure)
+per_sample = torch.func.vmap(torch.func.grad(lambda w, xi, yi: ((xi @ w - yi) ** 2).sum()),
+                             in_dims=(None, 0, 0))(w.detach(), x, y.squeeze(1))
+torch.backends.cuda.matmul.allow_tf32 = False
+torch.backends.cudnn.benchmark = False
+'''
+
+
+@pytest.mark.parametrize("lib", ["tensorix", "torch"])
+def test_a_public_training_script_runs_unmodified(lib):
+    ns = {"torch": tx if lib == "tensorix" else torch}
+    exec(compile(SCRIPT, f"<script on {lib}>", "exec"), ns)  # noqa: S102 - the test's point
+    assert ns["losses"][-1] < ns["losses"][0] / 5
+    np.testing.assert_allclose(ns["w"].detach().numpy(), np.ones(4), atol=1e-4)
+    assert tuple(ns["per_sample"].shape) == (64, 4)
