@@ -171,8 +171,7 @@ LEFT_OUT = [
      """),
     ('not implemented yet: less common composites and decompositions (candidates for tensorix.ops)',
      """
-    binomial gradient histogramdd lobpcg pca_lowrank row_stack segment_reduce svd_lowrank
-    unravel_index
+    binomial gradient histogramdd lobpcg pca_lowrank segment_reduce svd_lowrank
      """),
     ('device-generic streams and a process-wide default device: tensorix takes device= '
      'explicitly and has tensorix.cuda.Stream/Event',

@@ -1,5 +1,6 @@
 """torch's composites that assemble tensors from others: ``block_diag``, ``cartesian_prod``,
-``combinations``, ``vander``, and the membership test ``isin``. Each is built from
+``combinations``, ``vander``, ``row_stack``; the membership test ``isin`` and the index
+arithmetic ``unravel_index``. Each is built from
 differentiable primitives (pad, cat, meshgrid, index_select, pow), so gradients come free;
 ``isin`` returns booleans.
 """
@@ -13,7 +14,8 @@ from .. import dtypes as dt
 from ..tensor import Tensor, _make
 from ._common import check_tensor
 
-__all__ = ["block_diag", "cartesian_prod", "combinations", "vander", "isin"]
+__all__ = ["block_diag", "cartesian_prod", "combinations", "vander", "row_stack", "isin",
+           "unravel_index"]
 TENSOR_METHODS: dict = {}
 
 
@@ -127,3 +129,34 @@ def isin(elements, test_elements, *, assume_unique=False, invert=False) -> Tenso
     xp = backend.array_module(like._data)
     out = xp.isin(xp.asarray(a), xp.asarray(b), assume_unique=assume_unique, invert=invert)
     return as_tensor(out, dtype=dt.bool, device=like.device)
+
+
+def row_stack(tensors) -> Tensor:
+    """torch's other name for :func:`tensorix.vstack` (rows stacked, 1-d inputs as rows)."""
+    from .shape import vstack
+
+    return vstack(tensors)
+
+
+def unravel_index(indices, shape) -> tuple:
+    """The coordinates in an array of ``shape`` of the flat (row-major) ``indices``: one
+    integer tensor per dimension, each shaped like ``indices``. As torch, indices wrap
+    (``-1`` is the last element). Example: ``unravel_index(tensorix.tensor(5), (2, 3))`` is
+    ``(tensor(1), tensor(2))``."""
+    from .creation import as_tensor
+
+    if not isinstance(indices, Tensor):
+        indices = as_tensor(indices)
+    if indices.dtype.is_floating_point or indices.dtype.is_complex or indices.dtype == dt.bool:
+        raise TypeError(f"unravel_index(): expected 'indices' to be integer dtype, but got "
+                        f"{indices.dtype}")
+    shape = (shape,) if isinstance(shape, int) else tuple(shape)
+    if any(s < 0 for s in shape):
+        raise ValueError(f"unravel_index(): 'shape' cannot have negative values, but got "
+                         f"{shape}")
+    flat = indices.to(dt.int64)
+    coords = []
+    for size in reversed(shape):  # row-major: the last dimension varies fastest
+        coords.append(flat % size)
+        flat = flat // size
+    return tuple(reversed(coords))

@@ -86,6 +86,21 @@ def _isin_samples(rng, dtype):
             Sample((rng.integers(0, 6, (7,)), rng.integers(0, 6, (2, 2))), {"invert": True})]
 
 
+def _np_unravel_index(indices, shape):
+    size = int(np.prod(shape))
+    return np.unravel_index(np.mod(indices, size), shape)
+
+
+def _unravel_samples(rng, dtype):
+    return [Sample((rng.integers(-6, 6, (2, 3)), (2, 3))), Sample((np.array(5), (3, 2))),
+            Sample((rng.integers(0, 24, (5,)), (2, 3, 4)))]
+
+
+def _row_stack_samples(rng, dtype):
+    return [Sample(([uniform(rng, (3,)), uniform(rng, (3,))],)),
+            Sample(([uniform(rng, (2, 3)), uniform(rng, (1, 3))],))]
+
+
 def _trapezoid_samples(rng, dtype):
     return [Sample((uniform(rng, (5,)),)),
             Sample((uniform(rng, (3, 4)),), {"dx": 0.5, "dim": 0}),
@@ -101,6 +116,9 @@ register(
     # torch.vander's own backward fails (it edits a saved tensor in place): fp64 gradcheck only
     OpInfo("vander", _vander_samples, _np_vander, skip_torch_grad=True),
     OpInfo("isin", _isin_samples, np.isin, dtypes=(tx.int64,), grad=False),
+    OpInfo("unravel_index", _unravel_samples, _np_unravel_index, dtypes=(tx.int64,),
+           grad=False),
+    OpInfo("row_stack", _row_stack_samples, lambda ts: np.vstack(ts)),
     OpInfo("trapezoid", _trapezoid_samples, _np_trapezoid),
     OpInfo("trapz", _trapezoid_samples, _np_trapezoid),
     OpInfo("cumulative_trapezoid", _trapezoid_samples, _np_cumulative_trapezoid),
