@@ -290,6 +290,8 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None):
     """The Jacobian of ``func`` with respect to argument(s) ``argnums``, as a function: for an
     output of shape ``O`` and an input of shape ``I``, a Tensor of shape ``O + I``; nested as
     (outputs, then argnums) for tuple outputs or tuple ``argnums``. One vjp per output element.
+    The differentiated arguments are Tensors (not pytrees, unlike :func:`grad`); ``chunk_size``
+    is accepted and ignored (the rows are computed one at a time).
 
     Example: ``jacrev(torch.sin)(x)`` is ``diag(cos(x))``.
     """
