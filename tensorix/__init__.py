@@ -15,22 +15,45 @@ from .tensor import Size, Tensor
 
 _alloc.tune()  # keep freed array memory mapped for reuse (see _alloc.py)
 
-__version__ = "0.1.0"
+__version__: str  # read on first use from the package metadata (see __getattr__)
 
 # Subpackages above the core load on first use (``tensorix.nn``, ``tensorix.linalg``, ...), so
 # ``import tensorix`` stays fast and a subpackage's optional dependencies stay optional.
 _LAZY = ("nn", "optim", "data", "io", "linalg", "logic", "numerics", "quant", "decomp",
          "compile", "distributed", "cuda", "testing", "utils",
-         "fft", "special", "distributions")
+         "fft", "special", "distributions", "backends", "accelerator", "amp", "func")
 
 
-_LAZY_ATTRS = {"save": "io", "load": "io", "serialization": "io",
+_LAZY_ATTRS = {"save": "io", "load": "io", "serialization": "io", "autocast": "amp",
                "stft": "fft._stft", "istft": "fft._stft", "hann_window": "fft._windows",
                "hamming_window": "fft._windows", "blackman_window": "fft._windows",
                "bartlett_window": "fft._windows", "kaiser_window": "fft._windows"}
+# torch's top-level names that live higher up in tensorix (the same functions; torch.conv2d is
+# torch.nn.functional.conv2d), loaded on first use
+_LAZY_ATTRS.update(dict.fromkeys(["GradScaler", "is_autocast_enabled", "get_autocast_dtype"],
+                                 "amp"))
+_LAZY_ATTRS.update(vmap="func", is_anomaly_enabled="autograd",
+                   is_anomaly_check_nan_enabled="autograd")
+_LAZY_ATTRS.update(dict.fromkeys([
+    "set_float32_matmul_precision", "get_float32_matmul_precision",
+    "use_deterministic_algorithms", "are_deterministic_algorithms_enabled",
+    "is_deterministic_algorithms_warn_only_enabled"], "_settings"))
+_LAZY_ATTRS.update(dict.fromkeys([
+    "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
+    "pixel_shuffle", "pixel_unshuffle", "channel_shuffle", "prelu", "rrelu", "threshold",
+    "cosine_similarity", "pairwise_distance", "pdist", "bilinear", "max_pool1d", "max_pool2d",
+    "max_pool3d", "avg_pool1d", "adaptive_avg_pool1d", "dropout", "alpha_dropout",
+    "feature_alpha_dropout", "layer_norm", "group_norm", "rms_norm"], "nn.functional"))
 
 
 def __getattr__(name):
+    if name == "__version__":  # one source: the installed package's metadata (pyproject.toml)
+        from importlib import metadata
+
+        try:
+            return metadata.version("tensorix")
+        except metadata.PackageNotFoundError:  # a source tree that was never installed
+            return "0+unknown"
     if name in _LAZY_ATTRS:
         import importlib
 
@@ -38,7 +61,11 @@ def __getattr__(name):
     if name in _LAZY:
         import importlib
 
-        return importlib.import_module(f"{__name__}.{name}")
+        try:
+            return importlib.import_module(f"{__name__}.{name}")
+        except ModuleNotFoundError as e:  # a subpackage not built yet: hasattr() must say no
+            if e.name != f"{__name__}.{name}":
+                raise
     raise AttributeError(f"module 'tensorix' has no attribute {name!r}")
 
 

@@ -1,4 +1,5 @@
-"""Command line: ``tensorix demo [--quick]`` (also ``python -m tensorix demo``)."""
+"""Command line: ``tensorix demo [--quick]``, ``tensorix --version`` (also ``python -m
+tensorix ...``)."""
 
 from __future__ import annotations
 
@@ -8,8 +9,14 @@ import sys
 def main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or argv[0] in ("-h", "--help"):
-        print("usage: tensorix demo [--quick]\n\n"
-              "  demo    train three small models on the bundled data (see 'tensorix demo -h')")
+        print("usage: tensorix demo [--quick] | tensorix --version\n\n"
+              "  demo       train three small models on the bundled data (see 'tensorix demo -h')\n"
+              "  --version  print the installed version")
+        return 0
+    if argv[0] in ("--version", "-V"):
+        import tensorix
+
+        print(f"tensorix {tensorix.__version__}")
         return 0
     if argv[0] == "demo":
         from .demo import main as demo_main

@@ -22,3 +22,12 @@ from ._streams import *
 from ._tf32 import *
 
 __all__ = _device.__all__ + _memory.__all__ + _rng.__all__ + _streams.__all__ + _tf32.__all__
+
+
+def __getattr__(name):
+    # tensorix.cuda.amp sits above cuda (it uses numerics), so it loads on first use
+    if name == "amp":
+        import importlib
+
+        return importlib.import_module(f"{__name__}.amp")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -9,7 +9,7 @@ Example::
     loss = nn.CrossEntropyLoss()(model(x), y)
 """
 
-from . import functional, init, layers, parameter, utils
+from . import functional, init, layers, modules, parameter, utils
 from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 from .layers import *
 from .module import Module

@@ -10,11 +10,14 @@ from . import (
     _codes,  # noqa: F401 - the storage-only formats on CUDA (installs the op guard)
     activation,
     bitwise,
+    combine,
     creation,
+    distance,
     einsum,
     elementwise,
     indexing,
     inplace,
+    integrate,
     linalg,
     linalg_lu,
     misc,
@@ -28,15 +31,19 @@ from . import (
     stats,
     structured,
     tensor_api,
+    tensor_info,
     unary,
 )
 from .activation import *
 from .bitwise import *
+from .combine import *
 from .creation import *
+from .distance import *
 from .einsum import *
 from .elementwise import *
 from .indexing import *
 from .inplace import *
+from .integrate import *
 from .linalg import *
 from .linalg_lu import *
 from .misc import *
@@ -50,13 +57,15 @@ from .special import *
 from .stats import *
 from .structured import *
 from .tensor_api import *
+from .tensor_info import *
 from .unary import *
 
 # looked up as modules: the star imports rebind names such as ``sort`` to functions
 FAMILIES = tuple(sys.modules[f"{__name__}.{n}"] for n in (
     "creation", "random", "elementwise", "unary", "pointwise", "activation", "bitwise",
     "reduce", "sort", "movement", "shape", "indexing", "linalg", "einsum", "inplace",
-    "special", "misc", "structured", "stats", "linalg_lu", "tensor_api"))
+    "special", "misc", "structured", "stats", "linalg_lu", "tensor_api", "distance",
+    "tensor_info", "combine", "integrate"))
 
 __all__ = [name for fam in FAMILIES for name in fam.__all__]
 

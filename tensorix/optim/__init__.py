@@ -12,11 +12,12 @@ from .adaptive import (
                        adagrad_update,
                        rmsprop_update,
 )
+from .lbfgs import LBFGS
 from .lion import Lion, lion_update
 from .optimizer import Optimizer
 from .sgd import SGD, sgd_update
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "Adagrad", "Adadelta", "Adamax", "NAdam",
-           "RAdam", "RMSprop", "Lion", "lr_scheduler", "sgd_update", "adam_update",
+           "RAdam", "RMSprop", "Lion", "LBFGS", "lr_scheduler", "sgd_update", "adam_update",
            "adagrad_update", "adadelta_update", "adamax_update", "nadam_update",
            "radam_update", "rmsprop_update", "lion_update"]

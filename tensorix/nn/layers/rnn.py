@@ -179,6 +179,11 @@ class RNNBase(Module):
             c_n = None if c_n is None else c_n.squeeze(1)
         return x, ((h_n, c_n) if self.mode == "LSTM" else h_n)
 
+    def flatten_parameters(self) -> None:
+        """A no-op that returns None, as on CPU torch: cuDNN wants its weights in one buffer,
+        and tensorix has no cuDNN (its weights are already the arrays the GEMMs read)."""
+        return None
+
     def extra_repr(self):
         s = f"{self.input_size}, {self.hidden_size}"
         if self.proj_size != 0:
