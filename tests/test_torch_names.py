@@ -152,10 +152,6 @@ LEFT_OUT = [
     eig frobenius_norm lstsq matrix_rank nuclear_norm range set_default_tensor_type
     solve symeig
      """),
-    ('spectral ops and windows: tensorix has no FFT yet',
-     """
-    bartlett_window blackman_window hamming_window hann_window istft kaiser_window stft
-     """),
     ("torch's exception classes: tensorix raises RuntimeError/MemoryError and backend errors",
      """
     AcceleratorError FatalError OutOfMemoryError
