@@ -1,0 +1,168 @@
+"""tensorix's own thread use (tensorix/_threads.py): the thread-count API as in torch, the BLAS
+kept to one thread (no spinning idle threads), GEMMs split over the library's one pool."""
+
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import tensorix as tx
+from tensorix import _threads
+
+
+@pytest.fixture
+def two_threads_split_small(monkeypatch):
+    """Two threads, and every GEMM big enough to split (so small tests exercise the split)."""
+    old = tx.get_num_threads()
+    tx.set_num_threads(2)
+    monkeypatch.setattr(_threads, "_GEMM_MIN_PART", 1)
+    calls = []
+    run = _threads._run_parts
+
+    def counting(tasks):
+        calls.append(len(tasks))
+        run(tasks)
+
+    monkeypatch.setattr(_threads, "_run_parts", counting)
+    yield calls
+    tx.set_num_threads(old)
+
+
+def test_thread_count_api_as_in_torch():
+    old = tx.get_num_threads()
+    try:
+        tx.set_num_threads(3)
+        assert tx.get_num_threads() == 3
+        import tensorix.numerics as nx
+
+        assert nx.get_num_threads() == 3  # one setting, one pool for the whole library
+    finally:
+        tx.set_num_threads(old)
+    with pytest.raises(RuntimeError, match=r"set_num_threads\(\): expects a positive integer"):
+        tx.set_num_threads(0)
+    with pytest.raises(RuntimeError, match=r"set_num_threads\(\): expects an int, but got float"):
+        tx.set_num_threads(2.5)
+
+
+def test_default_is_the_usable_cores():
+    import os
+
+    expected = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None
+    if expected is None:
+        pytest.skip("no affinity API")
+    assert _threads._cores() == expected
+
+
+def test_interop_threads_set_once(monkeypatch):
+    monkeypatch.setattr(_threads, "_interop", None)
+    tx.set_num_interop_threads(2)
+    assert tx.get_num_interop_threads() == 2
+    with pytest.raises(RuntimeError, match=r"set_num_interop_threads\(\): cannot set"):
+        tx.set_num_interop_threads(3)
+    monkeypatch.setattr(_threads, "_interop", None)
+    with pytest.raises(RuntimeError, match="expects a positive integer"):
+        tx.set_num_interop_threads(-1)
+
+
+def test_blas_runs_one_thread_after_a_gemm():
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    a = tx.randn(64, 64)
+    _ = a @ a
+    blas = threadpoolctl.threadpool_info()
+    assert [i["num_threads"] for i in blas if i["user_api"] == "blas"] == \
+        [1] * sum(i["user_api"] == "blas" for i in blas)
+
+
+def test_no_spinning_idle_threads_after_large_gemms():
+    """OpenBLAS's own idle threads spun ~0.1 s of a core after every threaded call."""
+    old = tx.get_num_threads()
+    tx.set_num_threads(2)
+    try:
+        a = tx.randn(512, 512)
+        for _ in range(3):
+            _ = a @ a
+        t0 = time.process_time()
+        time.sleep(0.3)
+        assert time.process_time() - t0 < 0.03
+    finally:
+        tx.set_num_threads(old)
+
+
+@pytest.mark.parametrize("sa, sb", [
+    ((6, 5, 7), (6, 7, 3)),        # a batch of GEMMs: split by batch
+    ((4, 6, 5, 7), (6, 7, 3)),     # broadcast batch: b shared by every part
+    ((1, 5, 7), (4, 7, 3)),        # a's batch dim of 1 broadcasts
+    ((9, 7), (7, 3)),              # one GEMM, more rows than columns: split by rows
+    ((3, 7), (7, 11)),             # more columns: split by columns
+])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.complex64])
+def test_split_gemm_matches_numpy(two_threads_split_small, sa, sb, dtype):
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal(sa).astype(dtype)
+    b = rng.standard_normal(sb).astype(dtype)
+    got = (tx.tensor(a) @ tx.tensor(b)).numpy()
+    assert two_threads_split_small == [2]
+    np.testing.assert_allclose(got, a @ b, rtol=1e-5, atol=1e-5)
+
+
+def test_small_gemm_and_one_thread_do_not_split(monkeypatch):
+    calls = []
+    monkeypatch.setattr(_threads, "_run_parts", calls.append)
+    a = tx.randn(8, 8)
+    _ = a @ a  # far below the split size
+    old = tx.get_num_threads()
+    tx.set_num_threads(1)
+    try:
+        monkeypatch.setattr(_threads, "_GEMM_MIN_PART", 1)
+        _ = a @ a
+    finally:
+        tx.set_num_threads(old)
+    assert calls == []
+
+
+def test_split_gemm_gradients(two_threads_split_small):
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(1)
+    a, b = rng.standard_normal((4, 6, 5)), rng.standard_normal((4, 5, 3))
+    ta, tb = tx.tensor(a, requires_grad=True), tx.tensor(b, requires_grad=True)
+    (ta @ tb).sum().backward()
+    pa, pb = torch.tensor(a, requires_grad=True), torch.tensor(b, requires_grad=True)
+    (pa @ pb).sum().backward()
+    np.testing.assert_allclose(ta.grad.numpy(), pa.grad.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(tb.grad.numpy(), pb.grad.numpy(), rtol=1e-12)
+
+
+def test_einsum_batch_contraction_splits(two_threads_split_small):
+    rng = np.random.default_rng(2)
+    a, b = rng.standard_normal((8, 4, 5)), rng.standard_normal((8, 5, 6))
+    got = tx.einsum("bij,bjk->bik", tx.tensor(a), tx.tensor(b)).numpy()
+    assert two_threads_split_small
+    np.testing.assert_allclose(got, np.einsum("bij,bjk->bik", a, b), rtol=1e-12)
+
+
+def test_parallel_covers_the_range_and_nests_without_deadlock():
+    old = tx.get_num_threads()
+    tx.set_num_threads(2)
+    try:
+        seen, names = [], set()
+
+        def inner(a, b):
+            seen.append((a, b))
+
+        def outer(a, b):
+            names.add(threading.current_thread().name)
+            _threads.parallel(100, inner, 1)  # inside a worker: runs whole, in this thread
+
+        _threads.parallel(10, outer, 1)
+        assert len(names) == 2
+        assert sorted(seen).count((0, 100)) >= 1
+        hits = np.zeros(1000, int)
+
+        def mark(a, b):
+            hits[a:b] += 1
+
+        _threads.parallel(1000, mark, 10)
+        assert (hits == 1).all()
+    finally:
+        tx.set_num_threads(old)
