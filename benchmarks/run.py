@@ -284,7 +284,10 @@ def main(argv=None):
         for w in workers.values():
             w.close()
     text = report(results, infos, args, load_before, _loadavg())
-    pathlib.Path(args.out).write_text(text)
+    out = pathlib.Path(args.out)
+    old = out.read_text() if out.exists() else ""
+    marker = "<!-- bench_elementwise: begin -->"  # bench_elementwise.py's table is kept
+    out.write_text(text + ("\n" + marker + old.split(marker, 1)[1] if marker in old else ""))
     print("\n" + text)
     if bad:
         print(f"failed or losses disagree with torch: {', '.join(bad)}", file=sys.stderr)
