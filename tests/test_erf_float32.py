@@ -90,3 +90,30 @@ def test_threaded_and_single_thread_gelu_are_bit_identical():
     finally:
         tx.set_num_threads(old)
     np.testing.assert_array_equal(one, two)
+
+
+def test_erfc_float32_within_its_ulp_bound_and_keeps_the_tail():
+    from tensorix.ops._erf import ERFC_FLOAT32_ULP, erfc_float32, erfc_kernel
+
+    x = np.concatenate([_sweep(), np.linspace(-6, 10, 1 << 20, dtype=np.float32)])
+    got = erfc_float32(x)
+    ref = erfc_kernel(x.astype(np.float64))
+    normal = ref > np.finfo(np.float32).tiny  # beyond x ~ 9.2 the result is subnormal
+    ulp = np.spacing(ref.astype(np.float32)).astype(np.float64)
+    err = np.abs(got - ref) / ulp
+    assert err[normal].max() <= ERFC_FLOAT32_ULP, (err[normal].max(), x[normal][err.argmax()])
+    assert np.abs(got - ref)[~normal].max() < 1e-44
+    special = erfc_float32(np.array([np.inf, -np.inf, np.nan, -0.0, 30], np.float32))
+    np.testing.assert_array_equal(special[[0, 1, 3, 4]], [0, 2, 1, 0])
+    assert np.isnan(special[2])
+    np.testing.assert_array_equal(tx.erfc(tx.tensor(x[:1000])).numpy(), got[:1000])
+
+
+def test_exact_gelu_keeps_relative_accuracy_down_the_left_tail():
+    x = np.linspace(-13, -1e-3, 1 << 18, dtype=np.float32)
+    got = F.gelu(tx.tensor(x)).numpy().astype(np.float64)
+    w = x.astype(np.float64)
+    from tensorix.ops._erf import erfc_kernel
+
+    ref = 0.5 * w * erfc_kernel(-w / np.sqrt(2))
+    assert (np.abs(got - ref) / np.abs(ref)).max() < 1.5e-6
