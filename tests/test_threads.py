@@ -1,6 +1,11 @@
 """tensorix's own thread use (tensorix/_threads.py): the thread-count API as in torch, the BLAS
 kept to one thread (no spinning idle threads), GEMMs split over the library's one pool."""
 
+import json
+import os
+import pathlib
+import subprocess
+import sys
 import threading
 import time
 
@@ -46,8 +51,6 @@ def test_thread_count_api_as_in_torch():
 
 
 def test_default_is_the_usable_cores():
-    import os
-
     expected = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None
     if expected is None:
         pytest.skip("no affinity API")
@@ -66,12 +69,17 @@ def test_interop_threads_set_once(monkeypatch):
 
 
 def test_blas_runs_one_thread_after_a_gemm():
-    threadpoolctl = pytest.importorskip("threadpoolctl")
-    a = tx.randn(64, 64)
-    _ = a @ a
-    blas = threadpoolctl.threadpool_info()
-    assert [i["num_threads"] for i in blas if i["user_api"] == "blas"] == \
-        [1] * sum(i["user_api"] == "blas" for i in blas)
+    """In a fresh process (libraries that other tests load bring BLASes of their own): every
+    BLAS loaded at tensorix's first GEMM, NumPy's among them, runs one thread."""
+    pytest.importorskip("threadpoolctl")
+    code = ("import json, tensorix as tx, threadpoolctl; a = tx.randn(64, 64); a @ a; "
+            "print(json.dumps([i['num_threads'] for i in threadpoolctl.threadpool_info() "
+            "if i['user_api'] == 'blas']))")
+    root = pathlib.Path(__file__).resolve().parents[1]
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120, cwd=root, env={**os.environ, "PYTHONPATH": str(root)})
+    threads = json.loads(out.stdout.strip().splitlines()[-1])
+    assert threads and threads == [1] * len(threads), out.stderr[-2000:]
 
 
 def test_no_spinning_idle_threads_after_large_gemms():
