@@ -40,6 +40,7 @@ def _framework(name, threads):
     import tensorix.nn.functional  # noqa: F401 - the workloads use m.nn.functional, m.optim
     import tensorix.optim  # noqa: F401
 
+    tensorix.set_num_threads(threads)
     return tensorix
 
 
@@ -58,8 +59,8 @@ def _info(m):
            "env": {k: os.environ.get(k) for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS",
                                                  "MKL_NUM_THREADS", "OPENBLAS_CORETYPE",
                                                  "OPENBLAS_L2_SIZE")}}
+    out["threads"] = m.get_num_threads()
     if m.__name__ == "torch":
-        out["threads"] = m.get_num_threads()
         # torch's own BLAS (MKL here) is linked in statically, invisible to threadpoolctl
         conf = m.__config__.show()
         libs = [ln.strip(" -") for ln in conf.splitlines()

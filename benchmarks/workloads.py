@@ -33,8 +33,13 @@ CASES = {
     "einsum_bmm": "einsum 'bij,bjk->bik' (64 x 128^3)",
     "einsum_chain": "einsum 'ij,jk,kl->il' (512^3)",
     "add_overhead": "tiny a + b, requires_grad (per op)",
+    "add_overhead_no_grad": "tiny a + b, no_grad (per op)",
+    "gelu_exact_fwd": "gelu (exact, erf), 4M floats, forward",
+    "lstm_step": "char LSTM LM, width 256, batch 32, seq 64, Adam: train step",
+    "gru_step": "char GRU LM, width 256, batch 32, seq 64, Adam: train step",
+    "mlp_small_step": "MLP 64-64-10, batch 32, SGD momentum: train step",
 }
-TRAIN = ("mlp_step", "cnn_step", "gpt_step")
+TRAIN = ("mlp_step", "cnn_step", "gpt_step", "lstm_step", "gru_step", "mlp_small_step")
 OPS_PER_CALL = 10_000  # add_overhead: one timed call is this many ``a + b``
 
 
@@ -127,7 +132,31 @@ def _models(m):
             x = F.layer_norm(x, (x.shape[-1],), self.lnfw, self.lnfb)
             return F.linear(x, self.headw, self.headb)
 
-    return {"mlp_step": MLP, "cnn_step": CNN, "gpt_step": GPT}
+    class SmallMLP(m.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.l1w, self.l1b = _param(m, 64, 64), _param(m, 64)
+            self.l2w, self.l2b = _param(m, 10, 64), _param(m, 10)
+
+        def forward(self, x):
+            return F.linear(F.relu(F.linear(x, self.l1w, self.l1b)), self.l2w, self.l2b)
+
+    class CharRNN(m.nn.Module):
+        """Embedding, one recurrent layer (the framework's own nn.LSTM / nn.GRU, whose
+        parameters keep torch's default init), linear head."""
+
+        def __init__(self, kind, vocab=65, d=256):
+            super().__init__()
+            self.embw = _param(m, vocab, d)
+            self.rnn = getattr(m.nn, kind)(d, d, batch_first=True)
+            self.headw, self.headb = _param(m, vocab, d), _param(m, vocab)
+
+        def forward(self, idx):
+            y, _ = self.rnn(F.embedding(idx, self.embw))
+            return F.linear(y, self.headw, self.headb)
+
+    return {"mlp_step": MLP, "cnn_step": CNN, "gpt_step": GPT, "mlp_small_step": SmallMLP,
+            "lstm_step": lambda: CharRNN("LSTM"), "gru_step": lambda: CharRNN("GRU")}
 
 
 def torch_init(model):
@@ -136,7 +165,9 @@ def torch_init(model):
 
     for name, p in model.named_parameters():
         leaf = name.rsplit(".", 1)[-1]
-        if leaf in ("wte", "wpe"):
+        if leaf.startswith(("weight_", "bias_")):  # nn.LSTM / nn.GRU: their own init
+            continue
+        if leaf in ("wte", "wpe", "embw"):
             torch.nn.init.normal_(p)  # nn.Embedding
         elif leaf.startswith("ln") and leaf.endswith("w"):
             torch.nn.init.ones_(p)  # nn.LayerNorm
@@ -159,16 +190,18 @@ def _batches(name):
             out.append((_f32(rng, 128, 784), rng.integers(0, 10, 128)))
         elif name == "cnn_step":
             out.append((_f32(rng, 32, 1, 28, 28), rng.integers(0, 10, 32)))
-        else:
-            tok = rng.integers(0, 65, (16, 65))
+        elif name == "mlp_small_step":
+            out.append((_f32(rng, 32, 64), rng.integers(0, 10, 32)))
+        else:  # language models: GPT batch 16, the recurrent ones 32; 64 steps each
+            tok = rng.integers(0, 65, (16 if name == "gpt_step" else 32, 65))
             out.append((tok[:, :-1].copy(), tok[:, 1:].copy()))
     return out
 
 
 def _optimizer(m, name, params):
-    if name == "mlp_step":
+    if name in ("mlp_step", "mlp_small_step"):
         return m.optim.SGD(params, lr=0.01, momentum=0.9)
-    if name == "cnn_step":
+    if name in ("cnn_step", "lstm_step", "gru_step"):
         return m.optim.Adam(params, lr=1e-3)
     return m.optim.AdamW(params, lr=1e-3)
 
@@ -176,9 +209,10 @@ def _optimizer(m, name, params):
 def _train(m, name, weights):
     """A training step closure; ``weights`` None means "initialise (torch) and return them"."""
     F = m.nn.functional
+    if weights is None:
+        m.manual_seed(SEED)  # before building: nn.LSTM / nn.GRU initialise themselves
     model = _models(m)[name]()
     if weights is None:
-        m.manual_seed(SEED)
         torch_init(model)
     else:
         model.load_state_dict({k: m.from_numpy(v.copy()) for k, v in weights.items()})
@@ -213,16 +247,23 @@ def _gelu(m, backward):
     return Workload(step)
 
 
-def _overhead(m):
-    a = m.ones(3, requires_grad=True)
-    b = m.ones(3, requires_grad=True)
+def _overhead(m, grad=True):
+    a = m.ones(3, requires_grad=grad)
+    b = m.ones(3, requires_grad=grad)
     n = OPS_PER_CALL
 
     def step():
         for _ in range(n):
             a + b
 
-    return Workload(step, per_call=n)
+    if grad:
+        return Workload(step, per_call=n)
+
+    def step_no_grad():
+        with m.no_grad():
+            step()
+
+    return Workload(step_no_grad, per_call=n)
 
 
 def build(m, name, weights=None):
@@ -244,8 +285,11 @@ def build(m, name, weights=None):
     if name == "einsum_chain":
         a, b, c = (m.from_numpy(_f32(rng, 512, 512)) for _ in range(3))
         return Workload(lambda: m.einsum("ij,jk,kl->il", a, b, c)), None
+    if name == "gelu_exact_fwd":
+        x = m.from_numpy(_f32(_rng("gelu"), 4 * 1024 * 1024))
+        return Workload(lambda: m.nn.functional.gelu(x)), None
     if name.startswith("gelu"):
         return _gelu(m, name == "gelu_fwd_bwd"), None
-    if name == "add_overhead":
-        return _overhead(m), None
+    if name.startswith("add_overhead"):
+        return _overhead(m, grad=name == "add_overhead"), None
     raise KeyError(f"unknown benchmark case {name!r}; known: {', '.join(CASES)}")

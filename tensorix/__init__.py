@@ -6,6 +6,12 @@ dtypes, devices, grad modes and the ``autograd`` package.
 
 from . import _alloc, autograd, backend, dtypes, ops
 from ._repr import get_printoptions, printoptions, set_printoptions
+from ._threads import (
+    get_num_interop_threads,
+    get_num_threads,
+    set_num_interop_threads,
+    set_num_threads,
+)
 from .autograd import enable_grad, inference_mode, no_grad, set_grad_enabled
 from .autograd.grad_mode import is_grad_enabled, is_inference_mode_enabled
 from .backend import Device, device
@@ -72,5 +78,6 @@ def __getattr__(name):
 __all__ = (["Tensor", "Size", "Device", "device", "autograd", "no_grad", "enable_grad",
             "set_grad_enabled", "inference_mode", "is_grad_enabled",
             "is_inference_mode_enabled", "__version__", "set_printoptions",
-            "get_printoptions", "printoptions"]
+            "get_printoptions", "printoptions", "set_num_threads", "get_num_threads",
+            "set_num_interop_threads", "get_num_interop_threads"]
            + dtypes.__all__ + ops.__all__)

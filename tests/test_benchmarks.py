@@ -50,3 +50,33 @@ def test_gpu_benchmark_dry_run_on_the_cupy_stand_in(tmp_path):
         row = next(line for line in text.splitlines() if line.startswith(f"| {case} |"))
         assert "Error" not in row, row
     assert "loss 4.38572 / 4.38572" in text  # the GPT's first losses agree with torch's
+
+
+def test_background_load_starts_and_stops_its_processes():
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        import run
+    finally:
+        sys.path.pop(0)
+    with run.BackgroundLoad(2) as load:
+        assert len(load.procs) == 2 and all(p.poll() is None for p in load.procs)
+    assert all(p.poll() is not None for p in load.procs)
+
+
+def test_bench_elementwise_section_survives_run(tmp_path):
+    out = tmp_path / "results.md"
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "bench_elementwise.py"), "--ops", "exp,sum",
+         "--repeat", "1", "--min-time", "0.001", "--threads", "1", "--out", str(out)],
+        capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    text = out.read_text()
+    assert "| exp |" in text and "| sum |" in text and "Worst ten: " in text
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "run.py"), "--cases", "matmul_256",
+         "--repeat", "1", "--min-time", "0.002", "--threads", "1", "--out", str(out)],
+        capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    text = out.read_text()
+    assert "| matmul 256x256 @ 256x256 | ms |" in text and "| exp |" in text
+    assert text.count("bench_elementwise: begin") == 1

@@ -1,187 +1,176 @@
-"""Modes are per thread, as in PyTorch: grad mode, inference mode, anomaly mode and the
-precision policy (autocast) set in one thread never leak into another, and a new thread
-starts from the defaults."""
+"""tensorix's own thread use (tensorix/_threads.py): the thread-count API as in torch, the BLAS
+kept to one thread (no spinning idle threads), GEMMs split over the library's one pool."""
 
-import copy
+import json
+import os
+import pathlib
+import subprocess
 import sys
 import threading
+import time
 
 import numpy as np
 import pytest
 
 import tensorix as tx
-from tensorix import nn, optim
-from tensorix.autograd import (
-    detect_anomaly,
-    is_anomaly_enabled,
-    set_detect_anomaly,
-)
-from tensorix.numerics.policy import POLICIES, autocast, get_policy
-
-
-def _run_threads(*targets):
-    """Run each target in its own thread; re-raise the first exception here."""
-    errors = []
-
-    def guard(fn):
-        try:
-            fn()
-        except BaseException as e:  # noqa: BLE001 - handed to the test thread
-            errors.append(e)
-
-    threads = [threading.Thread(target=guard, args=(fn,)) for fn in targets]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(timeout=60)
-        assert not t.is_alive(), "a test thread hung"
-    if errors:
-        raise errors[0]
+from tensorix import _threads
 
 
 @pytest.fixture
-def fast_switching():
-    """Switch threads every microsecond, so the two threads' ops interleave closely."""
-    old = sys.getswitchinterval()
-    sys.setswitchinterval(1e-6)
-    yield
-    sys.setswitchinterval(old)
+def two_threads_split_small(monkeypatch):
+    """Two threads, and every GEMM big enough to split (so small tests exercise the split)."""
+    old = tx.get_num_threads()
+    tx.set_num_threads(2)
+    monkeypatch.setattr(_threads, "_GEMM_MIN_PART", 1)
+    calls = []
+    run = _threads._run_parts
+
+    def counting(tasks):
+        calls.append(len(tasks))
+        run(tasks)
+
+    monkeypatch.setattr(_threads, "_run_parts", counting)
+    yield calls
+    tx.set_num_threads(old)
 
 
-def _model_and_data(seed):
-    tx.manual_seed(seed)
-    model = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 1))
-    x = tx.randn(32, 4)
-    y = tx.randn(32, 1)
-    return model, x, y
+def test_thread_count_api_as_in_torch():
+    old = tx.get_num_threads()
+    try:
+        tx.set_num_threads(3)
+        assert tx.get_num_threads() == 3
+        import tensorix.numerics as nx
+
+        assert nx.get_num_threads() == 3  # one setting, one pool for the whole library
+    finally:
+        tx.set_num_threads(old)
+    with pytest.raises(RuntimeError, match=r"set_num_threads\(\): expects a positive integer"):
+        tx.set_num_threads(0)
+    with pytest.raises(RuntimeError, match=r"set_num_threads\(\): expects an int, but got float"):
+        tx.set_num_threads(2.5)
 
 
-def _train(model, x, y, steps, start=None):
-    opt = optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
-    if start is not None:
-        start.wait()
-    for _ in range(steps):
-        opt.zero_grad()
-        loss = ((model(x) - y) ** 2).mean()
-        loss.backward()
-        opt.step()  # runs under no_grad: must not switch recording off in the other thread
-    return [p.detach().numpy().copy() for p in model.parameters()]
+def test_default_is_the_usable_cores():
+    expected = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None
+    if expected is None:
+        pytest.skip("no affinity API")
+    assert _threads._cores() == expected
 
 
-def test_two_threads_train_two_models_like_sequential_runs(fast_switching):
-    setups = [_model_and_data(0), _model_and_data(1)]
-    steps = 150
-    sequential = [_train(copy.deepcopy(m), x, y, steps) for m, x, y in setups]
-    results = [None, None]
-    start = threading.Barrier(2)
-
-    def job(k):
-        m, x, y = setups[k]
-        results[k] = _train(m, x, y, steps, start)
-
-    _run_threads(lambda: job(0), lambda: job(1))
-    for got, want in zip(results, sequential):
-        for g, w in zip(got, want):
-            np.testing.assert_array_equal(g, w)
+def test_interop_threads_set_once(monkeypatch):
+    monkeypatch.setattr(_threads, "_interop", None)
+    tx.set_num_interop_threads(2)
+    assert tx.get_num_interop_threads() == 2
+    with pytest.raises(RuntimeError, match=r"set_num_interop_threads\(\): cannot set"):
+        tx.set_num_interop_threads(3)
+    monkeypatch.setattr(_threads, "_interop", None)
+    with pytest.raises(RuntimeError, match="expects a positive integer"):
+        tx.set_num_interop_threads(-1)
 
 
-def test_overlapping_no_grad_blocks_restore_each_thread():
-    """A enters no_grad, B enters no_grad, A leaves, B leaves: with one process-wide flag,
-    B's exit restored the "off" it saw on entry and left grad disabled for everyone."""
-    a_in, b_in, a_out = threading.Event(), threading.Event(), threading.Event()
-    seen = {}
-
-    def a():
-        with tx.no_grad():
-            a_in.set()
-            assert b_in.wait(10)
-        seen["a_after"] = tx.is_grad_enabled()
-        a_out.set()
-
-    def b():
-        assert a_in.wait(10)
-        seen["b_before"] = tx.is_grad_enabled()  # A's block does not reach this thread
-        with tx.no_grad():
-            b_in.set()
-            assert a_out.wait(10)
-            seen["b_inside"] = tx.is_grad_enabled()
-        seen["b_after"] = tx.is_grad_enabled()
-
-    _run_threads(a, b)
-    assert seen == {"a_after": True, "b_before": True, "b_inside": False, "b_after": True}
-    assert tx.is_grad_enabled()
+def test_blas_runs_one_thread_after_a_gemm():
+    """In a fresh process (libraries that other tests load bring BLASes of their own): every
+    BLAS loaded at tensorix's first GEMM, NumPy's among them, runs one thread."""
+    pytest.importorskip("threadpoolctl")
+    code = ("import json, tensorix as tx, threadpoolctl; a = tx.randn(64, 64); a @ a; "
+            "print(json.dumps([i['num_threads'] for i in threadpoolctl.threadpool_info() "
+            "if i['user_api'] == 'blas']))")
+    root = pathlib.Path(__file__).resolve().parents[1]
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120, cwd=root, env={**os.environ, "PYTHONPATH": str(root)})
+    threads = json.loads(out.stdout.strip().splitlines()[-1])
+    assert threads and threads == [1] * len(threads), out.stderr[-2000:]
 
 
-def test_no_grad_in_one_thread_does_not_stop_recording_in_another():
-    inside, done = threading.Event(), threading.Event()
-    w = tx.ones(3, requires_grad=True)
-    out = {}
-
-    def holder():
-        with tx.no_grad():
-            inside.set()
-            assert done.wait(10)
-
-    def recorder():
-        assert inside.wait(10)
-        y = (w * 2).sum()
-        out["requires_grad"] = y.requires_grad
-        y.backward()
-        done.set()
-
-    _run_threads(holder, recorder)
-    assert out["requires_grad"]
-    assert w.grad.tolist() == [2.0, 2.0, 2.0]
+def test_no_spinning_idle_threads_after_large_gemms():
+    """OpenBLAS's own idle threads spun ~0.1 s of a core after every threaded call."""
+    old = tx.get_num_threads()
+    tx.set_num_threads(2)
+    try:
+        a = tx.randn(512, 512)
+        for _ in range(3):
+            _ = a @ a
+        t0 = time.process_time()
+        time.sleep(0.3)
+        assert time.process_time() - t0 < 0.03
+    finally:
+        tx.set_num_threads(old)
 
 
-def test_new_thread_starts_with_default_modes():
-    seen = {}
-
-    def child():
-        seen["grad"] = tx.is_grad_enabled()
-        seen["inference"] = tx.is_inference_mode_enabled()
-        seen["anomaly"] = is_anomaly_enabled()
-        seen["policy"] = get_policy()
-
-    with tx.inference_mode(), detect_anomaly(), autocast("bf16"):
-        assert not tx.is_grad_enabled() and tx.is_inference_mode_enabled()
-        assert is_anomaly_enabled() and get_policy() is not None
-        _run_threads(child)
-    assert seen == {"grad": True, "inference": False, "anomaly": False, "policy": None}
-
-
-def test_modes_set_in_a_thread_stay_in_it():
-    def child():
-        tx.set_grad_enabled(False)  # plain calls, never undone: they die with the thread
-        set_detect_anomaly(True)
-        cm = autocast("fp16")
-        cm.__enter__()
-        assert not tx.is_grad_enabled() and is_anomaly_enabled()
-        assert get_policy() is POLICIES["fp16"]
-
-    _run_threads(child)
-    assert tx.is_grad_enabled() and not is_anomaly_enabled() and get_policy() is None
+@pytest.mark.parametrize("sa, sb", [
+    ((6, 5, 7), (6, 7, 3)),        # a batch of GEMMs: split by batch
+    ((4, 6, 5, 7), (6, 7, 3)),     # broadcast batch: b shared by every part
+    ((1, 5, 7), (4, 7, 3)),        # a's batch dim of 1 broadcasts
+    ((9, 7), (7, 3)),              # one GEMM, more rows than columns: split by rows
+    ((3, 7), (7, 11)),             # more columns: split by columns
+])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.complex64])
+def test_split_gemm_matches_numpy(two_threads_split_small, sa, sb, dtype):
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal(sa).astype(dtype)
+    b = rng.standard_normal(sb).astype(dtype)
+    got = (tx.tensor(a) @ tx.tensor(b)).numpy()
+    assert two_threads_split_small == [2]
+    np.testing.assert_allclose(got, a @ b, rtol=1e-5, atol=1e-5)
 
 
-def test_policy_per_thread_in_matmul():
-    """Each thread's autocast decides how its own GEMMs round."""
-    from tensorix.numerics import matmul
+def test_small_gemm_and_one_thread_do_not_split(monkeypatch):
+    calls = []
+    monkeypatch.setattr(_threads, "_run_parts", calls.append)
+    a = tx.randn(8, 8)
+    _ = a @ a  # far below the split size
+    old = tx.get_num_threads()
+    tx.set_num_threads(1)
+    try:
+        monkeypatch.setattr(_threads, "_GEMM_MIN_PART", 1)
+        _ = a @ a
+    finally:
+        tx.set_num_threads(old)
+    assert calls == []
 
-    a = tx.tensor([[1.0 + 2.0**-12]])
-    b = tx.tensor([[1.0]])
-    out = {}
-    entered, done = threading.Event(), threading.Event()
 
-    def rounded():
-        with autocast("bf16"):
-            entered.set()
-            assert done.wait(10)
-            out["bf16"] = matmul(a, b).float().item()
+def test_split_gemm_gradients(two_threads_split_small):
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(1)
+    a, b = rng.standard_normal((4, 6, 5)), rng.standard_normal((4, 5, 3))
+    ta, tb = tx.tensor(a, requires_grad=True), tx.tensor(b, requires_grad=True)
+    (ta @ tb).sum().backward()
+    pa, pb = torch.tensor(a, requires_grad=True), torch.tensor(b, requires_grad=True)
+    (pa @ pb).sum().backward()
+    np.testing.assert_allclose(ta.grad.numpy(), pa.grad.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(tb.grad.numpy(), pb.grad.numpy(), rtol=1e-12)
 
-    def plain():
-        assert entered.wait(10)
-        out["fp32"] = matmul(a, b).item()
-        done.set()
 
-    _run_threads(rounded, plain)
-    assert out == {"bf16": 1.0, "fp32": np.float32(1.0 + 2.0**-12)}
+def test_einsum_batch_contraction_splits(two_threads_split_small):
+    rng = np.random.default_rng(2)
+    a, b = rng.standard_normal((8, 4, 5)), rng.standard_normal((8, 5, 6))
+    got = tx.einsum("bij,bjk->bik", tx.tensor(a), tx.tensor(b)).numpy()
+    assert two_threads_split_small
+    np.testing.assert_allclose(got, np.einsum("bij,bjk->bik", a, b), rtol=1e-12)
+
+
+def test_parallel_covers_the_range_and_nests_without_deadlock():
+    old = tx.get_num_threads()
+    tx.set_num_threads(2)
+    try:
+        seen, names = [], set()
+
+        def inner(a, b):
+            seen.append((a, b))
+
+        def outer(a, b):
+            names.add(threading.current_thread().name)
+            _threads.parallel(100, inner, 1)  # inside a worker: runs whole, in this thread
+
+        _threads.parallel(10, outer, 1)
+        assert len(names) == 2
+        assert sorted(seen).count((0, 100)) >= 1
+        hits = np.zeros(1000, int)
+
+        def mark(a, b):
+            hits[a:b] += 1
+
+        _threads.parallel(1000, mark, 10)
+        assert (hits == 1).all()
+    finally:
+        tx.set_num_threads(old)

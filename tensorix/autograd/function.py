@@ -39,7 +39,7 @@ import numpy as np
 
 from .. import dtypes as _dt
 from ..backend import array_module, get_device
-from ..tensor import Tensor, _Handle, _init, _make, _wrap
+from ..tensor import Tensor, _Handle, _make, _wrap
 from .grad_mode import modes
 
 __all__ = ["Function", "once_differentiable", "FunctionCtx"]
@@ -51,6 +51,7 @@ _new_tensor = Tensor.__new__
 _PYTHON_VALUES = (int, float, bool, str)
 EDGE = 4  # fields per argument in next_edges: target, slot, shape, dtype
 _NO_EDGE = (None, 0, None, None)
+_NO_EDGES = tuple(_NO_EDGE * n for n in range(4))
 _FREED_MSG = ("{}: trying to backward through the graph a second time (or to directly access "
               "saved tensors after they have already been freed). Saved intermediate values of "
               "the graph are freed when you call .backward() or autograd.grad(). Specify "
@@ -236,7 +237,9 @@ class Function:
                         edges += (a.grad_fn or a, a._output_nr, a._data.shape, a._dtype)
                     else:
                         edges += _NO_EDGE
-        ctx.next_edges = edges if record else _NO_EDGE * len(args)  # needs_input_grad reads it
+        # needs_input_grad reads it; the no-edge lists for 1-3 arguments are made once
+        ctx.next_edges = edges if record else (_NO_EDGES[len(args)] if len(args) < 4
+                                               else _NO_EDGE * len(args))
         if enabled:  # forward never records, whatever it calls
             state.enabled = False
             try:
@@ -246,9 +249,14 @@ class Function:
         else:
             raw = cls.forward(ctx, *args)
         fresh = type(raw) is _ndarray and not cls._view
-        if fresh:  # the common case, wrapped inline; it cannot be among the saved tensors
+        if fresh:  # the common case, wrapped inline (tensor._init's stores, without the call)
             out = _new_tensor(Tensor)
-            _init(out, raw, _by_np[raw.dtype])
+            out._data = raw
+            out._dtype = _by_np[raw.dtype]
+            out._rg = out._retains_grad = False
+            out.grad = out.grad_fn = out._base = out._hooks = None
+            out._output_nr = 0
+            out._version = [0]
         else:
             out = _outputs(cls, raw, args)
         if not record:

@@ -27,9 +27,10 @@ paths. ``tests/numerics/test_jit.py`` checks the rest. Numbers are in
 ``benchmarks/bench_numerics.py`` and docs/numerics.md.
 
 The kernels release the GIL. ``_threads.parallel`` splits their work over
-``numerics.set_num_threads`` Python threads. numba is imported on the first call with at least
-``MIN_SIZE`` values. A failure to import, compile or run falls back to the NumPy code for the
-rest of the process, and ``TENSORIX_JIT=0`` switches the kernels off.
+``tensorix.set_num_threads`` threads (the library's one pool, ``tensorix/_threads.py``).
+numba is imported on the first call with at least ``MIN_SIZE`` values. A failure to import,
+compile or run falls back to the NumPy code for the rest of the process, and
+``TENSORIX_JIT=0`` switches the kernels off.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ import warnings
 
 import numpy as np
 
-from . import _threads
+from .. import _threads
 from .formats import get_format
 
 __all__ = ["usable", "kernels", "quantize_blocks", "dequantize_blocks", "philox_words",

@@ -4,7 +4,7 @@ The general path (``mx.py`` with ``casting.encode``) works on whole arrays, so e
 dozen or so NumPy passes streams the data through memory. Here the blocks are cut into chunks
 that stay in the CPU cache (quantize does everything for a chunk before the next, so the input
 is read from memory once), each element sees a handful of vectorised passes, and the chunks can
-be split over threads (``numerics.set_num_threads``; NumPy releases the GIL inside each pass):
+be split over threads (``tensorix.set_num_threads``; NumPy releases the GIL inside each pass):
 
 * block amax: ``bits << 1`` (drops the sign; NaN/Inf still sort on top) and one
   ``maximum.reduceat`` over the blocks; the E8M0 exponents from bit fields (int32);
@@ -34,8 +34,9 @@ import functools
 
 import numpy as np
 
+from .. import _threads
 from ..backend import quiet
-from . import _jit, _threads
+from . import _jit
 from .casting import _decode_table_np, _encode_bits, _finish
 
 __all__ = ["eligible", "quantize_blocks", "dequantize_blocks", "key_tables"]

@@ -25,7 +25,7 @@ import functools
 
 import numpy as np
 
-from .. import backend
+from .. import _threads, backend
 from .. import dtypes as dt
 from ..autograd.function import Function
 from ..tensor import _make
@@ -121,7 +121,7 @@ def sp_raw(a, sa, b, sb, out, sizes):
         _, pa, shape_a, pb, shape_b, res_shape = core
         A = (a if pa is None else a.transpose(pa)).reshape(shape_a)
         B = (b if pb is None else b.transpose(pb)).reshape(shape_b)
-        res = xp.matmul(A, B).reshape(res_shape)
+        res = _threads.matmul(A, B).reshape(res_shape)
     elif core[0] == "outer":
         _, shape_a, pb, shape_b = core
         res = a.reshape(shape_a) * (b if pb is None else b.transpose(pb)).reshape(shape_b)

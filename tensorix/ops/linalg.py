@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import backend, kernels
+from .. import _threads, backend, kernels
 from ..autograd.function import Function
 from ..tensor import Tensor, _make
 from . import linalg_decomp as _decomp
@@ -55,8 +55,9 @@ class MatMul(Function):
             fused = kernels.lookup("matmul", a.device, d)  # cuBLAS 16-bit, fp32 accumulation
             if fused is not None:
                 return fused(a._data, b._data)
-            return (a._data.astype(np.float32) @ b._data.astype(np.float32)).astype(d.np)
-        return a._data @ b._data
+            return _threads.matmul(a._data.astype(np.float32),
+                                   b._data.astype(np.float32)).astype(d.np)
+        return _threads.matmul(a._data, b._data)
 
     @staticmethod
     def backward(ctx, g):

@@ -18,7 +18,7 @@ from ..autograd.function import Function
 from ..backend import quiet
 from ..tensor import Tensor, _make
 from ._common import check_tensor, float_input
-from ._erf import erf_kernel, erfc_kernel, erfinv_kernel
+from ._erf import erf_float32, erf_kernel, erfc_float32, erfc_kernel, erfinv_kernel
 
 __all__ = ["conj", "abs", "absolute", "sqrt", "rsqrt", "square", "reciprocal", "tanh", "relu",
            "exp2", "expm1", "log2", "log10", "log1p", "sin", "cos", "tan", "asin", "acos",
@@ -305,19 +305,26 @@ class Atanh(_Math):
 
 # -- erf family (kernels in _erf.py) ---------------------------------------------------------
 class _Special(Function):
-    """A float64 kernel applied in the input's dtype (low precision round once)."""
+    """A float64 kernel applied in the input's dtype (low precision round once), or a float32
+    kernel for float32 inputs where there is one (``kernel32``, with its stated ulp bound)."""
 
     kernel = staticmethod(erf_kernel)
+    kernel32 = None
 
     @classmethod
     def forward(cls, ctx, a):
-        out = _make(cls.kernel(a._data.astype(np.float64)).astype(a._data.dtype, copy=False))
+        x = a._data
+        if cls.kernel32 is not None and x.dtype == np.float32:
+            out = _make(cls.kernel32(x))
+        else:
+            out = _make(cls.kernel(x.astype(np.float64)).astype(x.dtype, copy=False))
         ctx.save_for_backward(a, out)
         return out
 
 
 class Erf(_Special):
     kernel = staticmethod(erf_kernel)
+    kernel32 = staticmethod(erf_float32)
 
     @staticmethod
     def backward(ctx, g):
@@ -327,6 +334,7 @@ class Erf(_Special):
 
 class Erfc(_Special):
     kernel = staticmethod(erfc_kernel)
+    kernel32 = staticmethod(erfc_float32)
 
     @staticmethod
     def backward(ctx, g):

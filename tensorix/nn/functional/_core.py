@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ... import backend, kernels
+from ... import _threads, backend, kernels
 from ... import dtypes as dt
 from ...autograd.function import Function
 from ...autograd.grad_mode import is_grad_enabled
@@ -31,9 +31,9 @@ class Linear(Function):
             # a strided input (e.g. transposed to sequence-first) is worth one copy
             xp = backend.array_module(xd)
             flat = xp.ascontiguousarray(xd).reshape(-1, xd.shape[-1])
-            out = (flat @ w._data.T).reshape(xd.shape[:-1] + (-1,))
+            out = _threads.matmul(flat, w._data.T).reshape(xd.shape[:-1] + (-1,))
         else:
-            out = xd @ w._data.T
+            out = _threads.matmul(xd, w._data.T)
         if b is not None:
             out += b._data
         return out

@@ -1,0 +1,260 @@
+"""tensorix's own thread use: one persistent pool for the whole library, and the BLAS kept
+to one thread per call.
+
+Why the BLAS never runs its own threads: OpenBLAS's idle threads spin (about 0.1 s of a core
+after every threaded call, whatever the thread count is set to afterwards), and its threaded
+GEMM waits for its workers by spinning too. On a busy 2-core machine that turned a 128^3 GEMM
+from 0.2 ms into 40 ms and a 1024^3 one from 124 ms into 172 ms (benchmarks/results.md). So
+the BLAS is set to one thread, once, through its own API (threadpoolctl finds it), and
+tensorix splits large GEMMs itself: by batch for batches of small GEMMs, by rows or columns
+for one large GEMM, each part a single-threaded BLAS call on a thread of the pool below.
+The pool's idle threads sleep on a lock; they never spin.
+
+Large NumPy kernels elsewhere (numerics, erf/gelu) split their work over the same pool with
+:func:`parallel`; NumPy releases the GIL inside each pass, so the parts run in parallel.
+Results never depend on the thread count, except a GEMM's last bits (the BLAS may block a
+split part differently), as in PyTorch.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import math
+import os
+import threading
+
+import numpy as np
+
+__all__ = ["set_num_threads", "get_num_threads", "set_num_interop_threads",
+           "get_num_interop_threads", "parallel", "matmul", "blockwise", "parts_for"]
+
+
+def _cores() -> int:
+    """The cores this process may run on (its affinity mask, as torch's default)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # no affinity API (macOS, Windows)
+        return max(1, os.cpu_count() or 1)
+
+
+_threads = _cores()
+_interop = None  # None: the default, not yet fixed
+_pool = None
+_pool_lock = threading.Lock()
+_local = threading.local()  # .worker: this thread is one of the pool's (no nested splits)
+_blas_pinned = False
+
+
+def _check_count(n, op):
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
+        raise RuntimeError(f"{op}(): expects an int, but got {type(n).__name__}")
+    if n < 1:
+        raise RuntimeError(f"{op}(): expects a positive integer, got {n}")
+    return int(n)
+
+
+def set_num_threads(n: int) -> None:
+    """Threads tensorix uses inside one op (as ``torch.set_num_threads``): large GEMMs and
+    batches of GEMMs are split over them, and so are large numerics, erf and gelu kernels.
+    The default is the number of cores this process may run on (``os.sched_getaffinity``);
+    no environment variable is read. Results do not depend on it, except a GEMM's last bits.
+
+    Example::
+
+        >>> tensorix.set_num_threads(1)   # e.g. beside a data loader that uses the other cores
+        >>> tensorix.get_num_threads()
+        1
+    """
+    global _threads, _pool
+    n = _check_count(n, "set_num_threads")
+    with _pool_lock:
+        _threads = n
+        if _pool is not None:
+            _pool.shutdown(wait=False)
+            _pool = None
+
+
+def get_num_threads() -> int:
+    """The thread count set by :func:`set_num_threads` (default: the usable cores).
+    Example: ``tensorix.get_num_threads()`` is ``2`` on a 2-core machine."""
+    return _threads
+
+
+def set_num_interop_threads(n: int) -> None:
+    """Threads for running independent ops at the same time (as
+    ``torch.set_num_interop_threads``). tensorix runs one op at a time on the calling thread,
+    so today nothing reads this value beyond :func:`get_num_interop_threads`; as in PyTorch it
+    may be set once, before it is first read.
+
+    Example::
+
+        >>> tensorix.set_num_interop_threads(2)
+    """
+    global _interop
+    n = _check_count(n, "set_num_interop_threads")
+    if _interop is not None:
+        raise RuntimeError("set_num_interop_threads(): cannot set the number of interop "
+                           "threads after it was set or read (as in PyTorch, set it once, "
+                           "at the start)")
+    _interop = n
+
+
+def get_num_interop_threads() -> int:
+    """See :func:`set_num_interop_threads` (default: the usable cores).
+    Example: ``tensorix.get_num_interop_threads()`` is ``2`` on a 2-core machine."""
+    global _interop
+    if _interop is None:
+        _interop = _cores()
+    return _interop
+
+
+def _worker_init():
+    _local.worker = True
+    _pin_blas()  # per-thread limits (OpenMP-threaded OpenBLAS, MKL) need each worker to set it
+
+
+def _get_pool():
+    global _pool
+    with _pool_lock:
+        if _pool is None:
+            _pool = concurrent.futures.ThreadPoolExecutor(_threads, "tensorix",
+                                                          initializer=_worker_init)
+        return _pool
+
+
+def _forget_pool():
+    # a forked child (a DataLoader worker) inherits the pool object but not its threads: work
+    # submitted to it would wait forever
+    global _pool, _pool_lock
+    _pool, _pool_lock = None, threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):  # POSIX only; there is no fork elsewhere
+    os.register_at_fork(after_in_child=_forget_pool)
+
+
+def _run_parts(tasks):
+    """Run the callables in ``tasks`` on the pool (the last one on this thread) and wait."""
+    pool = _get_pool()
+    futures = [pool.submit(t) for t in tasks[:-1]]
+    tasks[-1]()
+    for fut in futures:
+        fut.result()
+
+
+def parts_for(work: int, min_part: int) -> int:
+    """How many parts ``work`` units split into: at most the thread count, each at least
+    ``min_part``; 1 inside a pool worker (a nested split would wait on its own pool)."""
+    if _threads == 1 or getattr(_local, "worker", False):
+        return 1
+    return max(1, min(_threads, work // max(1, min_part)))
+
+
+def parallel(n: int, work, min_part: int) -> None:
+    """``work(a, b)`` over ``[0, n)``: one contiguous part per thread, each at least
+    ``min_part`` long, or all in this thread when ``n`` is small.
+
+    Example: ``parallel(len(x), lambda a, b: np.exp(x[a:b], out=y[a:b]), 1 << 16)``.
+    """
+    parts = parts_for(n, min_part)
+    if parts <= 1:
+        work(0, n)
+        return
+    cuts = [n * i // parts for i in range(parts + 1)]
+    _run_parts([lambda a=a, b=b: work(a, b) for a, b in zip(cuts[:-1], cuts[1:])])
+
+
+# -- BLAS ------------------------------------------------------------------------------------
+
+def _pin_blas():
+    """Set every BLAS loaded in this process to one thread, through its own API (found once by
+    threadpoolctl; imported here, lazily, since finding the libraries costs ~50 ms)."""
+    global _blas_pinned
+    from threadpoolctl import ThreadpoolController
+
+    for lib in ThreadpoolController().select(user_api="blas").lib_controllers:
+        lib.set_num_threads(1)
+    _blas_pinned = True
+
+
+# Multiply-adds below which a part of a split GEMM does not repay the hand-off to a pool
+# thread (~20-50 us): 2^22 is ~0.1 ms of one core's float32 GEMM. On the busy 2-core machine a
+# 128^3 GEMM (2^21) split in two took 0.5 ms against 0.2 ms whole; a 256^3 one (2^24) 2.1 ms
+# against 2.2 ms; a batch of 64 128^3 GEMMs 21 ms against 23 ms.
+_GEMM_MIN_PART = 1 << 22
+_BLAS_TYPES = frozenset(np.dtype(t) for t in (np.float32, np.float64, np.complex64,
+                                              np.complex128))
+
+
+def matmul(a, b):
+    """``a @ b`` for ``xp`` arrays with at least 2 dims each, the GEMM every op runs: on the
+    CPU, with a single-threaded BLAS per call, a GEMM of at least two parts' work split over
+    the pool by batch (batches of small GEMMs: attention, bmm, einsum) or by rows/columns.
+
+    Shapes: ``(..., m, k) @ (..., k, n) -> (..., m, n)`` with broadcast batch dims.
+    Example: ``matmul(np.ones((64, 128, 128)), np.ones((64, 128, 128))).shape`` is
+    ``(64, 128, 128)``.
+    """
+    if not _blas_pinned:
+        _pin_blas()
+    if (type(a) is not np.ndarray or type(b) is not np.ndarray or a.dtype != b.dtype
+            or a.dtype not in _BLAS_TYPES or a.ndim < 2 or b.ndim < 2):
+        return a @ b
+    m, k, n = a.shape[-2], a.shape[-1], b.shape[-1]
+    batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    parts = parts_for(math.prod(batch) * m * n * k, _GEMM_MIN_PART)
+    if parts <= 1:
+        return a @ b
+    out = np.empty(batch + (m, n), dtype=a.dtype)
+    if batch and batch[0] >= parts:  # a batch of GEMMs: whole GEMMs per part
+        nb = batch[0]
+
+        def part(lo, hi):
+            # an operand whose leading batch dim broadcasts (absent or 1) is shared whole
+            pa = a[lo:hi] if a.ndim == out.ndim and a.shape[0] == nb else a
+            pb = b[lo:hi] if b.ndim == out.ndim and b.shape[0] == nb else b
+            np.matmul(pa, pb, out=out[lo:hi])
+    elif m >= n:  # rows of one (or a few) large GEMM(s)
+        nb = m
+
+        def part(lo, hi):
+            np.matmul(a[..., lo:hi, :], b, out=out[..., lo:hi, :])
+    else:
+        nb = n
+
+        def part(lo, hi):
+            np.matmul(a, b[..., lo:hi], out=out[..., lo:hi])
+    parts = min(parts, nb)
+    cuts = [nb * i // parts for i in range(parts + 1)]
+    _run_parts([lambda lo=lo, hi=hi: part(lo, hi) for lo, hi in zip(cuts[:-1], cuts[1:])])
+    return out
+
+
+# Blocks of this many elements keep a fused kernel's temporaries in cache: a chain of ~10
+# whole-array NumPy ops on a large array streams every temporary through memory (gelu ran
+# about 2x faster blocked).
+BLOCK = 1 << 16
+
+
+def blockwise(kernel, out, *arrays, finish=None):
+    """``kernel(out_block, *blocks)`` over 1-d blocks of ``out`` (C-contiguous) and of
+    ``arrays`` (its shape), the blocks split over the pool; then, if given,
+    ``finish(out_part, *parts)`` once per thread's part (a pass over a few gathered elements
+    costs Python overhead per call, so it runs on whole parts). Returns ``out``. The kernels
+    run the same float operations on every element, so results do not depend on the split.
+
+    Example: ``blockwise(lambda o, x: np.exp(x, out=o), np.empty_like(x), x)``.
+    """
+    flat = [a.reshape(-1) for a in arrays]
+    dst = out.reshape(-1)
+    n = dst.size
+
+    def run(lo, hi):
+        lo, hi = lo * BLOCK, min(hi * BLOCK, n)
+        for i in range(lo, hi, BLOCK):
+            kernel(dst[i:i + BLOCK], *[f[i:i + BLOCK] for f in flat])
+        if finish is not None:
+            finish(dst[lo:hi], *[f[lo:hi] for f in flat])
+
+    parallel(-(-n // BLOCK), run, 4)  # >= 4 blocks (256 Ki elements) per thread
+    return out
