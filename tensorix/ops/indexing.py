@@ -658,11 +658,11 @@ def take_along_dim(input, indices, dim=None) -> Tensor:
     _check_index(indices, "take_along_dim")
     if dim is None:
         return gather(input.reshape(-1), 0, indices.reshape(-1))
+    d = norm_dim(dim, input.ndim, "take_along_dim", scalar=False)
     if input.ndim != indices.ndim:
         raise RuntimeError(f"take_along_dim(): input and indices should have the same number "
                            f"of dimensions, but got {input.ndim} dimensions for input, and "
                            f"{indices.ndim} dimensions for indices")
-    d = norm_dim(dim, input.ndim, "take_along_dim")
     shape = []
     for k, (a, b) in enumerate(zip(input._data.shape, indices._data.shape)):
         if k != d and a != b and 1 not in (a, b):

@@ -24,7 +24,7 @@ from .. import backend
 from ..autograd.function import Function
 from ..autograd.grad_mode import state as _grad_state
 from ..tensor import Tensor, _make
-from ._common import check_tensor
+from ._common import check_tensor, norm_dim
 from .movement import diagonal as _diagonal_view
 from .pointwise import where
 from .shape import cat
@@ -742,6 +742,8 @@ def diagonal(A, *, offset=0, dim1=-2, dim2=-1) -> Tensor:
     Example: ``tensorix.linalg.diagonal(tensorix.eye(3))`` is ``tensor([1., 1., 1.])``.
     """
     check_tensor(A, "linalg.diagonal", "A")
+    for d in (dim1, dim2):  # IndexError for a dim out of range first, as in torch
+        norm_dim(d, A.ndim, "linalg.diagonal")
     if A.ndim < 2:
         raise RuntimeError("linalg.diagonal: The input tensor A must have at least 2 "
                            "dimensions.")

@@ -250,7 +250,7 @@ def cross(input, other, *, dim=-1) -> Tensor:
         raise RuntimeError(f"{op}: inputs must have the same number of dimensions, got "
                            f"{input.ndim} and {other.ndim}")
     a, b = promote(input, other, op)
-    d = norm_dim(dim, a.ndim, op)
+    d = norm_dim(dim, a.ndim, op, scalar=False)
     if a.shape[d] != 3 or b.shape[d] != 3:
         raise RuntimeError(f"{op}: inputs dimension {dim} must have length 3. Got "
                            f"{a.shape[d]} and {b.shape[d]}")

@@ -184,8 +184,8 @@ def prod(input, dim=None, keepdim=False, *, dtype=None) -> Tensor:
     ``tensorix.tensor([[1., 2.], [3., 4.]]).prod(0)`` is ``tensor([3., 8.])``.
     """
     check_tensor(input, "prod")
-    dims = tuple(range(input.ndim)) if dim is None else (
-        (norm_dim(dim, input.ndim, "prod"),) if input.ndim else ())
+    d = None if dim is None else norm_dim(dim, input.ndim, "prod")  # checked on 0-d too
+    dims = tuple(range(input.ndim)) if d is None else ((d,) if input.ndim else ())
     return Prod.apply(input, dims, keepdim, _acc_dtype(input, dtype))
 
 

@@ -393,6 +393,19 @@ class EmbeddingBackward(Function):
         return gg[_make(ctx.idx)]
 
 
+def padding_index(padding_idx, num_embeddings: int, op: str):
+    """``padding_idx`` counted from the front (None stays None), raising unless it lies in
+    [-num_embeddings, num_embeddings). The error is torch's AssertionError (F.embedding and
+    nn.Embedding raise it), so code written for torch catches it."""
+    if padding_idx is None:
+        return None
+    if not -num_embeddings <= padding_idx < num_embeddings:
+        raise AssertionError(f"{op}(): Padding_idx must be within num_embeddings, "
+                           f"{-num_embeddings} through {num_embeddings - 1}, but got "
+                           f"{padding_idx}")
+    return padding_idx + num_embeddings if padding_idx < 0 else padding_idx
+
+
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
               scale_grad_by_freq=False, sparse=False) -> Tensor:
     """Look up rows of ``weight`` (num_embeddings, dim) by integer ``input`` (*) -> (*, dim).
@@ -403,11 +416,11 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
                            f"{input.dtype.name}")
     n = weight.shape[0]
     idx = input._data
-    if input.numel() and bool(((idx >= n) | (idx < -n)).any()):  # one device sync, not two
+    # negative indices are out of range, as in torch (not counted from the end)
+    if input.numel() and bool(((idx >= n) | (idx < 0)).any()):  # one device sync, not two
         raise IndexError(f"embedding(): index out of range in self (num_embeddings={n}, got "
                          f"indices in [{int(input._data.min())}, {int(input._data.max())}])")
-    if padding_idx is not None and padding_idx < 0:
-        padding_idx += n
+    padding_idx = padding_index(padding_idx, n, "embedding")
     if max_norm is not None:
         from ...autograd.grad_mode import no_grad
 

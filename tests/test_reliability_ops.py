@@ -1,0 +1,173 @@
+"""Silent wrong answers and leaked errors in ops (issue 11, sections 3, 4 and 6), each against
+torch: index checks, dims of 0-d tensors (driven by the op registry), broadcast and in-place
+errors, index dtypes, mixed-dtype products, NaN through linalg and class-label checks."""
+
+from __future__ import annotations
+
+import inspect
+
+import numpy as np
+import pytest
+
+import tensorix as tx
+import tensorix.nn.functional as F
+from tensorix.testing import all_opinfos
+from tensorix.testing.registry import Sample
+
+from ._harness import outputs, torch_args, tx_args
+
+torch = pytest.importorskip("torch")
+TF = torch.nn.functional
+
+
+def _raises_like(tx_fn, torch_fn):
+    """Both raise, and tensorix's exception is an instance of torch's type (so an ``except``
+    written for torch catches it); returns tensorix's exception."""
+    with pytest.raises(Exception) as want:
+        torch_fn()
+    with pytest.raises(type(want.value)) as got:
+        tx_fn()
+    return got.value
+
+
+# -- embedding indices ---------------------------------------------------------------------
+@pytest.mark.parametrize("index", [-1, -5, 5])
+def test_embedding_index_out_of_range(index):
+    w = np.random.default_rng(0).standard_normal((5, 3)).astype(np.float32)
+    err = _raises_like(lambda: F.embedding(tx.tensor([0, index]), tx.tensor(w)),
+                       lambda: TF.embedding(torch.tensor([0, index]), torch.tensor(w)))
+    assert "embedding" in str(err) and "out of range" in str(err)
+
+
+@pytest.mark.parametrize("padding_idx", [5, 7, -6])
+def test_embedding_padding_idx_out_of_range(padding_idx):
+    w = np.ones((5, 3), np.float32)
+    err = _raises_like(
+        lambda: F.embedding(tx.tensor([1]), tx.tensor(w), padding_idx=padding_idx),
+        lambda: TF.embedding(torch.tensor([1]), torch.tensor(w), padding_idx=padding_idx))
+    assert "padding_idx" in str(err).lower()
+    with pytest.raises(Exception, match="adding_idx"):
+        F.embedding_bag(tx.tensor([[1]]), tx.tensor(w), padding_idx=padding_idx)
+
+
+def test_embedding_negative_padding_idx_counts_from_the_end():
+    w = np.random.default_rng(1).standard_normal((5, 3))
+    wt, tt = tx.tensor(w, requires_grad=True), torch.tensor(w, requires_grad=True)
+    idx = [[0, 4, 4, 2]]
+    a = F.embedding(tx.tensor(idx), wt, padding_idx=-1)
+    b = TF.embedding(torch.tensor(idx), tt, padding_idx=-1)
+    np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy())
+    a.sum().backward()
+    b.sum().backward()
+    np.testing.assert_allclose(wt.grad.numpy(), tt.grad.numpy())
+
+
+# -- dims of 0-d tensors, for every registered op that takes a dim --------------------------
+_DIM_NAMES = {"dim", "dim0", "dim1", "dim2", "dims", "start_dim", "end_dim", "dimension",
+              "source", "destination"}
+
+
+def _dim_slots(info, sample):
+    """Positions (ints) and keywords (strs) of ``sample`` that hold an int dim."""
+    try:
+        params = list(inspect.signature(info.op).parameters)
+    except (TypeError, ValueError):
+        return []
+
+    def is_dim(name, v):
+        return name in _DIM_NAMES and isinstance(v, int) and not isinstance(v, bool)
+    slots = [i for i, a in enumerate(sample.args) if i < len(params) and is_dim(params[i], a)]
+    return slots + [k for k, v in sample.kwargs.items() if is_dim(k, v)]
+
+
+def _zero_d(a):
+    """Every array of a sample argument made 0-d (its first element)."""
+    if isinstance(a, np.ndarray):
+        return np.asarray(a.reshape(-1)[0]) if a.size else a
+    if isinstance(a, list):
+        return [_zero_d(e) for e in a]
+    return a
+
+
+def _zero_d_cases():
+    cases = []
+    for info in all_opinfos():
+        if info.torch is False:
+            continue
+        seen = set()
+        for sample in info.samples(np.random.default_rng(0), tx.float64):
+            slots = _dim_slots(info, sample)
+            key = tuple(map(str, slots))
+            if slots and key not in seen:
+                seen.add(key)
+                cases.append(pytest.param(info, sample, slots, id=f"{info.name}-{key}"))
+    return cases
+
+
+@pytest.mark.parametrize("info,sample,slots", _zero_d_cases())
+@pytest.mark.parametrize("dim", [-2, -1, 0, 1, 3])
+def test_dims_of_a_0d_tensor_follow_torch(info, sample, slots, dim):
+    """torch treats a 0-d tensor as having dims -1 and 0 only (some ops: none); any other dim
+    is an IndexError. A silently accepted dim would reduce or permute the wrong thing."""
+    args = [_zero_d(a) for a in sample.args]
+    kwargs = {k: _zero_d(v) for k, v in sample.kwargs.items()}
+    for s in slots:
+        if isinstance(s, int):
+            args[s] = dim
+        else:
+            kwargs[s] = dim
+    case = Sample(tuple(args), kwargs)
+    targs, tkwargs = torch_args(case, tx.float64)
+    xargs, xkwargs = tx_args(case, tx.float64)
+    try:
+        want = info.torch_fn()(*targs, **tkwargs)
+    except IndexError:
+        with pytest.raises(IndexError, match=r"(?i)dim"):
+            info.op(*xargs, **xkwargs)
+        return
+    except Exception:  # noqa: BLE001 - torch refuses the sample for another reason
+        pytest.skip("torch refuses this 0-d sample for a reason other than the dim")
+    got = info.op(*xargs, **xkwargs)
+    for g, w in zip(outputs(got, info.output), outputs(want, info.output)):
+        np.testing.assert_allclose(np.asarray(g.numpy()), w.detach().numpy())
+
+
+def test_0d_sum_mean_transpose_refuse_dims_outside_minus1_0():
+    s, t = tx.tensor(3.0), torch.tensor(3.0)
+    for fn in (lambda x: x.sum(dim=5), lambda x: x.mean(1), lambda x: x.transpose(0, 3),
+               lambda x: x.sum(dim=(0, 1)), lambda x: x.prod(-2), lambda x: x.std(dim=1)):
+        err = _raises_like(lambda: fn(s), lambda: fn(t))
+        assert "range of [-1, 0]" in str(err)
+    assert float(s.sum(dim=-1)) == 3.0 and s.transpose(0, -1).shape == ()
+
+
+# methods with the same name and signature on torch and tensorix tensors
+_DIM_METHODS = {
+    "split": lambda x, d: x.split(1, d), "chunk": lambda x, d: x.chunk(1, d),
+    "tensor_split": lambda x, d: x.tensor_split(1, d), "narrow": lambda x, d: x.narrow(d, 0, 1),
+    "unflatten": lambda x, d: x.unflatten(d, (1,)), "softmax": lambda x, d: x.softmax(d),
+    "log_softmax": lambda x, d: x.log_softmax(d), "logsumexp": lambda x, d: x.logsumexp(d),
+    "std": lambda x, d: x.std(d), "cumsum": lambda x, d: x.cumsum(d),
+    "flip": lambda x, d: x.flip(d), "squeeze": lambda x, d: x.squeeze(d),
+    "unsqueeze": lambda x, d: x.unsqueeze(d), "select": lambda x, d: x.select(d, 0),
+    "argmax": lambda x, d: x.argmax(d), "sort": lambda x, d: x.sort(d)[0],
+    "topk": lambda x, d: x.topk(1, d)[0], "roll": lambda x, d: x.roll(1, d),
+    "movedim": lambda x, d: x.movedim(d, 0), "flatten": lambda x, d: x.flatten(d),
+    "norm": lambda x, d: x.norm(dim=d), "renorm": lambda x, d: x.renorm(2, d, 1.0),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_DIM_METHODS))
+@pytest.mark.parametrize("dim", [-2, -1, 0, 1])
+def test_0d_dim_methods_follow_torch(name, dim):
+    fn = _DIM_METHODS[name]
+    try:
+        want = fn(torch.tensor(2.0), dim)
+    except Exception as e:  # noqa: BLE001 - torch's error type is the reference
+        with pytest.raises(type(e)):
+            fn(tx.tensor(2.0), dim)
+        return
+    got = fn(tx.tensor(2.0), dim)
+    for g, w in zip(got if isinstance(got, tuple) else (got,),
+                    want if isinstance(want, tuple) else (want,)):
+        np.testing.assert_allclose(g.numpy(), w.numpy())
