@@ -171,3 +171,50 @@ def test_0d_dim_methods_follow_torch(name, dim):
     for g, w in zip(got if isinstance(got, tuple) else (got,),
                     want if isinstance(want, tuple) else (want,)):
         np.testing.assert_allclose(g.numpy(), w.numpy())
+
+
+# -- broadcast mismatches and writes into expanded tensors ----------------------------------
+_BINARY = {
+    "add": lambda m, x, y: x + y, "mul": lambda m, x, y: x * y, "pow": lambda m, x, y: x ** y,
+    "eq": lambda m, x, y: x == y, "and": lambda m, x, y: (x > 0) & (y > 0),
+    "where": lambda m, x, y: m.where(x > 0, x, y), "maximum": lambda m, x, y: m.maximum(x, y),
+    "atan2": lambda m, x, y: m.atan2(x, y), "lerp": lambda m, x, y: m.lerp(x, y, 0.5),
+    "addcmul": lambda m, x, y: m.addcmul(x, y, y), "fmod": lambda m, x, y: m.fmod(x, y),
+    "hypot": lambda m, x, y: m.hypot(x, y), "logaddexp": lambda m, x, y: m.logaddexp(x, y),
+    "clamp": lambda m, x, y: m.clamp(x, min=y),
+    "masked_fill": lambda m, x, y: x.masked_fill(y > 0, 1.0),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_BINARY))
+@pytest.mark.parametrize("shapes", [((3,), (5,)), ((2, 3), (4,)), ((4, 1, 3), (2, 5, 3))])
+def test_broadcast_mismatch_is_torch_runtime_error(name, shapes):
+    """torch raises RuntimeError (code written for torch catches it), not NumPy's ValueError,
+    and names the sizes and the dim."""
+    fn = _BINARY[name]
+    a, b = shapes
+    err = _raises_like(lambda: fn(tx, tx.ones(a), tx.ones(b)),
+                       lambda: fn(torch, torch.ones(a), torch.ones(b)))
+    assert isinstance(err, RuntimeError) and not isinstance(err, ValueError)
+    assert "must match the size of tensor b" in str(err)
+
+
+@pytest.mark.parametrize("write", [lambda x: x.add_(1), lambda x: x.mul_(2),
+                                   lambda x: x.copy_(x.clone()),
+                                   lambda x: x.__setitem__((slice(None), 0), 1.0)])
+def test_write_into_expanded_tensor_is_torch_runtime_error(write):
+    err = _raises_like(lambda: write(tx.ones(3).expand(2, 3)),
+                       lambda: write(torch.ones(3).expand(2, 3)))
+    assert "clone()" in str(err)
+
+
+@pytest.mark.parametrize("shape,write", [((2, 3), lambda x: x.fill_(2.0)),
+                                         ((2, 3), lambda x: x.zero_()),
+                                         ((1, 3), lambda x: x.add_(1))])
+def test_write_into_read_only_expand_is_a_clear_runtime_error(shape, write):
+    """torch writes through these expands (one value, or no shared elements); NumPy's
+    broadcast views are read-only, so tensorix refuses with a RuntimeError naming the op,
+    never NumPy's ValueError."""
+    write(torch.ones(3).expand(*shape))
+    with pytest.raises(RuntimeError, match=r"_\(\): cannot write into an expanded tensor"):
+        write(tx.ones(3).expand(*shape))
