@@ -218,3 +218,41 @@ def test_write_into_read_only_expand_is_a_clear_runtime_error(shape, write):
     write(torch.ones(3).expand(*shape))
     with pytest.raises(RuntimeError, match=r"_\(\): cannot write into an expanded tensor"):
         write(tx.ones(3).expand(*shape))
+
+
+# -- int32 indices --------------------------------------------------------------------------
+_INDEX_OPS = {
+    "gather": lambda m, x, i, i1: x.gather(1, i),
+    "scatter": lambda m, x, i, i1: x.scatter(1, i, x[:, :1] * 2),
+    "scatter_add": lambda m, x, i, i1: x.scatter_add(1, i, x[:, :1] * 3),
+    "scatter_reduce": lambda m, x, i, i1: x.scatter_reduce(1, i, x[:, :1] * 3, "amax"),
+    "index_select": lambda m, x, i, i1: x.index_select(0, i1),
+    "index_add": lambda m, x, i, i1: x.index_add(0, i1, x[:2] * 2),
+    "index_put": lambda m, x, i, i1: x.index_put((i1,), x[0] * 5),
+    "getitem": lambda m, x, i, i1: x[i1],
+    "take_along_dim": lambda m, x, i, i1: x.take_along_dim(i, 1),  # torch refuses int32
+    "embedding": lambda m, x, i, i1: m.nn.functional.embedding(i1, x),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_INDEX_OPS))
+def test_int32_indices_follow_torch(name):
+    """Values and gradients with an int32 index equal torch's; where torch refuses int32,
+    tensorix refuses it with torch's error type."""
+    fn = _INDEX_OPS[name]
+    x = np.random.default_rng(3).standard_normal((3, 3))
+    idx, idx1 = np.array([[2], [0], [1]], np.int32), np.array([2, 0], np.int32)
+    tt = torch.tensor(x, requires_grad=True)
+    try:
+        want = fn(torch, tt, torch.from_numpy(idx), torch.from_numpy(idx1))
+    except Exception as e:  # noqa: BLE001 - torch's error type is the reference
+        with pytest.raises(type(e)):
+            fn(tx, tx.tensor(x), tx.tensor(idx), tx.tensor(idx1))
+        return
+    xt = tx.tensor(x, requires_grad=True)
+    got = fn(tx, xt, tx.tensor(idx), tx.tensor(idx1))
+    np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy())
+    seed = np.random.default_rng(4).standard_normal(tuple(want.shape))
+    want.backward(torch.tensor(seed))
+    got.backward(tx.tensor(seed))
+    np.testing.assert_allclose(xt.grad.numpy(), tt.grad.numpy())

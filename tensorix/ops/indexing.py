@@ -99,14 +99,14 @@ def _scatter_shapes(a, dim, index, src, op):
 
 def gather(input, dim, index, *, sparse_grad=False) -> Tensor:
     """``out[i][j][k] = input[index[i][j][k]][j][k]`` (for ``dim=0``): values picked along
-    ``dim``. ``index`` is int64 with ``input``'s number of dims and is no larger than ``input``
+    ``dim``. ``index`` is int64 (or int32) with ``input``'s number of dims and is no larger than ``input``
     outside ``dim``; the output has ``index``'s shape.
 
     Example: ``tensorix.tensor([[1, 2], [3, 4]]).gather(1, tensorix.tensor([[0, 0], [1, 0]]))``
     is ``[[1, 1], [4, 3]]``.
     """
     check_tensor(input, "gather")
-    _check_index(index, "gather")
+    _check_index(index, "gather", int32=True)  # torch takes int32 indices here too
     same_device("gather", input, index)
     d = norm_dim(dim, input.ndim, "gather")
     _scatter_shapes(input, d, index, None, "gather")
@@ -169,7 +169,7 @@ class Scatter(_Put):
 
 def _scatter_args(input, dim, index, src, op):
     check_tensor(input, op)
-    _check_index(index, op)
+    _check_index(index, op, int32=True)
     same_device(op, input, index, src)
     d = norm_dim(dim, input.ndim, op)
     _scatter_shapes(input, d, index, src, op)
