@@ -99,8 +99,8 @@ def _scatter_shapes(a, dim, index, src, op):
 
 def gather(input, dim, index, *, sparse_grad=False) -> Tensor:
     """``out[i][j][k] = input[index[i][j][k]][j][k]`` (for ``dim=0``): values picked along
-    ``dim``. ``index`` is int64 (or int32) with ``input``'s number of dims and is no larger than ``input``
-    outside ``dim``; the output has ``index``'s shape.
+    ``dim``. ``index`` is int64 (or int32) with ``input``'s number of dims and is no larger
+    than ``input`` outside ``dim``; the output has ``index``'s shape.
 
     Example: ``tensorix.tensor([[1, 2], [3, 4]]).gather(1, tensorix.tensor([[0, 0], [1, 0]]))``
     is ``[[1, 1], [4, 3]]``.
