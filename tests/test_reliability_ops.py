@@ -256,3 +256,98 @@ def test_int32_indices_follow_torch(name):
     want.backward(torch.tensor(seed))
     got.backward(tx.tensor(seed))
     np.testing.assert_allclose(xt.grad.numpy(), tt.grad.numpy())
+
+
+# -- products of two dtypes -----------------------------------------------------------------
+def _mk(m, dtype, *shape):
+    d = {"f32": "float32", "f64": "float64", "i64": "int64", "i32": "int32", "f16": "float16",
+         "bf16": "bfloat16"}[dtype]
+    return m.ones(*shape, dtype=getattr(m, d))
+
+
+_PRODUCTS = {
+    "matmul 2d": lambda m, a, b: _mk(m, a, 2, 2) @ _mk(m, b, 2, 2),
+    "matmul 1d": lambda m, a, b: _mk(m, a, 2) @ _mk(m, b, 2),
+    "matmul 1d@2d": lambda m, a, b: _mk(m, a, 2) @ _mk(m, b, 2, 2),
+    "matmul batched": lambda m, a, b: _mk(m, a, 3, 2, 2) @ _mk(m, b, 2, 2),
+    "matmul 0d": lambda m, a, b: _mk(m, a, 2) @ _mk(m, b, 1)[0],
+    "mm": lambda m, a, b: m.mm(_mk(m, a, 2, 2), _mk(m, b, 2, 2)),
+    "bmm": lambda m, a, b: m.bmm(_mk(m, a, 1, 2, 2), _mk(m, b, 1, 2, 2)),
+    "mv": lambda m, a, b: m.mv(_mk(m, a, 2, 2), _mk(m, b, 2)),
+    "dot": lambda m, a, b: m.dot(_mk(m, a, 2), _mk(m, b, 2)),
+    "addmm input": lambda m, a, b: m.addmm(_mk(m, b, 2, 2), _mk(m, a, 2, 2), _mk(m, a, 2, 2)),
+    "addmm mat2": lambda m, a, b: m.addmm(_mk(m, a, 2, 2), _mk(m, a, 2, 2), _mk(m, b, 2, 2)),
+    "baddbmm": lambda m, a, b: m.baddbmm(_mk(m, a, 1, 2, 2), _mk(m, a, 1, 2, 2),
+                                         _mk(m, b, 1, 2, 2)),
+    "tensordot": lambda m, a, b: m.tensordot(_mk(m, a, 2, 2), _mk(m, b, 2, 2)),
+    "inner": lambda m, a, b: m.inner(_mk(m, a, 2), _mk(m, b, 2)),
+    "multi_dot": lambda m, a, b: m.linalg.multi_dot([_mk(m, a, 2, 2), _mk(m, b, 2, 2)]),
+    "vecdot": lambda m, a, b: m.linalg.vecdot(_mk(m, a, 2), _mk(m, b, 2)),
+    "linalg.cross": lambda m, a, b: m.linalg.cross(_mk(m, a, 3), _mk(m, b, 3)),
+    "linear weight": lambda m, a, b: m.nn.functional.linear(_mk(m, a, 2, 2), _mk(m, b, 2, 2)),
+    "linear bias": lambda m, a, b: m.nn.functional.linear(_mk(m, a, 2, 2), _mk(m, a, 2, 2),
+                                                          _mk(m, b, 2)),
+    "bilinear": lambda m, a, b: m.nn.functional.bilinear(_mk(m, a, 1, 2), _mk(m, a, 1, 2),
+                                                         _mk(m, b, 1, 2, 2)),
+    "conv1d": lambda m, a, b: m.nn.functional.conv1d(_mk(m, a, 1, 1, 3), _mk(m, b, 1, 1, 2)),
+    "conv2d": lambda m, a, b: m.nn.functional.conv2d(_mk(m, a, 1, 1, 3, 3),
+                                                     _mk(m, b, 1, 1, 2, 2)),
+    "conv2d bias": lambda m, a, b: m.nn.functional.conv2d(
+        _mk(m, a, 1, 1, 3, 3), _mk(m, a, 1, 1, 2, 2), _mk(m, b, 1)),
+    "conv_transpose2d": lambda m, a, b: m.nn.functional.conv_transpose2d(
+        _mk(m, a, 1, 1, 3, 3), _mk(m, b, 1, 1, 2, 2)),
+    # torch promotes these (elementwise products underneath): so does tensorix
+    "outer": lambda m, a, b: m.outer(_mk(m, a, 2), _mk(m, b, 2)),
+    "addr": lambda m, a, b: m.addr(_mk(m, a, 2, 2), _mk(m, a, 2), _mk(m, b, 2)),
+    "kron": lambda m, a, b: m.kron(_mk(m, a, 2), _mk(m, b, 2)),
+}
+_PAIRS = [("f32", "f64"), ("f64", "f32"), ("f32", "i64"), ("i64", "f32"), ("i32", "i64"),
+          ("f32", "f16"), ("bf16", "f32"), ("i64", "i64"), ("f64", "f64")]
+
+
+@pytest.mark.parametrize("pair", _PAIRS, ids=["-".join(p) for p in _PAIRS])
+@pytest.mark.parametrize("name", sorted(_PRODUCTS))
+def test_products_of_two_dtypes_follow_torch(name, pair):
+    """torch refuses a float32 @ float64 product (RuntimeError) rather than promoting, so a
+    float64 tensor cannot silently turn a float32 model into float64; where torch computes
+    (one dtype, or an op that promotes), tensorix gives the same dtype and values."""
+    fn = _PRODUCTS[name]
+    try:
+        want = fn(torch, *pair)
+    except Exception as e:  # noqa: BLE001 - torch's error type is the reference
+        if pair[0] == pair[1]:
+            pytest.skip(f"torch refuses one dtype, {pair[0]}, for another reason: {e}")
+        with pytest.raises(RuntimeError, match=r"(?i)dtype|dimension"):
+            fn(tx, *pair)
+        return
+    got = fn(tx, *pair)
+    assert got.dtype.name == str(want.dtype).removeprefix("torch.")
+    np.testing.assert_allclose(got.float().numpy(), want.float().numpy())
+
+
+# -- cross_entropy targets ------------------------------------------------------------------
+@pytest.mark.parametrize("shape", [(4, 3), (2, 3, 5)])
+def test_cross_entropy_float_class_labels_suggest_long(shape):
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal(shape)
+    labels = rng.integers(0, 3, (shape[0],) + shape[2:])
+    err = _raises_like(
+        lambda: F.cross_entropy(tx.tensor(x), tx.tensor(labels.astype(np.float64))),
+        lambda: TF.cross_entropy(torch.tensor(x), torch.tensor(labels.astype(np.float64))))
+    assert "long()" in str(err) and "cross_entropy" in str(err)
+    # the same labels as int64 work, and equal torch
+    np.testing.assert_allclose(
+        F.cross_entropy(tx.tensor(x), tx.tensor(labels)).item(),
+        TF.cross_entropy(torch.tensor(x), torch.tensor(labels)).item(), rtol=1e-12)
+
+
+def test_cross_entropy_probability_targets_keep_working():
+    rng = np.random.default_rng(6)
+    x, p = rng.standard_normal((4, 3)), rng.dirichlet(np.ones(3), 4)
+    xt, tt = tx.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    a = F.cross_entropy(xt, tx.tensor(p), label_smoothing=0.1)
+    b = TF.cross_entropy(tt, torch.tensor(p), label_smoothing=0.1)
+    np.testing.assert_allclose(a.item(), b.item(), rtol=1e-12)
+    a.backward()
+    b.backward()
+    np.testing.assert_allclose(xt.grad.numpy(), tt.grad.numpy(), rtol=1e-10)

@@ -15,7 +15,7 @@ from .. import dtypes as dt
 from ..tensor import Tensor, _make
 
 __all__ = ["lift", "promote", "check_tensor", "norm_dim", "norm_dims", "float_input",
-           "same_device", "check_at_least_1d"]
+           "same_device", "check_at_least_1d", "check_same_dtype"]
 
 
 def check_tensor(x, op: str, arg: str = "input") -> Tensor:
@@ -114,6 +114,18 @@ def float_input(x, op: str) -> Tensor:
     if x._dtype.category < 2:
         return x.to(dt.get_default_dtype())
     return x
+
+
+def check_same_dtype(op: str, *named) -> None:
+    """Raise torch's RuntimeError unless the tensors of ``named`` ((argument, tensor) pairs;
+    None tensors are skipped) share one dtype. Products (matmul, conv, ...) do not promote,
+    as in torch: a float64 weight must not silently turn a float32 model into float64."""
+    named = [(arg, t) for arg, t in named if t is not None]
+    first = named[0][1]._dtype
+    if any(t._dtype is not first for _, t in named[1:]):
+        got = ", ".join(f"{arg} {t._dtype.name}" for arg, t in named)
+        raise RuntimeError(f"{op}(): expected all inputs to have the same dtype, but got "
+                           f"{got}; cast one with .to()")
 
 
 def norm_dim(dim, ndim: int, op: str, scalar: bool = True) -> int:

@@ -14,7 +14,7 @@ from ... import backend, kernels
 from ... import dtypes as dt
 from ...autograd.function import Function
 from ...autograd.grad_mode import state
-from ...ops._common import check_tensor, norm_dim, same_device
+from ...ops._common import check_same_dtype, check_tensor, norm_dim, same_device
 from ...tensor import Tensor, _make
 
 __all__ = ["linear", "bilinear", "softmax", "log_softmax", "softmin", "nll_loss", "cross_entropy",
@@ -95,6 +95,8 @@ def bilinear(input1, input2, weight, bias=None) -> Tensor:
         raise RuntimeError(f"bilinear(): input1 {list(input1.shape)}, input2 "
                            f"{list(input2.shape)} and weight {list(weight.shape)} do not fit "
                            "(*, in1), (*, in2), (out, in1, in2)")
+    check_same_dtype("bilinear", ("input1", input1), ("input2", input2), ("weight", weight),
+                     ("bias", bias))
     out = einsum("...i,oij,...j->...o", input1, weight, input2)
     return out if bias is None else out + bias
 
@@ -303,8 +305,13 @@ def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean
     c = input.shape[cdim]
     if target.dtype.is_floating_point:  # class probabilities
         if tuple(target.shape) != tuple(input.shape):
-            raise RuntimeError(f"cross_entropy(): probability targets must have the input's "
-                               f"shape {list(input.shape)}, got {list(target.shape)}")
+            no_class = input.shape[:cdim] + input.shape[cdim + 1:]
+            hint = (" It has the shape of class indices: those must be integers, e.g. "
+                    "target.long()." if tuple(target.shape) == tuple(no_class) else "")
+            raise RuntimeError(f"cross_entropy(): expected target of dtype int64 (class "
+                               f"indices) or of the input's shape {list(input.shape)} (class "
+                               f"probabilities), got a {target.dtype.name} target of shape "
+                               f"{list(target.shape)}.{hint}")
         if label_smoothing:
             target = target * (1 - label_smoothing) + label_smoothing / c
         wl = logp if weight is None else logp * weight.reshape(
