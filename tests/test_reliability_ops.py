@@ -351,3 +351,90 @@ def test_cross_entropy_probability_targets_keep_working():
     a.backward()
     b.backward()
     np.testing.assert_allclose(xt.grad.numpy(), tt.grad.numpy(), rtol=1e-10)
+
+
+# -- reductions at their degenerate points: values and gradients against torch ---------------
+def _fn(name):
+    """``name`` looked up in torch.nn.functional / tensorix.nn.functional for module ``m``."""
+    return lambda m, *a, **k: getattr(TF if m is torch else F, name)(*a, **k)
+
+
+_ZERO_ROW = np.array([[0.0, 0.0, 0.0], [1.0, 2.0, 3.0]])
+_CONST_ROW = np.array([[1.0, 2.0, 3.0], [5.0, 5.0, 5.0]])
+_NEG_INF = np.array([[-np.inf, 0.0, 1.0], [-np.inf, -np.inf, -np.inf]])
+_DEGENERATE = {
+    "std expand": (lambda m, x: x.expand(2, 3).std(dim=1), [np.ones(3)]),
+    "std constant row": (lambda m, x: x.std(dim=1), [_CONST_ROW]),
+    "std all equal": (lambda m, x: x.std(), [np.ones((2, 3))]),
+    "std correction=0": (lambda m, x: x.std(dim=1, correction=0), [_CONST_ROW]),
+    "std keepdim": (lambda m, x: x.std(dim=0, keepdim=True), [_CONST_ROW.T]),
+    "std_mean": (lambda m, x: m.std_mean(x, dim=1)[0], [_CONST_ROW]),
+    "std no dof": (lambda m, x: x.std(dim=1), [np.ones((2, 1))]),
+    "var constant row": (lambda m, x: x.var(dim=1), [_CONST_ROW]),
+    "norm zero row": (lambda m, x: x.norm(dim=1), [_ZERO_ROW]),
+    "norm p=1": (lambda m, x: x.norm(p=1, dim=1), [_ZERO_ROW]),
+    "norm p=3": (lambda m, x: x.norm(p=3, dim=1), [_ZERO_ROW]),
+    "norm p=inf": (lambda m, x: x.norm(p=float("inf"), dim=1), [_ZERO_ROW]),
+    "vector_norm": (lambda m, x: m.linalg.vector_norm(x, dim=1), [_ZERO_ROW]),
+    "matrix_norm fro": (lambda m, x: m.linalg.matrix_norm(x), [np.zeros((2, 3))]),
+    "linalg.norm": (lambda m, x: m.linalg.norm(x), [np.zeros((2, 3))]),
+    "dist": (lambda m, x, y: m.dist(x, y), [np.ones((2, 3))] * 2),
+    "dist p=3": (lambda m, x, y: m.dist(x, y, 3), [np.ones((2, 3))] * 2),
+    "pdist": (lambda m, x: _fn("pdist")(m, x), [np.ones((2, 3))]),
+    "pairwise_distance": (lambda m, x, y: _fn("pairwise_distance")(m, x, y),
+                          [np.ones((2, 3))] * 2),
+    "normalize": (lambda m, x: _fn("normalize")(m, x, dim=1), [_ZERO_ROW]),
+    "cosine_similarity": (lambda m, x, y: _fn("cosine_similarity")(m, x, y),
+                          [_ZERO_ROW, _ZERO_ROW[::-1].copy()]),
+    "cosine_similarity zeros": (lambda m, x, y: _fn("cosine_similarity")(m, x, y),
+                                [np.zeros((2, 3))] * 2),
+    "layer_norm": (lambda m, x: _fn("layer_norm")(m, x, (3,)), [_CONST_ROW]),
+    "batch_norm": (lambda m, x: _fn("batch_norm")(m, x, None, None, training=True),
+                   [np.ones((2, 3))]),
+    "group_norm": (lambda m, x: _fn("group_norm")(m, x.reshape(2, 3, 1), 1),
+                   [np.ones((2, 3))]),
+    "instance_norm": (lambda m, x: _fn("instance_norm")(m, x.reshape(1, 2, 3)),
+                      [np.ones((2, 3))]),
+    "rms_norm": (lambda m, x: _fn("rms_norm")(m, x, (3,)), [np.zeros((2, 3))]),
+    "logsumexp -inf": (lambda m, x: m.logsumexp(x, 1), [_NEG_INF]),
+    "log_softmax -inf": (lambda m, x: _fn("log_softmax")(m, x, 1), [_NEG_INF]),
+    "softmax -inf": (lambda m, x: _fn("softmax")(m, x, 1), [_NEG_INF]),
+    "logcumsumexp -inf": (lambda m, x: m.logcumsumexp(x, 1), [_NEG_INF]),
+    "logaddexp -inf": (lambda m, x, y: m.logaddexp(x, y), [_NEG_INF] * 2),
+    "atan2 origin": (lambda m, x, y: m.atan2(x, y), [np.zeros((2, 3))] * 2),
+    "hypot origin": (lambda m, x, y: m.hypot(x, y), [np.zeros((2, 3))] * 2),
+    "renorm zero": (lambda m, x: x.renorm(2, 0, 1.0), [np.zeros((2, 3))]),
+    "xlogy zeros": (lambda m, x, y: m.xlogy(x, y), [np.zeros((2, 3))] * 2),
+}
+
+
+def _value_and_grads(m, fn, arrays):
+    xs = [m.tensor(a, requires_grad=True) for a in arrays]
+    y = fn(m, *xs)
+    seed = np.random.default_rng(7).standard_normal(tuple(y.shape))
+    grads = m.autograd.grad(y, xs, m.tensor(seed), allow_unused=True)
+    return y.detach().numpy(), [None if g is None else g.numpy() for g in grads]
+
+
+@pytest.mark.filterwarnings("ignore:.*degrees of freedom is <= 0")  # 'std no dof', both warn
+@pytest.mark.parametrize("name", sorted(_DEGENERATE))
+def test_degenerate_points_match_torch(name):
+    """Values AND gradients at zero spread, zero norm, -inf logits and the origin: a NaN
+    gradient there turns a whole training run into NaN (e.g. a constant feature under std)."""
+    fn, arrays = _DEGENERATE[name]
+    want, want_grads = _value_and_grads(torch, fn, arrays)
+    got, got_grads = _value_and_grads(tx, fn, arrays)
+    np.testing.assert_allclose(got, want, atol=1e-12, err_msg=f"{name}: value")
+    for k, (g, w) in enumerate(zip(got_grads, want_grads)):
+        if w is None:
+            assert g is None or not np.any(g), f"{name}: gradient {k} is not zero"
+            continue
+        np.testing.assert_allclose(g, w, atol=1e-12, err_msg=f"{name}: gradient {k}")
+
+
+def test_constant_feature_keeps_training_finite():
+    """The issue's scenario: a standardised constant feature must not make the loss NaN."""
+    x = tx.tensor(np.c_[np.ones(8), np.arange(8.0)], requires_grad=True)
+    z = (x - x.mean(0)) / (x.std(0) + 1e-5)
+    (z ** 2).sum().backward()
+    assert np.isfinite(x.grad.numpy()).all()
