@@ -438,3 +438,59 @@ def test_constant_feature_keeps_training_finite():
     z = (x - x.mean(0)) / (x.std(0) + 1e-5)
     (z ** 2).sum().backward()
     assert np.isfinite(x.grad.numpy()).all()
+
+
+# -- NaN and inf through linalg -------------------------------------------------------------
+_NONFINITE = {
+    "nan at (0, 0)": [[np.nan, 1.0], [2.0, 3.0]],
+    "nan at (0, 1)": [[1.0, np.nan], [2.0, 3.0]],
+    "nan at (1, 1)": [[1.0, 2.0], [3.0, np.nan]],
+    "all nan": [[np.nan, np.nan], [np.nan, np.nan]],
+    "inf": [[np.inf, 1.0], [2.0, 3.0]],
+}
+def _eye2(m, A):
+    """2 I like ``A`` (a finite batch neighbour, which must stay finite)."""
+    return 2 * m.eye(2, dtype=A.dtype, device=A.device)
+
+
+_LINALG = {
+    "det": lambda m, A: m.linalg.det(A),
+    "det batch": lambda m, A: m.linalg.det(m.stack([A, _eye2(m, A)])),
+    "slogdet": lambda m, A: m.linalg.slogdet(A),
+    "logdet": lambda m, A: m.logdet(A),
+    "inv": lambda m, A: m.linalg.inv(A),
+    "inv batch": lambda m, A: m.linalg.inv(m.stack([A, _eye2(m, A)])),
+    "solve": lambda m, A: m.linalg.solve(A, m.ones(2, 1, dtype=A.dtype, device=A.device)),
+    "matrix_power -1": lambda m, A: m.linalg.matrix_power(A, -1),
+    "matrix_exp": lambda m, A: m.linalg.matrix_exp(A),
+    "cholesky": lambda m, A: m.linalg.cholesky(A),
+    "eigvalsh": lambda m, A: m.linalg.eigvalsh(A),
+    "svd": lambda m, A: m.linalg.svd(A)[1],
+    "svdvals": lambda m, A: m.linalg.svdvals(A),
+    "pinv": lambda m, A: m.linalg.pinv(A),
+    "matrix_rank": lambda m, A: m.linalg.matrix_rank(A),
+    "cond": lambda m, A: m.linalg.cond(A),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_NONFINITE))
+@pytest.mark.parametrize("name", sorted(_LINALG))
+def test_linalg_of_nonfinite_matrices_follows_torch(name, case, device):
+    """NaN in, NaN out (the whole inverse/solution, as torch's LU), never a finite det or a
+    'singular' error, no RuntimeWarning; where torch's factorisation fails (Cholesky, SVD of
+    NaN) a LinAlgError, which is a RuntimeError, never NumPy's ValueError."""
+    fn, A = _LINALG[name], np.array(_NONFINITE[case])
+    try:
+        want = fn(torch, torch.tensor(A))
+    except RuntimeError as e:
+        with pytest.raises(RuntimeError) as got:
+            fn(tx, tx.tensor(A).to(device))
+        assert not isinstance(got.value, ValueError), got.value
+        assert isinstance(e, torch.linalg.LinAlgError) == isinstance(got.value,
+                                                                  tx.linalg.LinAlgError)
+        return
+    got = fn(tx, tx.tensor(A).to(device))
+    for g, w in zip(got if isinstance(got, tuple) else (got,),
+                    want if isinstance(want, tuple) else (want,)):
+        np.testing.assert_allclose(g.cpu().numpy(), w.numpy(), equal_nan=True, atol=1e-12,
+                                   err_msg=f"{name} of {case}")
