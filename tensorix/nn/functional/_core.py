@@ -308,10 +308,10 @@ def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean
             no_class = input.shape[:cdim] + input.shape[cdim + 1:]
             hint = (" It has the shape of class indices: those must be integers, e.g. "
                     "target.long()." if tuple(target.shape) == tuple(no_class) else "")
-            raise RuntimeError(f"cross_entropy(): expected target of dtype int64 (class "
-                               f"indices) or of the input's shape {list(input.shape)} (class "
-                               f"probabilities), got a {target.dtype.name} target of shape "
-                               f"{list(target.shape)}.{hint}")
+            raise RuntimeError(f"cross_entropy(): probability targets must have the input's "
+                               f"shape {list(input.shape)}, got a {target.dtype.name} target "
+                               f"of shape {list(target.shape)}; class indices must be "
+                               f"int64.{hint}")
         if label_smoothing:
             target = target * (1 - label_smoothing) + label_smoothing / c
         wl = logp if weight is None else logp * weight.reshape(
