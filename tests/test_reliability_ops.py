@@ -199,6 +199,48 @@ def test_broadcast_mismatch_is_torch_runtime_error(name, shapes):
     assert "must match the size of tensor b" in str(err)
 
 
+def _mismatch_cases():
+    """Every registered op whose first sample holds two arrays of one shape; the second gets
+    one more element along its last dim, so the two no longer broadcast."""
+    cases = []
+    for info in all_opinfos():
+        if info.torch is False:
+            continue
+        for sample in info.samples(np.random.default_rng(0), tx.float64):
+            pos = [i for i, a in enumerate(sample.args)
+                   if isinstance(a, np.ndarray) and a.ndim >= 1]
+            if len(pos) >= 2 and sample.args[pos[0]].shape == sample.args[pos[1]].shape:
+                args = list(sample.args)
+                first = args[pos[0]]
+                args[pos[1]] = np.concatenate([first, first[..., :1]], axis=-1)
+                cases.append(pytest.param(info, Sample(tuple(args), sample.kwargs),
+                                          id=info.name))
+                break
+    return cases
+
+
+@pytest.mark.parametrize("info,sample", _mismatch_cases())
+def test_registry_ops_with_mismatched_shapes_raise_torch_type(info, sample):
+    """Where torch raises RuntimeError for operands that do not fit, tensorix does too, and
+    no op lets NumPy's ValueError out where torch raises something else."""
+    targs, tkwargs = torch_args(sample, tx.float64)
+    xargs, xkwargs = tx_args(sample, tx.float64)
+    try:
+        info.torch_fn()(*targs, **tkwargs)
+        torch_error = None
+    except Exception as e:  # noqa: BLE001 - torch's error type is the reference
+        torch_error = e
+    try:
+        info.op(*xargs, **xkwargs)
+    except Exception as e:  # noqa: BLE001 - compared with torch's below
+        if isinstance(torch_error, RuntimeError):
+            assert isinstance(e, RuntimeError), f"{info.name}: {e!r}"
+        if isinstance(e, ValueError):
+            assert isinstance(torch_error, ValueError), f"{info.name}: {e!r}"
+        return
+    assert not isinstance(torch_error, RuntimeError), f"{info.name} accepted {sample}"
+
+
 @pytest.mark.parametrize("write", [lambda x: x.add_(1), lambda x: x.mul_(2),
                                    lambda x: x.copy_(x.clone()),
                                    lambda x: x.__setitem__((slice(None), 0), 1.0)])
