@@ -240,14 +240,13 @@ class Function:
         # needs_input_grad reads it; the no-edge lists for 1-3 arguments are made once
         ctx.next_edges = edges if record else (_NO_EDGES[len(args)] if len(args) < 4
                                                else _NO_EDGE * len(args))
-        if enabled:  # forward never records, whatever it calls
-            state.enabled = False
-            try:
-                raw = cls.forward(ctx, *args)
-            finally:
-                state.enabled = True
-        else:
+        state.enabled = False  # forward never records, whatever it calls
+        try:
             raw = cls.forward(ctx, *args)
+        except ValueError as e:  # an array library's error; torch's type where it has one
+            raise _as_torch_error(cls, args, e) from None
+        finally:
+            state.enabled = enabled
         fresh = type(raw) is _ndarray and not cls._view
         if fresh:  # the common case, wrapped inline (tensor._init's stores, without the call)
             out = _new_tensor(Tensor)
@@ -275,6 +274,30 @@ class Function:
 
 
 FunctionCtx = Function  # the ctx passed to forward/backward is the node itself
+
+
+def _as_torch_error(cls, args, err):
+    """A ValueError of the array library, as the error torch raises: code written for torch
+    catches RuntimeError for shapes that do not broadcast. Translated here, in the one dispatch
+    point, so every op that broadcasts gets torch's error at no cost to calls that succeed."""
+    msg = str(err)
+    if "broadcast" not in msg:
+        return err
+    shapes = [a._data.shape for a in args if isinstance(a, Tensor)]
+    return RuntimeError(f"{cls.__name__.lower()}(): {_broadcast_mismatch(shapes) or msg}")
+
+
+def _broadcast_mismatch(shapes):
+    """torch's wording for the first pair of ``shapes`` that do not broadcast (None if all
+    do): dims are counted from the left of the broadcast result."""
+    nd = max((len(s) for s in shapes), default=0)
+    for i, a in enumerate(shapes):
+        for b in shapes[i + 1:]:
+            for k in range(1, min(len(a), len(b)) + 1):
+                if a[-k] != b[-k] and 1 not in (a[-k], b[-k]):
+                    return (f"The size of tensor a ({a[-k]}) must match the size of tensor b "
+                            f"({b[-k]}) at non-singleton dimension {nd - k}")
+    return None
 
 
 class AccumulateGrad:

@@ -15,7 +15,7 @@ from .. import dtypes as dt
 from ..tensor import Tensor, _make
 
 __all__ = ["lift", "promote", "check_tensor", "norm_dim", "norm_dims", "float_input",
-           "same_device"]
+           "same_device", "check_at_least_1d", "check_same_dtype"]
 
 
 def check_tensor(x, op: str, arg: str = "input") -> Tensor:
@@ -116,14 +116,39 @@ def float_input(x, op: str) -> Tensor:
     return x
 
 
-def norm_dim(dim, ndim: int, op: str) -> int:
+def check_same_dtype(op: str, *named) -> None:
+    """Raise torch's RuntimeError unless the tensors of ``named`` ((argument, tensor) pairs;
+    None tensors are skipped) share one dtype. Products (matmul, conv, ...) do not promote,
+    as in torch: a float64 weight must not silently turn a float32 model into float64."""
+    named = [(arg, t) for arg, t in named if t is not None]
+    first = named[0][1]._dtype
+    if any(t._dtype is not first for _, t in named[1:]):
+        got = ", ".join(f"{arg} {t._dtype.name}" for arg, t in named)
+        raise RuntimeError(f"{op}(): expected all inputs to have the same dtype, but got "
+                           f"{got}; cast one with .to()")
+
+
+def norm_dim(dim, ndim: int, op: str, scalar: bool = True) -> int:
+    """``dim`` in [0, ndim), raising IndexError outside [-ndim, ndim). A 0-d tensor accepts
+    dims -1 and 0 (as torch: it acts as one dimension of size 1) and gives 0; ops that torch
+    refuses any dim on 0-d input (roll, take_along_dim, ...) pass ``scalar=False``."""
     n = max(ndim, 1)
     if not isinstance(dim, (int, np.integer)) or isinstance(dim, bool):
         raise TypeError(f"{op}(): argument 'dim' must be an int, not {type(dim).__name__}")
+    if not ndim and not scalar:
+        raise IndexError(f"{op}(): dimension specified as {dim} but tensor has no dimensions")
     if not -n <= dim < n:
         raise IndexError(f"{op}(): dimension out of range (expected to be in range of "
                          f"[{-n}, {n - 1}], but got {dim})")
     return int(dim) % n
+
+
+def check_at_least_1d(x, op: str) -> None:
+    """Raise torch's RuntimeError for ops that refuse a 0-d tensor outright (split, chunk,
+    narrow, ...), before any dim check could give a different error."""
+    if not x.ndim:
+        raise RuntimeError(f"{op}() cannot be applied to a 0-dim tensor: it expects at least "
+                           "a 1-dimensional tensor")
 
 
 def norm_dims(dim, ndim: int, op: str) -> tuple:
@@ -131,9 +156,10 @@ def norm_dims(dim, ndim: int, op: str) -> tuple:
     if dim is None:
         return tuple(range(ndim))
     if isinstance(dim, (int, np.integer)):
-        return (norm_dim(dim, ndim, op),) if ndim else ()
-    dims = tuple(norm_dim(d, ndim, op) for d in dim)
+        dim = (dim,)
+    dims = tuple(norm_dim(d, ndim, op) for d in dim)  # checked even on 0-d input
     if len(set(dims)) != len(dims):
         raise RuntimeError(f"{op}(): dim {tuple(dim)} appears multiple times in the list of "
                            "dims")
-    return tuple(sorted(dims))
+    # a 0-d tensor has no axis to reduce over: dim -1 or 0 leaves it as it is
+    return tuple(sorted(dims)) if ndim else ()

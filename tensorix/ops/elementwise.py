@@ -306,7 +306,9 @@ class Atan2(Function):
         a, b = ctx.saved_tensors
         na, nb = ctx.needs_input_grad
         r2 = a * a + b * b
-        return (g * b / r2 if na else None), (-g * a / r2 if nb else None)
+        # at the origin both partials are 0/0; PyTorch's (sub)gradient there is 0
+        inv = (1 / r2.where(r2 != 0, 1)).where(r2 != 0, 0)
+        return (g * b * inv if na else None), (-g * a * inv if nb else None)
 
 
 class Copysign(Function):

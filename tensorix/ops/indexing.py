@@ -99,14 +99,14 @@ def _scatter_shapes(a, dim, index, src, op):
 
 def gather(input, dim, index, *, sparse_grad=False) -> Tensor:
     """``out[i][j][k] = input[index[i][j][k]][j][k]`` (for ``dim=0``): values picked along
-    ``dim``. ``index`` is int64 with ``input``'s number of dims and is no larger than ``input``
-    outside ``dim``; the output has ``index``'s shape.
+    ``dim``. ``index`` is int64 (or int32) with ``input``'s number of dims and is no larger
+    than ``input`` outside ``dim``; the output has ``index``'s shape.
 
     Example: ``tensorix.tensor([[1, 2], [3, 4]]).gather(1, tensorix.tensor([[0, 0], [1, 0]]))``
     is ``[[1, 1], [4, 3]]``.
     """
     check_tensor(input, "gather")
-    _check_index(index, "gather")
+    _check_index(index, "gather", int32=True)  # torch takes int32 indices here too
     same_device("gather", input, index)
     d = norm_dim(dim, input.ndim, "gather")
     _scatter_shapes(input, d, index, None, "gather")
@@ -169,7 +169,7 @@ class Scatter(_Put):
 
 def _scatter_args(input, dim, index, src, op):
     check_tensor(input, op)
-    _check_index(index, op)
+    _check_index(index, op, int32=True)
     same_device(op, input, index, src)
     d = norm_dim(dim, input.ndim, op)
     _scatter_shapes(input, d, index, src, op)
@@ -658,11 +658,11 @@ def take_along_dim(input, indices, dim=None) -> Tensor:
     _check_index(indices, "take_along_dim")
     if dim is None:
         return gather(input.reshape(-1), 0, indices.reshape(-1))
+    d = norm_dim(dim, input.ndim, "take_along_dim", scalar=False)
     if input.ndim != indices.ndim:
         raise RuntimeError(f"take_along_dim(): input and indices should have the same number "
                            f"of dimensions, but got {input.ndim} dimensions for input, and "
                            f"{indices.ndim} dimensions for indices")
-    d = norm_dim(dim, input.ndim, "take_along_dim")
     shape = []
     for k, (a, b) in enumerate(zip(input._data.shape, indices._data.shape)):
         if k != d and a != b and 1 not in (a, b):

@@ -38,6 +38,22 @@ def _check(self, op):
                            "used in an in-place operation")
 
 
+_OVERLAP_MSG = ("{}(): unsupported operation: more than one element of the written-to tensor "
+                "refers to a single memory location. Please clone() the tensor before "
+                "performing the operation.")
+
+
+def _check_overlap(self, op):
+    """torch's error for a write into a tensor whose elements share memory (a dim of stride 0
+    and size > 1, as ``expand`` makes), checked before anything is computed. Filling with one
+    value is well defined there, so fill_ and zero_ pass, as in torch; setitem writes a window
+    of ``self``, which may not overlap (torch checks the window)."""
+    if op in ("fill_", "zero_", "setitem"):
+        return
+    if any(n > 1 and s == 0 for n, s in zip(self._data.shape, self._data.strides)):
+        raise RuntimeError(_OVERLAP_MSG.format(op))
+
+
 def _alias_old(t):
     """A new handle on t's current value and graph position (its data copied, since t's
     memory is about to be overwritten and the op's backward may need the old value)."""
@@ -68,7 +84,13 @@ def _write(self, result, op):
             raise RuntimeError(f"{op}(): output with shape {list(self._data.shape)} doesn't "
                                f"match the broadcast shape {list(result._data.shape)}")
         result = result.expand(self._data.shape)
-    self._data[...] = result._data
+    try:
+        self._data[...] = result._data
+    except ValueError as e:  # NumPy's read-only broadcast views (expand) refuse any write
+        if "read-only" not in str(e):
+            raise
+        raise RuntimeError(f"{op}(): cannot write into an expanded tensor (its elements share "
+                           "memory); clone() it before writing") from None
     self._version[0] += 1
     return result
 
@@ -122,6 +144,7 @@ def apply_inplace(self, fn, *args, op=None, **kwargs):
     if not isinstance(self, Tensor):
         raise TypeError(f"{op}(): expected a Tensor, got {type(self).__name__}")
     _check(self, op)
+    _check_overlap(self, op)
     state = modes.state
     record = state.enabled and (self._rg or any(isinstance(a, Tensor) and a._rg for a in args)
                                 or (self._base is not None and self._base._rg))

@@ -18,7 +18,7 @@ from .. import _threads, backend, kernels
 from ..autograd.function import Function
 from ..tensor import Tensor, _make
 from . import linalg_decomp as _decomp
-from ._common import check_tensor, norm_dim, promote
+from ._common import check_same_dtype, check_tensor, norm_dim, same_device
 from .pointwise import where
 
 __all__ = ["matmul", "mm", "bmm", "dot", "vdot", "inner", "outer", "ger", "tensordot", "kron",
@@ -76,16 +76,24 @@ def matmul(input, other) -> Tensor:
     removed from the result; ``(k,) @ (k,)`` is a 0-d dot product.
     Example: ``tensorix.randn(8, 3, 4) @ tensorix.randn(4, 5)`` has shape ``(8, 3, 5)``.
     """
-    check_tensor(input, "matmul", "input")
-    check_tensor(other, "matmul", "other")
-    if input.ndim == 0 or other.ndim == 0:
-        raise RuntimeError(f"matmul(): both arguments need at least 1 dimension, got "
-                           f"{input.ndim}D and {other.ndim}D tensors")
-    a, b = promote(input, other, "matmul")
+    return _matmul(input, other, "matmul")
+
+
+def _matmul(a, b, op):
+    """matmul, naming ``op`` (mm, dot, ...) in its errors. Operands of two dtypes are refused,
+    as in torch (no promotion)."""
+    check_tensor(a, op, "input")
+    check_tensor(b, op, "other")
+    if a.ndim == 0 or b.ndim == 0:
+        raise RuntimeError(f"{op}(): both arguments need at least 1 dimension, got "
+                           f"{a.ndim}D and {b.ndim}D tensors")
+    check_same_dtype(op, ("input", a), ("other", b))
+    if type(a._data) is not type(b._data):
+        same_device(op, a, b)
     ka = a.shape[-1]
     kb = b.shape[-2] if b.ndim > 1 else b.shape[0]
     if ka != kb:
-        raise RuntimeError(f"matmul(): mat1 and mat2 shapes cannot be multiplied "
+        raise RuntimeError(f"{op}(): mat1 and mat2 shapes cannot be multiplied "
                            f"({_desc(a)} and {_desc(b)})")
     if a.ndim == 1 and b.ndim == 1:
         return MatMul.apply(a.unsqueeze(0), b.unsqueeze(1)).reshape(())
@@ -96,7 +104,7 @@ def matmul(input, other) -> Tensor:
     try:
         np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
     except ValueError:
-        raise RuntimeError(f"matmul(): batch dimensions {list(a.shape[:-2])} and "
+        raise RuntimeError(f"{op}(): batch dimensions {list(a.shape[:-2])} and "
                            f"{list(b.shape[:-2])} are not broadcastable") from None
     return MatMul.apply(a, b)
 
@@ -109,7 +117,7 @@ def mm(input, mat2) -> Tensor:
     """Product of two 2-d matrices ``(n, k) @ (k, m)``."""
     if input.ndim != 2 or mat2.ndim != 2:
         raise RuntimeError(f"mm(): expected 2D tensors, got {input.ndim}D and {mat2.ndim}D")
-    return matmul(input, mat2)
+    return _matmul(input, mat2, "mm")
 
 
 def bmm(input, mat2) -> Tensor:
@@ -118,7 +126,7 @@ def bmm(input, mat2) -> Tensor:
         raise RuntimeError(f"bmm(): expected 3D tensors, got {input.ndim}D and {mat2.ndim}D")
     if input.shape[0] != mat2.shape[0]:
         raise RuntimeError(f"bmm(): batch sizes differ: {input.shape[0]} and {mat2.shape[0]}")
-    return matmul(input, mat2)
+    return _matmul(input, mat2, "bmm")
 
 
 def _check_ndim(op, arg, t, nd):
@@ -144,7 +152,7 @@ def dot(input, other) -> Tensor:
         raise RuntimeError(f"dot(): inconsistent tensor size, expected tensor [{n}] and src "
                            f"[{m}] to have the same number of elements, but got {n} and {m} "
                            "elements respectively")
-    return matmul(input, other)
+    return _matmul(input, other, "dot")
 
 
 def vdot(input, other) -> Tensor:
@@ -167,6 +175,7 @@ def inner(input, other) -> Tensor:
     check_tensor(other, "inner", "other")
     if input.ndim == 0 or other.ndim == 0:
         return input * other
+    check_same_dtype("inner", ("input", input), ("other", other))
     if input.shape[-1] != other.shape[-1]:
         raise RuntimeError(f"inner(): the last dimension must match on both input tensors but "
                            f"got shapes {list(input.shape)} and {list(other.shape)}")
@@ -239,7 +248,7 @@ def tensordot(a, b, dims=2) -> Tensor:
     sb = [b.shape[j] for j in free_b]
     a2 = a.permute(*(free_a + da)).reshape(int(np.prod(sa, dtype=np.int64)), k)
     b2 = b.permute(*(db + free_b)).reshape(k, int(np.prod(sb, dtype=np.int64)))
-    return matmul(a2, b2).reshape(tuple(sa + sb))
+    return _matmul(a2, b2, "tensordot").reshape(tuple(sa + sb))
 
 
 def kron(input, other) -> Tensor:
@@ -267,13 +276,16 @@ def mv(input, vec) -> Tensor:
     if input.ndim != 2 or vec.ndim != 1:
         raise RuntimeError(f"mv(): vector + matrix @ vector expected, got {input.ndim}D "
                            f"matrix and {vec.ndim}D vector")
-    return matmul(input, vec)
+    return _matmul(input, vec, "mv")
 
 
-def _scaled_sum(op, input, product, beta, alpha):
+def _scaled_sum(op, input, product, beta, alpha, promotes=False):
     """``beta * input + alpha * product`` with PyTorch's rules: ``input`` broadcasts to the
-    product's shape, and ``beta == 0`` ignores it (its nan/inf do not propagate)."""
+    product's shape, and ``beta == 0`` ignores it (its nan/inf do not propagate). ``input``
+    must have the product's dtype unless the op ``promotes`` (addr, as in torch)."""
     check_tensor(input, op, "input")
+    if not promotes:
+        check_same_dtype(op, ("input", input), ("product", product))
     try:
         shape = np.broadcast_shapes(tuple(input.shape), tuple(product.shape))
     except ValueError:
@@ -302,7 +314,7 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1) -> Tensor:
     """
     for arg, t in (("mat1", mat1), ("mat2", mat2)):
         _check_ndim("addmm", arg, t, 2)
-    return _scaled_sum("addmm", input, matmul(mat1, mat2), beta, alpha)
+    return _scaled_sum("addmm", input, _matmul(mat1, mat2, "addmm"), beta, alpha)
 
 
 def addmv(input, mat, vec, *, beta=1, alpha=1) -> Tensor:
@@ -310,13 +322,13 @@ def addmv(input, mat, vec, *, beta=1, alpha=1) -> Tensor:
     broadcasts to ``(n,)``. Example: ``tensorix.addmv(b, A, x)``."""
     _check_ndim("addmv", "mat", mat, 2)
     _check_ndim("addmv", "vec", vec, 1)
-    return _scaled_sum("addmv", input, matmul(mat, vec), beta, alpha)
+    return _scaled_sum("addmv", input, _matmul(mat, vec, "addmv"), beta, alpha)
 
 
 def addr(input, vec1, vec2, *, beta=1, alpha=1) -> Tensor:
     """``beta * input + alpha * outer(vec1, vec2)``; ``input`` broadcasts to ``(n, m)``.
     Example: a rank-one update ``tensorix.addr(A, u, v)``."""
-    return _scaled_sum("addr", input, outer(vec1, vec2), beta, alpha)
+    return _scaled_sum("addr", input, outer(vec1, vec2), beta, alpha, promotes=True)
 
 
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1) -> Tensor:
@@ -416,6 +428,7 @@ def multi_dot(tensors) -> Tensor:
             where = "the first and last" if t.ndim == 1 else "every"
             raise RuntimeError(f"{op}(): tensor {i} must be 2D (1D allowed only for {where} "
                                f"tensor), but got {t.ndim}D")
+    check_same_dtype(op, *((f"tensors[{i}]", t) for i, t in enumerate(tensors)))
     first_vec, last_vec = tensors[0].ndim == 1, tensors[-1].ndim == 1
     mats = list(tensors)
     if first_vec:

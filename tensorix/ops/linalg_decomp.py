@@ -24,7 +24,7 @@ from .. import backend
 from ..autograd.function import Function
 from ..autograd.grad_mode import is_grad_enabled
 from ..tensor import Tensor, _make
-from ._common import check_tensor
+from ._common import check_tensor, norm_dim
 from .movement import diagonal as _diagonal_view
 from .pointwise import where
 from .shape import cat
@@ -49,18 +49,48 @@ def _xp(t):
     return backend.array_module(t._data)
 
 
-def _lapack(xp, fn, message, *arrays):
-    """``fn(*arrays)`` (an ``xp.linalg`` routine), with a failed factorisation raised as
-    :class:`LinAlgError` carrying ``message``."""
+def _lapack(xp, fn, message, a, *rest, nan="whole", **kw):
+    """``fn(a, *rest, **kw)`` (an ``xp.linalg`` routine on a batch of matrices ``a``), with a failed
+    factorisation raised as :class:`LinAlgError` carrying ``message``.
+
+    A matrix holding NaN is no failure: with ``nan='whole'`` its result is all NaN, as
+    PyTorch's LU gives (LAPACK would return a half-NaN inverse, and CuPy's non-finite result
+    would read as singular); ``'pass'`` leaves NaN to the routine (a triangular solve spreads
+    it as far as it reaches); ``'raise'`` where PyTorch's factorisation fails on NaN (Cholesky,
+    SVD)."""
+    if nan == "pass" or not bool(xp.isnan(a).any()):
+        nan = None
+    elif nan == "raise":
+        raise LinAlgError(message)
+    else:
+        nan = xp.isnan(a).any(axis=(-2, -1))
+        eye = xp.eye(a.shape[-1], dtype=a.dtype)
+        a = xp.where(nan[..., None, None], eye, a)  # a stand-in LAPACK can factor
     try:
-        out = fn(*arrays)
+        with np.errstate(invalid="ignore"):
+            out = fn(a, *rest, **kw)
     except getattr(xp.linalg, "LinAlgError", np.linalg.LinAlgError):
         raise LinAlgError(message) from None
     # NumPy's LAPACK wrappers raise on a zero pivot or a failed Cholesky; CuPy's return
-    # inf/nan instead, so there a non-finite result is the signal
-    if xp is not np and not bool(xp.isfinite(out).all()):
+    # inf/nan instead, so there a non-finite result from finite input is the signal
+    if xp is not np and not all(bool(xp.isfinite(o).all()) for o in _arrays(out)) and \
+            all(bool(xp.isfinite(x).all()) for x in (a, *rest)):
         raise LinAlgError(message)
-    return out
+    return out if nan is None else xp.where(nan[..., None, None], xp.nan, out)
+
+
+def _arrays(out):
+    return tuple(out) if isinstance(out, tuple) else (out,)
+
+
+_SVD_NAN = ("linalg.svd: The algorithm failed to converge because the input matrix contained "
+            "non-finite values.")
+
+
+def _svd(xp, a, **kw):
+    """``xp.linalg.svd`` raising :class:`LinAlgError` (a RuntimeError, as PyTorch's) for NaN
+    input or no convergence, never NumPy's ValueError (inf gives NaN, as in PyTorch)."""
+    return _lapack(xp, xp.linalg.svd, _SVD_NAN, a, nan="raise", **kw)
 
 
 # -- argument checks ------------------------------------------------------------------------
@@ -165,13 +195,14 @@ def inv(A) -> Tensor:
     return Inv.apply(A)
 
 
-def _solve(xp, op, a, b, msg):
+def _solve(xp, op, a, b, msg, nan="whole"):
     """``xp.linalg.solve(a, b)`` on raw arrays with their batch dims broadcast; a singular
-    ``a`` (LAPACK's error or a non-finite result) raises :class:`LinAlgError` with ``msg``."""
+    ``a`` (LAPACK's error or a non-finite result) raises :class:`LinAlgError` with ``msg``;
+    ``nan`` as in :func:`_lapack`."""
     batch = _batch_shape(op, a.shape, b.shape)
     A = xp.broadcast_to(a, batch + a.shape[-2:])
     B = xp.broadcast_to(b, batch + b.shape[-2:])
-    return _lapack(xp, xp.linalg.solve, msg, A, B)
+    return _lapack(xp, xp.linalg.solve, msg, A, B, nan=nan)
 
 
 class Solve(Function):
@@ -239,7 +270,7 @@ class SolveTriangular(Function):
             t = xp.where(xp.eye(n, dtype=bool), xp.ones((), dtype=t.dtype), t)
         msg = "linalg.solve_triangular: The triangular matrix is singular (a zero on its diagonal)"
         # an LU solve of the triangle: NumPy ships no batched triangular solver
-        x = _make(_solve(xp, "linalg.solve_triangular", t, b._data, msg))
+        x = _make(_solve(xp, "linalg.solve_triangular", t, b._data, msg, nan="pass"))
         ctx.save_for_backward(a, x)
         return x
 
@@ -280,7 +311,8 @@ def solve_triangular(A, B, *, upper, left=True, unitriangular=False) -> Tensor:
 class Det(Function):
     @staticmethod
     def forward(ctx, a):
-        out = _make(_xp(a).linalg.det(a._data))
+        with np.errstate(invalid="ignore"):  # NaN in, NaN out, as in PyTorch: no warning
+            out = _make(_xp(a).linalg.det(a._data))
         ctx.save_for_backward(a, out)
         return out
 
@@ -302,7 +334,7 @@ class _DetSingularGrad(Function):
     @staticmethod
     def forward(ctx, a, g):
         xp = _xp(a)
-        u, s, vh = xp.linalg.svd(a._data)
+        u, s, vh = _svd(xp, a._data)
         n = s.shape[-1]
         others = xp.where(xp.eye(n, dtype=bool), xp.ones((), s.dtype), s[..., None, :])
         p = others.prod(axis=-1)
@@ -331,7 +363,11 @@ def det(A) -> Tensor:
 class Slogdet(Function):
     @staticmethod
     def forward(ctx, a):
-        sign, logabs = _xp(a).linalg.slogdet(a._data)
+        xp = _xp(a)
+        with np.errstate(invalid="ignore"):
+            sign, logabs = xp.linalg.slogdet(a._data)
+        if a._dtype.category == 2:  # a NaN determinant has sign 0, as PyTorch's (sign(nan))
+            sign = xp.where(xp.isnan(logabs), 0, sign).astype(sign.dtype)
         sign, logabs = _make(sign), _make(logabs)
         ctx.mark_non_differentiable(sign)
         ctx.save_for_backward(a)
@@ -373,7 +409,8 @@ class Cholesky(Function):
         xp = _xp(a)
         msg = ("linalg.cholesky: The factorization could not be completed because the input is "
                "not positive-definite.")
-        low = _make(_lapack(xp, xp.linalg.cholesky, msg, a._data))  # reads the lower triangle
+        # reads the lower triangle; NaN fails the factorisation, as in PyTorch
+        low = _make(_lapack(xp, xp.linalg.cholesky, msg, a._data, nan="raise"))
         ctx.save_for_backward(low)
         return low
 
@@ -467,7 +504,7 @@ class SVD(Function):
     def forward(ctx, a, full_matrices):
         ctx.set_materialize_grads(False)  # svdvals alone must not touch the 1/(s_i^2-s_j^2)
         ctx.full = full_matrices
-        u, s, vh = _xp(a).linalg.svd(a._data, full_matrices=full_matrices)
+        u, s, vh = _svd(_xp(a), a._data, full_matrices=full_matrices)
         u, s, vh = _make(u), _make(s), _make(vh)
         ctx.save_for_backward(u, s, vh)
         return u, s, vh
@@ -544,7 +581,7 @@ def svdvals(A) -> Tensor:
     check_matrix(A, "linalg.svdvals")
     if A.requires_grad and is_grad_enabled():  # U and Vh are needed only for the gradient
         return SVD.apply(A, False)[1]
-    return _make(_xp(A).linalg.svd(A._data, compute_uv=False))
+    return _make(_svd(_xp(A), A._data, compute_uv=False))
 
 
 class Eigh(Function):
@@ -629,7 +666,7 @@ class Pinv(Function):
             winv = xp.where(keep, 1 / xp.where(keep, w, 1), 0)
             out = (v * winv[..., None, :]) @ v.conj().swapaxes(-1, -2)
         else:
-            u, s, vh = xp.linalg.svd(data, full_matrices=False)
+            u, s, vh = _svd(xp, data, full_matrices=False)
             keep = s > _singular_cutoff(xp, s, atol, rtol)
             sinv = xp.where(keep, 1 / xp.where(keep, s, 1), 0).astype(s.dtype)
             out = (vh.conj().swapaxes(-1, -2) * sinv[..., None, :]) @ u.conj().swapaxes(-1, -2)
@@ -679,7 +716,7 @@ def matrix_rank(A, *, atol=None, rtol=None, hermitian=False) -> Tensor:
     if hermitian:
         s = xp.abs(xp.linalg.eigvalsh(A._data))
     else:
-        s = xp.linalg.svd(A._data, compute_uv=False)
+        s = _svd(xp, A._data, compute_uv=False)
     return _make((s > _singular_cutoff(xp, s, atol, rtol)).sum(axis=-1).astype(np.int64))
 
 
@@ -742,6 +779,8 @@ def diagonal(A, *, offset=0, dim1=-2, dim2=-1) -> Tensor:
     Example: ``tensorix.linalg.diagonal(tensorix.eye(3))`` is ``tensor([1., 1., 1.])``.
     """
     check_tensor(A, "linalg.diagonal", "A")
+    for d in (dim1, dim2):  # IndexError for a dim out of range first, as in torch
+        norm_dim(d, A.ndim, "linalg.diagonal")
     if A.ndim < 2:
         raise RuntimeError("linalg.diagonal: The input tensor A must have at least 2 "
                            "dimensions.")

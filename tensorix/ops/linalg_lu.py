@@ -296,7 +296,8 @@ class MatrixExp(Function):
     @staticmethod
     def forward(ctx, a):
         ctx.save_for_backward(a)
-        return expm_kernel(a._data)
+        with np.errstate(invalid="ignore", over="ignore"):  # inf/NaN in, NaN out, as torch
+            return expm_kernel(a._data)
 
     @staticmethod
     def backward(ctx, g):

@@ -17,7 +17,7 @@ from .. import backend
 from .. import dtypes as dt
 from ..autograd.function import Function
 from ..tensor import Tensor, _make
-from ._common import check_tensor, norm_dim, norm_dims, promote
+from ._common import check_same_dtype, check_tensor, norm_dim, norm_dims, promote
 from .linalg_decomp import LinAlgError, check_float, check_matrix, inv, svdvals
 from .pointwise import where
 
@@ -249,8 +249,9 @@ def cross(input, other, *, dim=-1) -> Tensor:
     if input.ndim != other.ndim:
         raise RuntimeError(f"{op}: inputs must have the same number of dimensions, got "
                            f"{input.ndim} and {other.ndim}")
+    check_same_dtype(op, ("input", input), ("other", other))  # no promotion, as in torch
     a, b = promote(input, other, op)
-    d = norm_dim(dim, a.ndim, op)
+    d = norm_dim(dim, a.ndim, op, scalar=False)
     if a.shape[d] != 3 or b.shape[d] != 3:
         raise RuntimeError(f"{op}: inputs dimension {dim} must have length 3. Got "
                            f"{a.shape[d]} and {b.shape[d]}")
@@ -271,6 +272,7 @@ def vecdot(x, y, *, dim=-1) -> Tensor:
     op = "linalg.vecdot"
     check_tensor(x, op, "x")
     check_tensor(y, op, "y")
+    check_same_dtype(op, ("x", x), ("y", y))  # no promotion, as in torch
     nd = max(x.ndim, y.ndim, 1)
     d = norm_dim(dim, nd, op)
     sx = (1,) * (nd - x.ndim) + tuple(x.shape)

@@ -12,7 +12,7 @@ from .. import backend
 from ..autograd.function import Function, _mark_view
 from ..tensor import Tensor, _make
 from . import _index
-from ._common import check_tensor, norm_dim
+from ._common import check_at_least_1d, check_tensor, norm_dim
 
 __all__ = ["reshape", "view", "expand", "broadcast_to", "permute", "transpose", "clone",
            "contiguous", "squeeze", "unsqueeze", "getitem", "as_strided", "diagonal", "flatten",
@@ -382,6 +382,7 @@ def unflatten(input, dim, sizes) -> Tensor:
     check_tensor(input, "unflatten")
     shape = input._data.shape
     d = norm_dim(dim, len(shape), "unflatten")
+    check_at_least_1d(input, "unflatten")
     sizes = _sizes(tuple(sizes), "unflatten")
     if not sizes:
         raise RuntimeError("unflatten(): sizes must be non-empty")
@@ -401,9 +402,8 @@ def narrow(input, dim, start, length) -> Tensor:
     """
     check_tensor(input, "narrow")
     shape = input._data.shape
+    check_at_least_1d(input, "narrow")
     d = norm_dim(dim, len(shape), "narrow")
-    if not shape:
-        raise RuntimeError("narrow(): narrow() cannot be applied to a 0-dim tensor.")
     start, length = _index._int(start, "narrow"), _index._int(length, "narrow")
     n = shape[d]
     if not -n <= start <= n:
@@ -473,12 +473,14 @@ def movedim(input, source, destination) -> Tensor:
     for name, dims in (("source", src), ("destination", dst)):
         if len(set(dims)) != len(dims):
             raise RuntimeError(f"movedim(): repeated dim in `{name}` ({list(dims)})")
+    if not nd:  # dims -1 and 0 of a 0-d tensor (checked above) move nothing
+        return input
     order = [None] * nd
     for s, d in zip(src, dst):
         order[d] = s
     rest = iter(d for d in range(nd) if d not in src)
     order = tuple(next(rest) if o is None else o for o in order)
-    return Permute.apply(input, order) if nd else input
+    return Permute.apply(input, order)
 
 
 def swapaxes(input, axis0, axis1) -> Tensor:
@@ -700,9 +702,9 @@ def transpose(input, dim0, dim1) -> Tensor:
     """Swap two dimensions (a view)."""
     check_tensor(input, "transpose")
     nd = input._data.ndim
+    d0, d1 = norm_dim(dim0, nd, "transpose"), norm_dim(dim1, nd, "transpose")
     if nd == 0:
         return input
-    d0, d1 = norm_dim(dim0, nd, "transpose"), norm_dim(dim1, nd, "transpose")
     dims = list(range(nd))
     dims[d0], dims[d1] = dims[d1], dims[d0]
     return Permute.apply(input, tuple(dims))

@@ -184,8 +184,8 @@ def prod(input, dim=None, keepdim=False, *, dtype=None) -> Tensor:
     ``tensorix.tensor([[1., 2.], [3., 4.]]).prod(0)`` is ``tensor([3., 8.])``.
     """
     check_tensor(input, "prod")
-    dims = tuple(range(input.ndim)) if dim is None else (
-        (norm_dim(dim, input.ndim, "prod"),) if input.ndim else ())
+    d = None if dim is None else norm_dim(dim, input.ndim, "prod")  # checked on 0-d too
+    dims = tuple(range(input.ndim)) if d is None else ((d,) if input.ndim else ())
     return Prod.apply(input, dims, keepdim, _acc_dtype(input, dtype))
 
 
@@ -361,7 +361,10 @@ def _correction(op, dim, unbiased, correction):
     return dim, correction
 
 
-def _var(input, dim, unbiased, keepdim, correction, op):
+def _var(input, dim, unbiased, keepdim, correction, op, root=False):
+    """(var, mean, dtype) over ``dim``; with ``root`` the first is the standard deviation,
+    ``||x - mean|| / sqrt(dof)``: the 2-norm primitive's gradient is 0 where the spread is 0
+    (PyTorch's), where ``sqrt(var)``'s would be 0/0 = NaN for a constant feature."""
     check_tensor(input, op)
     if input._dtype.category != 2:
         raise RuntimeError(f"{op}(): std and var only support floating point dtypes, got "
@@ -376,10 +379,17 @@ def _var(input, dim, unbiased, keepdim, correction, op):
         warnings.warn(f"{op}(): degrees of freedom is <= 0. Correction should be strictly less "
                       "than the reduction factor (input numel divided by output numel).",
                       UserWarning, stacklevel=3)
+    mu = mu if keepdim else _squeeze(mu, dims)
+    if root and dof > 0:
+        return PNorm.apply(dev, 2, dims, keepdim) / math.sqrt(dof), mu, input._dtype
     ss = Sum.apply(dev * dev, dims, keepdim, x._dtype)
     with np.errstate(divide="ignore", invalid="ignore"):
         v = ss / dof if dof > 0 else ss * float("inf" if dof == 0 else "nan")
-    return v, (mu if keepdim else _squeeze(mu, dims)), input._dtype
+    if root:  # no degrees of freedom: NaN or inf, and NaN gradients, as in PyTorch
+        from .unary import sqrt
+
+        v = sqrt(v)
+    return v, mu, input._dtype
 
 
 def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None) -> Tensor:
@@ -395,11 +405,10 @@ def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None) -> Te
 
 def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None) -> Tensor:
     """Standard deviation, ``sqrt(var(...))``; arguments and shapes as :func:`var`. Example:
-    ``tensorix.tensor([1., 3.]).std()`` is ``tensor(1.4142)``."""
-    from .unary import sqrt
-
-    v, _, d = _var(input, dim, unbiased, keepdim, correction, "std")
-    return sqrt(v).to(d)
+    ``tensorix.tensor([1., 3.]).std()`` is ``tensor(1.4142)``; the gradient where all
+    elements are equal is 0, as in PyTorch."""
+    s, _, d = _var(input, dim, unbiased, keepdim, correction, "std", root=True)
+    return s.to(d)
 
 
 def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
@@ -413,10 +422,8 @@ def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
 def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """``(std, mean)`` over ``dim``; arguments and shapes as :func:`var`. Example:
     ``s, m = tensorix.std_mean(tensorix.tensor([1., 3.]))`` gives ``1.4142`` and ``2.``."""
-    from .unary import sqrt
-
-    v, mu, d = _var(input, dim, unbiased, keepdim, correction, "std_mean")
-    return sqrt(v).to(d), mu.to(d)
+    s, mu, d = _var(input, dim, unbiased, keepdim, correction, "std_mean", root=True)
+    return s.to(d), mu.to(d)
 
 
 def _shift_constant(x, dims):

@@ -18,7 +18,7 @@ from .. import dtypes as dt
 from ..autograd.function import Function
 from ..tensor import Size, Tensor, _make
 from . import inplace
-from ._common import check_tensor, lift, norm_dim, same_device
+from ._common import check_at_least_1d, check_tensor, lift, norm_dim, same_device
 from .movement import _sizes, getitem, narrow
 
 __all__ = ["cat", "concat", "concatenate", "stack", "hstack", "vstack", "dstack",
@@ -185,6 +185,7 @@ def split(tensor, split_size_or_sections, dim=0) -> tuple:
     Example: ``tensorix.arange(5).split([2, 3])`` gives ``([0, 1], [2, 3, 4])``.
     """
     check_tensor(tensor, "split")
+    check_at_least_1d(tensor, "split")
     d = norm_dim(dim, tensor.ndim, "split")
     n = tensor._data.shape[d]
     s = split_size_or_sections
@@ -218,6 +219,7 @@ def chunk(input, chunks, dim=0) -> tuple:
     check_tensor(input, "chunk")
     if chunks <= 0:
         raise RuntimeError(f"chunk(): chunk expects `chunks` to be greater than 0, got: {chunks}")
+    check_at_least_1d(input, "chunk")
     d = norm_dim(dim, input.ndim, "chunk")
     n = input._data.shape[d]
     if n == 0:
@@ -259,6 +261,7 @@ def tensor_split(input, indices_or_sections, dim=0) -> tuple:
     Example: ``tensorix.arange(7).tensor_split(3)`` gives pieces of 3, 2 and 2.
     """
     check_tensor(input, "tensor_split")
+    check_at_least_1d(input, "tensor_split")
     d = norm_dim(dim, input.ndim, "tensor_split")
     bounds = _section_bounds(indices_or_sections, input._data.shape[d], "tensor_split")
     return tuple(narrow(input, d, a, b - a) for a, b in bounds)
@@ -328,13 +331,13 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None) -> Ten
         return repeat_interleave(arange(input.numel(), device=input.device), input, 0)
     if dim is None:
         input, dim = input.reshape(-1), 0
-    d = norm_dim(dim, input.ndim, "repeat_interleave")
-    n = input._data.shape[d] if input.ndim else 1
+    d = norm_dim(dim, input.ndim, "repeat_interleave", scalar=False)
+    n = input._data.shape[d]
     counts = _repeat_counts(repeats, n, "repeat_interleave")
     if output_size is not None and int(counts.sum()) != output_size:
         raise RuntimeError(f"repeat_interleave(): output_size {output_size} does not match "
                            f"the sum of repeats {int(counts.sum())}")
-    if not isinstance(repeats, Tensor) and input.ndim:  # an expand, no index needed
+    if not isinstance(repeats, Tensor):  # an expand, no index needed
         shape = list(input.shape)
         shape.insert(d + 1, int(counts[0]))
         out = list(input.shape)
@@ -422,8 +425,8 @@ def roll(input, shifts, dims=None) -> Tensor:
     if len(dims) != len(shifts):
         raise RuntimeError(f"roll(): shifts and dimensions must align. shifts: {len(shifts)}, "
                            f"dims:{len(dims)}")
-    dims = tuple(norm_dim(d, input.ndim, "roll") for d in dims)
-    return Roll.apply(input, shifts, dims) if input.ndim else input.clone()
+    dims = tuple(norm_dim(d, input.ndim, "roll", scalar=False) for d in dims)
+    return Roll.apply(input, shifts, dims)
 
 
 def rot90(input, k=1, dims=(0, 1)) -> Tensor:

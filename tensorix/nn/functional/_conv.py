@@ -13,7 +13,7 @@ import itertools
 
 from ... import backend
 from ...autograd.function import Function
-from ...ops._common import same_device
+from ...ops._common import check_same_dtype, same_device
 from ...tensor import Tensor
 
 __all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
@@ -122,6 +122,7 @@ def _conv(x, weight, bias, stride, padding, dilation, groups, nd, op, matmul=Non
         raise RuntimeError(f"{op}(): expected a {nd + 1}D (unbatched) or {nd + 2}D (batched) "
                            f"input, got input of shape {list(x.shape)}")
     same_device(op, x, weight, bias)
+    check_same_dtype(op, ("input", x), ("weight", weight), ("bias", bias))
     n, c = x.shape[:2]
     o, cg = weight.shape[:2]
     kernel = tuple(weight.shape[2:])
@@ -203,6 +204,7 @@ def _conv_transpose(x, weight, bias, stride, padding, output_padding, groups, di
     if x.ndim != nd + 2:
         raise RuntimeError(f"{op}(): expected a {nd + 2}D input, got shape {list(x.shape)}")
     same_device(op, x, weight, bias)
+    check_same_dtype(op, ("input", x), ("weight", weight), ("bias", bias))
     n, c = x.shape[:2]
     cin, og = weight.shape[:2]
     kernel = tuple(weight.shape[2:])

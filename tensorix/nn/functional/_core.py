@@ -14,7 +14,7 @@ from ... import _threads, backend, kernels
 from ... import dtypes as dt
 from ...autograd.function import Function
 from ...autograd.grad_mode import is_grad_enabled
-from ...ops._common import check_tensor, norm_dim, same_device
+from ...ops._common import check_same_dtype, check_tensor, norm_dim, same_device
 from ...tensor import Tensor, _make
 
 __all__ = ["linear", "bilinear", "softmax", "log_softmax", "softmin", "nll_loss", "cross_entropy",
@@ -95,6 +95,8 @@ def bilinear(input1, input2, weight, bias=None) -> Tensor:
         raise RuntimeError(f"bilinear(): input1 {list(input1.shape)}, input2 "
                            f"{list(input2.shape)} and weight {list(weight.shape)} do not fit "
                            "(*, in1), (*, in2), (out, in1, in2)")
+    check_same_dtype("bilinear", ("input1", input1), ("input2", input2), ("weight", weight),
+                     ("bias", bias))
     out = einsum("...i,oij,...j->...o", input1, weight, input2)
     return out if bias is None else out + bias
 
@@ -303,8 +305,13 @@ def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean
     c = input.shape[cdim]
     if target.dtype.is_floating_point:  # class probabilities
         if tuple(target.shape) != tuple(input.shape):
+            no_class = input.shape[:cdim] + input.shape[cdim + 1:]
+            hint = (" It has the shape of class indices: those must be integers, e.g. "
+                    "target.long()." if tuple(target.shape) == tuple(no_class) else "")
             raise RuntimeError(f"cross_entropy(): probability targets must have the input's "
-                               f"shape {list(input.shape)}, got {list(target.shape)}")
+                               f"shape {list(input.shape)}, got a {target.dtype.name} target "
+                               f"of shape {list(target.shape)}; class indices must be "
+                               f"int64.{hint}")
         if label_smoothing:
             target = target * (1 - label_smoothing) + label_smoothing / c
         wl = logp if weight is None else logp * weight.reshape(
@@ -393,6 +400,19 @@ class EmbeddingBackward(Function):
         return gg[_make(ctx.idx)]
 
 
+def padding_index(padding_idx, num_embeddings: int, op: str):
+    """``padding_idx`` counted from the front (None stays None), raising unless it lies in
+    [-num_embeddings, num_embeddings). The error is torch's AssertionError (F.embedding and
+    nn.Embedding raise it), so code written for torch catches it."""
+    if padding_idx is None:
+        return None
+    if not -num_embeddings <= padding_idx < num_embeddings:
+        raise AssertionError(f"{op}(): Padding_idx must be within num_embeddings, "
+                           f"{-num_embeddings} through {num_embeddings - 1}, but got "
+                           f"{padding_idx}")
+    return padding_idx + num_embeddings if padding_idx < 0 else padding_idx
+
+
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
               scale_grad_by_freq=False, sparse=False) -> Tensor:
     """Look up rows of ``weight`` (num_embeddings, dim) by integer ``input`` (*) -> (*, dim).
@@ -403,11 +423,11 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
                            f"{input.dtype.name}")
     n = weight.shape[0]
     idx = input._data
-    if input.numel() and bool(((idx >= n) | (idx < -n)).any()):  # one device sync, not two
+    # negative indices are out of range, as in torch (not counted from the end)
+    if input.numel() and bool(((idx >= n) | (idx < 0)).any()):  # one device sync, not two
         raise IndexError(f"embedding(): index out of range in self (num_embeddings={n}, got "
                          f"indices in [{int(input._data.min())}, {int(input._data.max())}])")
-    if padding_idx is not None and padding_idx < 0:
-        padding_idx += n
+    padding_idx = padding_index(padding_idx, n, "embedding")
     if max_norm is not None:
         from ...autograd.grad_mode import no_grad
 

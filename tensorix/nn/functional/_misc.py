@@ -270,7 +270,7 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
     empty bag gives zeros. ``per_sample_weights`` (shaped like ``input``) scales each looked-up
     row (mode 'sum' only). Result: (B, embedding_dim).
     """
-    from ._core import embedding
+    from ._core import embedding, padding_index
 
     op = "embedding_bag"
     check_tensor(input, op)
@@ -289,8 +289,8 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
     xp = backend.array_module(flat)
     num = weight.shape[0]
     keep = bag >= 0
+    padding_idx = padding_index(padding_idx, num, op)
     if padding_idx is not None:
-        padding_idx = padding_idx + num if padding_idx < 0 else padding_idx
         keep &= flat != padding_idx
     sel = xp.nonzero(keep)[0]
     idx = _make(flat[sel])

@@ -6,23 +6,12 @@ from __future__ import annotations
 from ...autograd.grad_mode import no_grad
 from .. import functional as F
 from .. import init
+from ..functional._core import padding_index
 from ..module import Module
 from ..parameter import Parameter
 from ._util import new_param
 
 __all__ = ["Embedding", "EmbeddingBag"]
-
-
-def _padding_idx(padding_idx, num_embeddings):
-    if padding_idx is None:
-        return None
-    if padding_idx > 0 and padding_idx >= num_embeddings:
-        raise AssertionError("Padding_idx must be within num_embeddings")
-    if padding_idx < 0:
-        if padding_idx < -num_embeddings:
-            raise AssertionError("Padding_idx must be within num_embeddings")
-        padding_idx += num_embeddings
-    return padding_idx
 
 
 def _pretrained_size(embeddings):
@@ -56,7 +45,7 @@ class Embedding(Module):
                  _freeze=False, device=None, dtype=None):
         super().__init__()
         self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
-        self.padding_idx = _padding_idx(padding_idx, num_embeddings)
+        self.padding_idx = padding_index(padding_idx, num_embeddings, "Embedding")
         self.max_norm, self.norm_type = max_norm, norm_type
         self.scale_grad_by_freq, self.sparse = scale_grad_by_freq, sparse
         _table(self, num_embeddings, embedding_dim, _weight, _freeze, device, dtype)
@@ -109,7 +98,7 @@ class EmbeddingBag(Module):
         self.max_norm, self.norm_type = max_norm, norm_type
         self.scale_grad_by_freq, self.mode, self.sparse = scale_grad_by_freq, mode, sparse
         self.include_last_offset = include_last_offset
-        self.padding_idx = _padding_idx(padding_idx, num_embeddings)
+        self.padding_idx = padding_index(padding_idx, num_embeddings, "Embedding")
         _table(self, num_embeddings, embedding_dim, _weight, False, device, dtype)
 
     reset_parameters = Embedding.reset_parameters
