@@ -26,13 +26,14 @@ import dataclasses
 
 import numpy as np
 
+from .._codec import decode_table
 from ..autograd.function import Function
 from ..backend import quiet
+from ..formats import get_format
 from ..tensor import Tensor, _make
 from . import _blocks, _mxfast
 from ._xp import raw, xp_of
-from .casting import _decode_table, encode
-from .formats import get_format
+from .casting import encode
 
 __all__ = ["MXArray", "MX_ELEMENTS", "mx_quantize", "mx_dequantize", "mx_fake_quant",
            "e8m0_scale_exponents"]
@@ -217,11 +218,11 @@ def _mx_array(codes, scale_codes, lay, name, scale_mode):
                    lay.block, lay.axis, lay.shape, scale_mode)
 
 
-def _element_table(elem, out, xp):
+def _element_table(elem, out, like):
     if elem == "int8":
         t = _int8_table(np.dtype(out))
-        return t if xp is np else xp.asarray(t)
-    return _decode_table(get_format(elem), out, xp)
+        return t if xp_of(like) is np else xp_of(like).asarray(t)
+    return decode_table(get_format(elem), out, like)
 
 
 def mx_dequantize(mx: MXArray, out_dtype=np.float32) -> Tensor:
@@ -241,7 +242,7 @@ def mx_dequantize(mx: MXArray, out_dtype=np.float32) -> Tensor:
                                          np.ascontiguousarray(sc).reshape(-1),
                                          get_format(mx.elem))
         return _make(_blocks.from_blocks(vals.reshape(cb.shape), lay))
-    vals = xp.take(_element_table(mx.elem, out, xp), cb)
+    vals = xp.take(_element_table(mx.elem, out, cb), cb)
     k = sc.astype(np.int64) - 127
     with quiet():  # k = 128 (the NaN scale) overflows; it becomes NaN just below
         scale = _pow2(k, out)
