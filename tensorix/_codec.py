@@ -106,7 +106,8 @@ def _round_up(mode, n, rem, shift, neg, rbits, sr_bits):
 def encode_bits(bits, f: FormatSpec, mode, saturate, rbits=None, sr_bits=32, invalid="raise"):
     """Codes (int64) of the float32 bit patterns ``bits``, plus the NaN mask and sign mask.
     ``invalid``: what e8m0 does with zero, negative and too-small inputs (no code exists):
-    ``"raise"`` (ValueError) or ``"nan"`` (its NaN code, as a Tensor cast gives)."""
+    ``"raise"`` (ValueError), or ``"nan"`` as a Tensor cast does: NaN for zero and negative
+    values, the smallest code (2^-127) for positive values below its rounding range."""
     xp = array_module(bits)
     u = bits.astype(np.int64)
     neg = (u >> 31) == 1
@@ -136,8 +137,8 @@ def encode_bits(bits, f: FormatSpec, mode, saturate, rbits=None, sr_bits=32, inv
     code = xp.where(over, over_code, code)
     if f.kind == "e8m0":
         bad = ~is_nan & (neg | (code < 0))
-        if invalid == "nan":
-            code = xp.where(bad, f.nan_code, code)
+        if invalid == "nan":  # a Tensor cast: too small -> 2^-127; zero, negative -> NaN
+            code = xp.where(bad, xp.where(neg | (mag == 0), f.nan_code, 0), code)
         elif bool(bad.any()):
             raise ValueError("encode(): e8m0 has no code for zero, negative values or values "
                              "<= 2^-128 (under the chosen rounding)")
@@ -292,7 +293,8 @@ def cast_array(data, dst: dt.dtype, src: dt.dtype | None = None):
 
     The rules, the same on every device and for every ml_dtypes version: a value rounds once,
     to nearest even; overflow gives Inf (bf16, e5m2) or NaN (e4m3fn, e8m0), fp6/fp4 saturate
-    and take NaN to +0; e8m0 takes zero and negative values to NaN. A format's value converts
+    and take NaN to +0; e8m0 takes zero and negative values to NaN and positive values too
+    small for it to 2^-127. A format's value converts
     to another dtype as its exact float32 value does (to integers without NumPy's warning for
     NaN and out-of-range values, whose result is unspecified, as in PyTorch).
     """
