@@ -207,8 +207,8 @@ class _CastTo(Function):
 
 def cast(x, fmt, rounding="rne", saturate=False, rbits=None, nan_policy="raise", sr_bits=32):
     """``x`` (a Tensor) as a Tensor of the format's tensorix dtype, rounded by the rules of
-    :func:`encode` (unlike ``Tensor.to``, which inherits ml_dtypes' double rounding from float64
-    and has no saturation). Differentiable; the gradient is cast back.
+    :func:`encode` (``Tensor.to`` rounds the same way, RNE, but has no saturation and no other
+    modes). Differentiable; the gradient is cast back.
 
     On GPU only bf16 and fp16 exist as dtypes (CuPy rejects the others): use :func:`encode`
     codes or :func:`quantize` there.

@@ -13,7 +13,6 @@
 
 import math
 
-import ml_dtypes
 import numpy as np
 import pytest
 
