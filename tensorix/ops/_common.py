@@ -45,7 +45,10 @@ def _scalar(xp, value, dtype):
     """A 0-d array of a number on xp's device. On a GPU ``full`` fills it in a kernel that
     takes the number as an argument; ``asarray`` would copy it from the host (a transfer per
     ``x * 0.5``). On the CPU asarray is the faster of the two."""
-    if dtype in dt.LOW_PRECISION_NP:  # rounded by the one codec (CUDA: uint8 codes, or bf16)
+    if dtype in dt.LOW_PRECISION_NP and not (
+            xp is np and dtype not in dt.STORAGE_ONLY_NP and type(value) is float and
+            float(np.float32(value)) == value):  # (bf16 of a float32 value: one rounding)
+        # rounded by the one codec (CUDA: uint8 codes, or bf16)
         arr = _codec.cast_array(np.asarray(value), dt._BY_NP[dtype])
         if xp is np:
             return arr
