@@ -125,6 +125,7 @@ _BY_NP = {d.np: d for d in ALL}
 _CODES = np.dtype(np.uint8)
 STORAGE_ONLY = tuple(d for d in ALL if d.storage_only)
 STORAGE_ONLY_NP = frozenset(d.np for d in STORAGE_ONLY)
+LOW_PRECISION_NP = frozenset(d.np for d in ALL if d.low_precision)  # cast by tensorix/_codec.py
 _BY_NAME = {d.name: d for d in ALL}
 
 

@@ -39,6 +39,7 @@ import weakref
 
 import numpy as np
 
+from .._threads import set_num_threads
 from ._fetch import IterableFetcher, MapFetcher
 
 __all__ = ["WorkerInfo", "get_worker_info"]
@@ -160,9 +161,7 @@ def _seed_worker(spec, worker_id):
     random.seed(seed)
     manual_seed(seed)
     np.random.seed(_generate_state(spec.base_seed, worker_id))
-    threads = sys.modules.get("tensorix.numerics._threads")
-    if threads is not None:  # one process per core already: no thread pool inside a worker
-        threads.set_num_threads(1)
+    set_num_threads(1)  # one process per core already, as torch's workers: no pool inside
     _worker_info = WorkerInfo(id=worker_id, num_workers=spec.num_workers, seed=seed,
                               dataset=spec.dataset)
 

@@ -3,8 +3,8 @@ storage, and low-precision arithmetic (precision-policy matmul, L-Mul, Ozaki GEM
 scaling, 16-bit optimizers). See README.md here and docs/numerics.md."""
 
 from .._threads import get_num_threads, set_num_threads
+from ..formats import FORMATS, ROUNDING_MODES, FormatSpec, get_format, make_format
 from .casting import cast, decode, encode, f32_bits, quantize
-from .formats import FORMATS, ROUNDING_MODES, FormatSpec, get_format, make_format
 from .layers import Conv1d, Conv2d, Conv3d, Linear, conv1d, conv2d, conv3d, convert_to_policy
 from .lmul import lmul, lmul_attention, lmul_matmul, lmul_offset_bits
 from .mx import (

@@ -43,7 +43,8 @@ import warnings
 import numpy as np
 
 from .. import _threads
-from .formats import get_format
+from .._codec import decode_table_np
+from ..formats import get_format
 
 __all__ = ["usable", "kernels", "quantize_blocks", "dequantize_blocks", "philox_words",
            "bf16_sr", "encode_codes", "nvfp4_quantize", "nvfp4_dequantize", "format_params"]
@@ -200,8 +201,6 @@ def nvfp4_dequantize(codes2d, scale_codes, s_dec):
 def _byte_table(f):
     """float32 values of all 256 byte values as codes of ``f``, the bits above the format's
     ignored (as ``_mxfast``'s bit-level decode does; no index can leave the table)."""
-    from .casting import _decode_table_np  # casting imports this module
-
-    t = _decode_table_np(f, np.dtype(np.float32))[np.arange(256) & ((1 << f.bits) - 1)]
+    t = decode_table_np(f, np.dtype(np.float32))[np.arange(256) & ((1 << f.bits) - 1)]
     t.setflags(write=False)
     return t

@@ -35,9 +35,9 @@ import functools
 import numpy as np
 
 from .. import _threads
+from .._codec import decode_table_np, encode_bits, finish
 from ..backend import quiet
 from . import _jit
-from .casting import _decode_table_np, _encode_bits, _finish
 
 __all__ = ["eligible", "quantize_blocks", "dequantize_blocks", "key_tables"]
 
@@ -60,8 +60,8 @@ def eligible(f, rounding) -> bool:
 
 
 def _codes_of(bits, f, mode, saturate):
-    code, is_nan, neg = _encode_bits(bits, f, mode, saturate)
-    return _finish(code, is_nan, neg, f, "zero").astype(np.uint8)
+    code, is_nan, neg = encode_bits(bits, f, mode, saturate)
+    return finish(code, is_nan, neg, f).astype(np.uint8)
 
 
 @functools.cache
@@ -226,6 +226,6 @@ def _patch_specials(out, src, threshold, f, post):
     """NaN/Inf element codes (the quantizer never emits them): table value times the block
     factor, so a NaN scale still wins."""
     idx = np.flatnonzero((src & np.uint8(~f.sign_bit & 0xFF)) >= threshold)
-    vals = _decode_table_np(f, np.dtype(np.float32))[src[idx]]
+    vals = decode_table_np(f, np.dtype(np.float32))[src[idx]]
     with quiet():
         out.reshape(-1)[idx] = vals * post[idx // out.shape[1]]

@@ -29,10 +29,10 @@ from __future__ import annotations
 import numpy as np
 
 from ..backend import quiet
+from ..formats import get_format
 from ..tensor import Tensor, _make
 from ._xp import raw, xp_of
 from .casting import decode, encode
-from .formats import get_format
 
 __all__ = ["lmul", "lmul_offset_bits", "lmul_matmul", "lmul_attention"]
 

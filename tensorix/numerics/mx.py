@@ -26,13 +26,15 @@ import dataclasses
 
 import numpy as np
 
+from .. import _codec
+from .._codec import decode_table
 from ..autograd.function import Function
 from ..backend import quiet
+from ..formats import get_format
 from ..tensor import Tensor, _make
 from . import _blocks, _mxfast
 from ._xp import raw, xp_of
-from .casting import _decode_table, encode
-from .formats import get_format
+from .casting import encode
 
 __all__ = ["MXArray", "MX_ELEMENTS", "mx_quantize", "mx_dequantize", "mx_fake_quant",
            "e8m0_scale_exponents"]
@@ -44,12 +46,15 @@ MX_ELEMENTS = {
 }
 
 
-def _elem_name(elem):
+def _elem_name(elem, op="mx_quantize"):
     if elem in ("int8", "mxint8"):
         return "int8"
-    name = get_format(elem).name
+    try:
+        name = get_format(elem).name
+    except ValueError:
+        name = elem
     if name not in MX_ELEMENTS:
-        raise ValueError(f"mx_quantize(): element format {name!r} is not an MX element; expected "
+        raise ValueError(f"{op}(): element format {name!r} is not an MX element; expected "
                          f"one of {sorted(MX_ELEMENTS)}")
     return name
 
@@ -210,18 +215,40 @@ def mx_quantize(x, elem="fp8_e4m3", block=32, axis=-1, scale_mode="rceil", round
     return _mx_array(codes, scale_codes, lay, name, scale_mode)
 
 
+def _float32_capped(codes, scale_codes, name):
+    """``codes`` with every element whose value ``P * 2^k`` passes float32's max lowered to the
+    largest element that does not. (Why: ``rceil`` near the top of float32's range picks k with
+    ``amax / 2^k`` just under the element's max, and rounding up can reach 2^128, e.g. MXFP4 of
+    3e38 -> 4 * 2^126; the block must still dequantize to finite float32 values.)"""
+    if name == "int8":  # |P| < 2 and k <= 127: always finite
+        return codes
+    f = get_format(name)
+    xp = xp_of(codes)
+    k = scale_codes.astype(np.int64) - 127
+    risky = (scale_codes != 255) & (k + f.emax + 1 >= 128)  # |P| < 2^(emax + 1)
+    if not bool(risky.any()):
+        return codes
+    limit = xp.ldexp(np.float64(np.finfo(np.float32).max), -k.astype(np.int32))[..., None]
+    sign = np.uint8(f.sign_bit)
+    over = risky[..., None] & (_codec.decode_array(codes & ~sign, f, np.float64) > limit)
+    cap = _codec.encode_array(xp.broadcast_to(limit, codes.shape), f, rounding="rtz",
+                              saturate=True)  # the largest element <= the limit
+    return xp.where(over, cap | (codes & sign), codes)
+
+
 def _mx_array(codes, scale_codes, lay, name, scale_mode):
     """An MXArray from block-shaped ``(..., nblocks, block)`` codes and their scales."""
-    codes = _blocks.from_blocks(codes, lay, keep_padding=True)
+    codes = _blocks.from_blocks(_float32_capped(codes, scale_codes, name), lay,
+                                keep_padding=True)
     return MXArray(_make(codes), _make(_blocks.scales_from_blocks(scale_codes, lay)), name,
                    lay.block, lay.axis, lay.shape, scale_mode)
 
 
-def _element_table(elem, out, xp):
+def _element_table(elem, out, like):
     if elem == "int8":
         t = _int8_table(np.dtype(out))
-        return t if xp is np else xp.asarray(t)
-    return _decode_table(get_format(elem), out, xp)
+        return t if xp_of(like) is np else xp_of(like).asarray(t)
+    return decode_table(get_format(elem), out, like)
 
 
 def mx_dequantize(mx: MXArray, out_dtype=np.float32) -> Tensor:
@@ -230,7 +257,8 @@ def mx_dequantize(mx: MXArray, out_dtype=np.float32) -> Tensor:
     if not isinstance(mx, MXArray):
         raise TypeError(f"mx_dequantize(): expected an MXArray, got {type(mx).__name__}")
     out = np.dtype(out_dtype)
-    lay = mx.layout
+    name = _elem_name(mx.elem, "mx_dequantize")
+    lay = mx.checked_layout("mx_dequantize", 8 if name == "int8" else get_format(name).bits)
     codes = _blocks.field_array(mx.codes)
     xp = xp_of(codes)
     sc = _blocks.scales_to_blocks(_blocks.field_array(mx.scale_codes), lay)
@@ -241,7 +269,7 @@ def mx_dequantize(mx: MXArray, out_dtype=np.float32) -> Tensor:
                                          np.ascontiguousarray(sc).reshape(-1),
                                          get_format(mx.elem))
         return _make(_blocks.from_blocks(vals.reshape(cb.shape), lay))
-    vals = xp.take(_element_table(mx.elem, out, xp), cb)
+    vals = xp.take(_element_table(mx.elem, out, cb), cb)
     k = sc.astype(np.int64) - 127
     with quiet():  # k = 128 (the NaN scale) overflows; it becomes NaN just below
         scale = _pow2(k, out)

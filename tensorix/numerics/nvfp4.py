@@ -77,10 +77,12 @@ def nvfp4_quantize(x, axis=-1, per_tensor=True, rounding="rne", pad=False, rbits
     gradient recipe); scales are always RNE and saturating."""
     a = raw(x).astype(F32)
     xp = xp_of(a)
+    block = _blocks.check_block(block, "nvfp4_quantize")
     if xp is np and rounding == "rne" and rbits is None and _jit.usable(a.size):
         blocks, lay = _blocks.to_blocks(a, axis, block, pad, "nvfp4_quantize")
         r = _jit.nvfp4_quantize(np.ascontiguousarray(blocks).reshape(-1, block), per_tensor)
-        if r is not None:  # the same steps compiled (numba); raises for NaN/Inf as below
+        if r is not None and r[2] != 0:  # the same steps compiled (numba); raises for NaN/Inf
+            # as below; s_dec = 0 means s_enc overflowed: the general path rescales first
             codes, s_b_codes, s_dec = r
             return NVFP4Array(
                 _make(_blocks.from_blocks(codes.reshape(blocks.shape), lay, keep_padding=True)),
@@ -94,6 +96,8 @@ def nvfp4_quantize(x, axis=-1, per_tensor=True, rounding="rne", pad=False, rbits
         if per_tensor:
             amax_t = F32(xp.abs(a).max().item()) if a.size else F32(0)  # .item(): CuPy too
             s_enc = F32(F32(6 * 448) / amax_t) if amax_t > 0 else F32(1)
+            if not np.isfinite(s_enc):
+                return _rescaled(a, amax_t, axis, rounding, pad, rbits, block)
             s_dec = F32(F32(1) / s_enc)
         else:
             s_enc = s_dec = F32(1)
@@ -108,22 +112,38 @@ def nvfp4_quantize(x, axis=-1, per_tensor=True, rounding="rne", pad=False, rbits
                       lay.axis, lay.shape, block)
 
 
+def _rescaled(a, amax_t, axis, rounding, pad, rbits, block):
+    """NVFP4 of a tensor so small (amax < 2688 / float32 max, about 7.9e-36) that ``s_enc``
+    overflows float32: the recipe is scale-invariant under exact power-of-two scaling, so it
+    runs on ``a * 2^k`` with amax in [1, 2) (exact: scaling up in float64) and the tensor
+    scale absorbs ``2^-k`` (kept as a Python float, where float32 would underflow). The codes
+    are those the recipe gives in unbounded exponent range."""
+    k = 1 - int(np.frexp(np.float64(amax_t))[1])
+    up = (a.astype(np.float64) * 2.0**k).astype(F32)
+    q = nvfp4_quantize(up, axis, True, rounding, pad, rbits, block)
+    q.tensor_scale = q.tensor_scale * 2.0**-k
+    return q
+
+
 def nvfp4_dequantize(q: NVFP4Array) -> Tensor:
     """``x_hat = (q * s_b) * s_dec`` in float32 (``q * s_b`` is exact), padding removed."""
     if not isinstance(q, NVFP4Array):
         raise TypeError(f"nvfp4_dequantize(): expected an NVFP4Array, got {type(q).__name__}")
-    lay = q.layout
+    lay = q.checked_layout("nvfp4_dequantize", 4)
     sc = _blocks.scales_to_blocks(_blocks.field_array(q.scale_codes), lay)
     codes = _blocks.field_array(q.codes)
     xp = xp_of(codes)
     cb = xp.moveaxis(codes, lay.axis, -1).reshape(sc.shape + (lay.block,))
-    if xp is np and cb.dtype == np.uint8 and sc.dtype == np.uint8 and _jit.usable(cb.size):
+    s_dec = q.tensor_scale
+    if xp is np and float(F32(s_dec)) == s_dec and _jit.usable(cb.size):
         vals = _jit.nvfp4_dequantize(np.ascontiguousarray(cb).reshape(-1, lay.block),
                                      np.ascontiguousarray(sc).reshape(-1), q.tensor_scale)
         if vals is not None:  # the same float32 steps compiled (numba)
             return _make(_blocks.from_blocks(vals.reshape(cb.shape), lay))
     vals = decode(cb, "fp4_e2m1", check=False) * decode(sc, "fp8_e4m3")[..., None]
-    return _make(_blocks.from_blocks(vals * F32(q.tensor_scale), lay))
+    # (q * s_b) * s_dec: the float64 product is exact, so one rounding to float32, as the
+    # float32 product of the recipe rounds, also where s_dec is no float32 (_rescaled)
+    return _make(_blocks.from_blocks((vals.astype(np.float64) * s_dec).astype(F32), lay))
 
 
 # -- HiFloat4 [P] ------------------------------------------------------------------------------
@@ -164,6 +184,8 @@ def hif4_quantize(x, axis=-1, pad=False) -> HiF4Array:
     """HiFloat4 [P] quantization in 64-element units along ``axis`` (spec 1.7)."""
     a = raw(x).astype(F32)
     xp = xp_of(a)
+    if not bool(xp.isfinite(a).all()):
+        raise ValueError("hif4_quantize(): input must be finite (HiFloat4 has no NaN/Inf)")
     blocks, lay = _blocks.to_blocks(a, axis, 64, pad, "hif4_quantize")
     ab = xp.abs(blocks)
     amax = ab.max(axis=-1)
@@ -190,7 +212,7 @@ def hif4_dequantize(h: HiF4Array) -> Tensor:
     """``sign * m * 2^(L2+L3) * sf`` in float32 [P]."""
     if not isinstance(h, HiF4Array):
         raise TypeError(f"hif4_dequantize(): expected a HiF4Array, got {type(h).__name__}")
-    lay = h.layout
+    lay = h.checked_layout("hif4_dequantize", 4)
     sc = _blocks.scales_to_blocks(_blocks.field_array(h.scale_codes), lay).astype(np.int64)
     xp = xp_of(sc)
     sf = xp.ldexp((4 + (sc & 3)).astype(F32) / 4, ((sc >> 2) - 48).astype(np.int32))

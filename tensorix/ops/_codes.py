@@ -3,16 +3,10 @@
 CuPy 14 has no float8_e4m3fn / float8_e5m2 / float8_e8m0fnu / float6_* / float4_e2m1fn arrays
 ("Unsupported dtype"; numerics spec R8), so on CUDA a tensor of those dtypes keeps its tensorix
 dtype in ``Tensor._dtype`` and its data as uint8 codes: the same bytes as the ml_dtypes array
-the CPU holds (``dtype.storage(xp)`` names the array dtype). Conversions go through tables
-built once with ml_dtypes on the host, so they are bit-identical to the CPU's casts:
-
-* decode: code -> any dtype, a 256-entry table per (format, target) (``table[codes]``);
-* encode: any real dtype -> float32 on the device, then a table indexed by the float32 sign,
-  exponent, the format's mantissa bits plus one (the round bit) and a sticky bit. A correctly
-  rounded cast depends on nothing else, so the table gives exactly ml_dtypes' result, quirks
-  included (float64 is double-rounded through float32 as ml_dtypes does, NaN to fp6/fp4 gives
-  a zero, E8M0 rounds half up); checked against ml_dtypes on every float32 subnormal, every
-  float16/bfloat16 and millions of other inputs.
+the CPU holds (``dtype.storage(xp)`` names the array dtype). Conversions go through the one
+codec the CPU uses too (``tensorix/_codec.py``: float64 rounds once, NaN to fp6/fp4 gives +0,
+E8M0 rounds ties up), so they are bit-identical to the CPU's casts whatever ml_dtypes version
+is installed.
 
 Ops see codes through ``Function.apply``: for an op whose first argument is not a CPU tensor,
 :func:`dispatch` looks for storage-only CUDA tensors among the arguments; where there are none
@@ -27,12 +21,9 @@ never reaches this module: its tensors hold ml_dtypes arrays and ``apply`` skips
 
 from __future__ import annotations
 
-import functools
-
-import ml_dtypes
 import numpy as np
 
-from .. import backend
+from .. import _codec, backend
 from .. import dtypes as dt
 from ..autograd import function as _function
 from ..autograd.grad_mode import is_grad_enabled
@@ -40,88 +31,33 @@ from ..tensor import Tensor, _make
 
 __all__ = ["on_codes", "encode", "decode", "scalar_code", "cast", "to_device", "dispatch"]
 
-_U8 = np.dtype(np.uint8)
-
-
 def on_codes(t) -> bool:
     """True for a tensor of a storage-only format held as uint8 codes (on CUDA)."""
     return t._dtype.storage_only and type(t._data) is not np.ndarray
 
 
-# -- tables (host, built once with ml_dtypes) ---------------------------------------------------
-@functools.cache
-def _encode_table_np(name):
-    fmt = dt._BY_NAME[name].np
-    kept = ml_dtypes.finfo(fmt).nmant + 1  # mantissa bits, plus the round bit
-    shift = 23 - kept
-    keys = np.arange(1 << (9 + kept + 1), dtype=np.uint32)
-    bits = ((keys >> 1) << shift) | (keys & 1)  # the lowest bit stands for the sticky bits
-    with np.errstate(all="ignore"):
-        codes = bits.view(np.float32).astype(fmt).view(np.uint8)
-    return shift, codes
-
-
-@functools.cache
-def _decode_table_np(name, target):
-    with np.errstate(all="ignore"):  # ml_dtypes' own TypeError where it has no such cast
-        return np.arange(256, dtype=np.uint8).view(dt._BY_NAME[name].np).astype(target)
-
-
-_DEVICE_TABLES: dict = {}
-
-
-def _on_device(host, like, key):
-    """A host table on the device of array ``like``: one transfer per table and device."""
-    xp, dev = backend.array_module(like), like.device.id
-    full_key = (id(xp), dev, key)
-    table = _DEVICE_TABLES.get(full_key)
-    if table is None:
-        with xp.cuda.Device(dev):
-            table = _DEVICE_TABLES[full_key] = xp.asarray(host)
-    return table
-
-
-# -- conversions ---------------------------------------------------------------------------------
+# -- conversions: the one codec (tensorix/_codec.py), as on the CPU ---------------------------
 def encode(arr, d: dt.dtype):
     """uint8 codes of format ``d`` for a device array of any real, integer or bool dtype,
-    rounded exactly as ml_dtypes rounds on the CPU."""
-    if arr.dtype.kind == "c":
-        arr = arr.real
-    x = arr if arr.dtype == np.float32 else arr.astype(np.float32)
-    shift, host = _encode_table_np(d.name)
-    table = _on_device(host, arr, ("enc", d.name))
-    bits = (x if x.flags.c_contiguous else x.copy()).view(np.uint32)
-    key = ((bits >> shift) << 1) | ((bits & ((1 << shift) - 1)) != 0)
-    return table[key]
+    rounded exactly as the CPU rounds."""
+    return _codec.cast_array(arr, d)
 
 
 def decode(codes, d: dt.dtype, target):
-    """Device codes of format ``d`` as ``target`` (a NumPy dtype; uint8 for a format's codes
-    of another format), as ml_dtypes converts on the CPU."""
-    target = np.dtype(target)
-    host = _decode_table_np(d.name, target)
-    if target in dt.STORAGE_ONLY_NP:
-        host = host.view(np.uint8)
-    return _on_device(host, codes, ("dec", d.name, target.name, target.str))[codes]
+    """Device codes of format ``d`` as ``target`` (a NumPy dtype; uint8 codes for another
+    storage-only format), converted exactly as the CPU converts."""
+    return _codec.cast_array(codes, dt.from_numpy_dtype(target), d)
 
 
 def scalar_code(value, d: dt.dtype) -> int:
     """The code of a Python number in format ``d``, converted on the host as the CPU converts
     it (``full``, a scalar operand)."""
-    with np.errstate(all="ignore"):
-        return int(np.asarray(value, dtype=d.np).view(np.uint8))
+    return int(_codec.cast_array(np.asarray(value), d).view(np.uint8))
 
 
 def cast(a: Tensor, d: dt.dtype) -> Tensor:
     """``a`` (on CUDA) cast to ``d`` where either side is a storage-only format."""
-    data = a._data
-    if a._dtype.storage_only:
-        out = decode(data, a._dtype, d.np)
-    else:
-        if data.dtype.kind == "c":
-            data = data.real
-        out = encode(data, d)
-    return _make(out, d)
+    return _make(_codec.cast_array(a._data, d, a._dtype), d)
 
 
 def to_device(a: Tensor, device) -> Tensor:

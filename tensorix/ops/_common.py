@@ -11,6 +11,7 @@ import numbers
 
 import numpy as np
 
+from .. import _codec
 from .. import dtypes as dt
 from ..tensor import Tensor, _make
 
@@ -44,12 +45,18 @@ def _scalar(xp, value, dtype):
     """A 0-d array of a number on xp's device. On a GPU ``full`` fills it in a kernel that
     takes the number as an argument; ``asarray`` would copy it from the host (a transfer per
     ``x * 0.5``). On the CPU asarray is the faster of the two."""
+    if dtype in dt.LOW_PRECISION_NP and not (
+            xp is np and dtype not in dt.STORAGE_ONLY_NP and type(value) is float and
+            float(np.float32(value)) == value):  # (bf16 of a float32 value: one rounding)
+        # rounded by the one codec (CUDA: uint8 codes, or bf16)
+        arr = _codec.cast_array(np.asarray(value), dt._BY_NP[dtype])
+        if xp is np:
+            return arr
+        value, dtype = (arr.view(np.uint8), np.uint8) if arr.dtype in dt.STORAGE_ONLY_NP else \
+            (arr.astype(np.float32), dtype)
+        return xp.full((), value.item(), dtype=dtype)
     if xp is np:
         return xp.asarray(value, dtype=dtype)
-    if dtype in dt.STORAGE_ONLY_NP:  # CUDA holds fp8/fp6/fp4/E8M0 as uint8 codes
-        from ._codes import scalar_code
-
-        return xp.full((), scalar_code(value, dt._BY_NP[dtype]), dtype=np.uint8)
     return xp.full((), value, dtype=dtype)
 
 

@@ -14,7 +14,7 @@ import numbers
 
 import numpy as np
 
-from .. import backend
+from .. import _codec, backend
 from .. import dtypes as dt
 from ..autograd.function import Function
 from ..tensor import Size, Tensor, _make
@@ -193,6 +193,8 @@ def _to_array_d(data, dtype, device, copy, op):
 
 def _cast_array(arr, d):
     """Cast an array to dtype ``d`` (complex to real keeps the real part, like PyTorch)."""
+    if dt._BY_NP.get(arr.dtype) is not None and _codec.needs_codec(dt._BY_NP[arr.dtype], d):
+        return _codec.cast_array(arr, d)  # low-precision formats: one exact codec
     if arr.dtype.kind == "c" and not d.is_complex:
         arr = arr.real
     if d.category < 2 and arr.dtype.kind == "f":
@@ -358,10 +360,11 @@ def full(size, fill_value, dtype=None, device=None, requires_grad=False) -> Tens
         raise RuntimeError(f"full(): value cannot be converted to type {d.name} without "
                            "overflow")
     data = xp.empty(shape, dtype=d.storage(xp))
-    if d.storage_only and xp is not np:  # uint8 codes on CUDA: the value's code, from the host
-        from ._codes import scalar_code
-
-        fill_value = scalar_code(fill_value, d)
+    if d.low_precision and not isinstance(fill_value, _pycomplex):  # rounded by the one codec
+        fill_value = _codec.cast_array(np.asarray(fill_value), d)
+        if xp is not np:  # uint8 codes on CUDA, or the exact (float32) value of a bf16
+            fill_value = int(fill_value.view(np.uint8)) if d.storage_only else \
+                float(fill_value.astype(np.float32))
     data[...] = fill_value
     return _finish(_make(data, d), requires_grad)
 

@@ -13,7 +13,7 @@ import operator
 
 import numpy as np
 
-from .. import backend
+from .. import _codec, backend
 from .. import dtypes as dt
 from ..autograd.function import Function
 from ..backend import quiet
@@ -388,10 +388,8 @@ class Cast(Function):
     @staticmethod
     def forward(ctx, a, dtype):
         data = a._data
-        if type(data) is not np.ndarray and (dtype.storage_only or a._dtype.storage_only):
-            from ._codes import cast  # CUDA holds these formats as uint8 codes
-
-            return cast(a, dtype)
+        if _codec.needs_codec(a._dtype, dtype):  # low-precision formats: one exact codec
+            return _make(_codec.cast_array(data, dtype, a._dtype), dtype)
         if data.dtype.kind == "c" and dtype.category < 3:
             data = data.real
         return data.astype(dtype.np)

@@ -9,8 +9,7 @@ import numpy as np
 import pytest
 
 from tensorix import numerics as nx
-from tensorix.numerics import _jit
-from tensorix.numerics.formats import get_format
+from tensorix.numerics import _jit, get_format
 
 from . import test_blocks
 from .test_mx_fast import assert_same, general, needs_numba, tricky_blocks

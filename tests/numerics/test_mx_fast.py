@@ -13,8 +13,7 @@ import pytest
 
 import tensorix as tx
 from tensorix import numerics as nx
-from tensorix.numerics import _jit, _mxfast
-from tensorix.numerics.formats import get_format
+from tensorix.numerics import _jit, _mxfast, get_format
 
 F32 = np.float32
 FLOAT_ELEMS = ["fp8_e4m3", "fp8_e5m2", "fp6_e3m2", "fp6_e2m3", "fp4_e2m1"]

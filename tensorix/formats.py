@@ -133,7 +133,7 @@ class FormatSpec:
         """The tensorix dtype object storing this format, or None."""
         if self.dtype is None:
             return None
-        from .. import dtypes
+        from . import dtypes
 
         return getattr(dtypes, self.dtype)
 
