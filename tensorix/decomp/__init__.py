@@ -36,8 +36,20 @@ from ._base import (
     unfold,
 )
 from ._cp import CPTensor, cp_norm, cp_normalize, cp_to_tensor, non_negative_parafac, parafac
+from ._tt import (
+    TRTensor,
+    TTTensor,
+    tensor_ring,
+    tensor_train,
+    tr_to_tensor,
+    tt_round,
+    tt_to_tensor,
+)
+from ._tucker import TuckerTensor, non_negative_tucker, tucker, tucker_to_tensor
 
 __all__ = ["unfold", "fold", "khatri_rao", "kronecker", "mode_dot", "multi_mode_dot", "norm",
            "truncated_svd", "randomized_svd", "svd_flip",
            "CPTensor", "cp_to_tensor", "cp_norm", "cp_normalize", "parafac",
-           "non_negative_parafac"]
+           "non_negative_parafac", "TuckerTensor", "tucker_to_tensor", "tucker",
+           "non_negative_tucker", "TTTensor", "TRTensor", "tt_to_tensor", "tr_to_tensor",
+           "tensor_train", "tt_round", "tensor_ring"]
