@@ -12,8 +12,8 @@ from __future__ import annotations
 import math
 
 from .. import linalg as _linalg
-from ..ops.random import Generator, rand, randn
 from ..ops.linalg import tensordot
+from ..ops.random import Generator, rand, randn
 from ..tensor import Tensor
 
 __all__ = ["unfold", "fold", "khatri_rao", "kronecker", "mode_dot", "multi_mode_dot", "norm",
