@@ -295,7 +295,7 @@ def _hals_nnls(utm, utu, v, n_iter_max, epsilon, tol=1e-7):
 
 
 def non_negative_parafac(tensor, rank, n_iter_max=100, init="svd", svd="truncated_svd",
-                         tol=1e-8, random_state=None, inner_iter_max=100, epsilon=0.0,
+                         tol=1e-8, random_state=None, inner_iter_max=5, epsilon=0.0,
                          return_errors=False):
     """Non-negative CP decomposition by HALS (TensorLy's ``non_negative_parafac_hals``):
     each factor update is a non-negative least-squares problem solved by ``inner_iter_max``
