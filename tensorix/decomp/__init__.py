@@ -29,6 +29,7 @@ from ._base import (
     kronecker,
     mode_dot,
     multi_mode_dot,
+    nndsvda,
     norm,
     randomized_svd,
     svd_flip,
@@ -48,7 +49,7 @@ from ._tt import (
 from ._tucker import TuckerTensor, non_negative_tucker, tucker, tucker_to_tensor
 
 __all__ = ["unfold", "fold", "khatri_rao", "kronecker", "mode_dot", "multi_mode_dot", "norm",
-           "truncated_svd", "randomized_svd", "svd_flip",
+           "truncated_svd", "randomized_svd", "svd_flip", "nndsvda",
            "CPTensor", "cp_to_tensor", "cp_norm", "cp_normalize", "parafac",
            "non_negative_parafac", "TuckerTensor", "tucker_to_tensor", "tucker",
            "non_negative_tucker", "TTTensor", "TRTensor", "tt_to_tensor", "tr_to_tensor",

@@ -12,12 +12,15 @@ from __future__ import annotations
 import math
 
 from .. import linalg as _linalg
+from ..dtypes import finfo
 from ..ops.linalg import tensordot
+from ..ops.pointwise import where
 from ..ops.random import Generator, rand, randn
+from ..ops.shape import cat
 from ..tensor import Tensor
 
 __all__ = ["unfold", "fold", "khatri_rao", "kronecker", "mode_dot", "multi_mode_dot", "norm",
-           "truncated_svd", "randomized_svd", "svd_flip"]
+           "truncated_svd", "randomized_svd", "svd_flip", "nndsvda"]
 
 
 # -- input checks shared by every decomposition ------------------------------------------------
@@ -265,6 +268,25 @@ def randomized_svd(matrix, n_eigenvecs, n_oversamples=5, n_iter=2, random_state=
     if flip_sign:
         U, Vh = svd_flip(U, Vh)
     return U, S, Vh
+
+
+def nndsvda(matrix, U, S, Vh):
+    """Non-negative left factor from a truncated SVD of ``matrix`` (NNDSVD, Boutsidis &
+    Gallopoulos 2008, variant 'a' as TensorLy's default): each singular pair is replaced by the
+    dominant of its positive and negative parts; near-zero entries take the matrix mean.
+    Returns ``W (m, k) >= 0``. Example: ``W = nndsvda(M, *truncated_svd(M, 3))``."""
+    def unit(x, axis):
+        n = norm(x, axis=axis)
+        return x / (n + (n == 0).to(n.dtype)).unsqueeze(axis), n
+
+    (up, upn), (un, unn) = unit(U.clamp_min(0), 0), unit((-U).clamp_min(0), 0)
+    vpn, vnn = norm(Vh.clamp_min(0), axis=1), norm((-Vh).clamp_min(0), axis=1)
+    positive = upn * vpn > unn * vnn
+    sigma = where(positive, upn * vpn, unn * vnn)
+    W = where(positive, up, un) * (S * sigma).sqrt()
+    # the leading pair of a non-negative matrix has one sign (Perron): keep it whole
+    W = cat([U[:, :1].abs() * S[:1].sqrt(), W[:, 1:]], 1)
+    return where(finfo(matrix.dtype).eps > W, matrix.mean(), W)
 
 
 SVD_METHODS = {"truncated_svd": truncated_svd, "randomized_svd": randomized_svd}

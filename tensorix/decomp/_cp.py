@@ -17,6 +17,7 @@ from ._base import (
     check_tensor,
     khatri_rao,
     make_generator,
+    nndsvda,
     norm,
     random_like,
     svd_interface,
@@ -145,7 +146,9 @@ def _initialize(op, tensor, rank, init, svd, gen, non_negative):
         for mode, size in enumerate(tensor.shape):
             unfolded = unfold(tensor, mode)
             k = min(rank, *unfolded.shape)
-            U, S, _ = svd_interface(op, unfolded, k, svd, gen)
+            U, S, Vh = svd_interface(op, unfolded, k, svd, gen)
+            if non_negative:  # TensorLy's start for non-negative fits
+                U = nndsvda(unfolded, U, S, Vh)
             if mode == 0:  # why: carry the tensor's scale, as TensorLy does
                 U = U * S
             if k < rank:  # more components than this mode has dims: random extra columns

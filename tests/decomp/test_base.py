@@ -98,6 +98,17 @@ def test_randomized_svd_power_iterations_recover_a_decaying_spectrum(rng):
         assert errors[1] < 1e-6 and errors[1] < errors[0]
 
 
+def test_nndsvda_matches_tensorly(rng):
+    pytest.importorskip("tensorly")
+    from tensorly.tenalg.svd import svd_interface
+
+    m = np.abs(rng.standard_normal((7, 30)))
+    W, _, _ = svd_interface(m, n_eigenvecs=4, non_negative=True)
+    ours = decomp.nndsvda(T(m), *decomp.truncated_svd(T(m), 4))
+    assert float(ours.min()) >= 0
+    assert_close(ours, W)
+
+
 def test_svds_on_device_and_float32(device, rng):
     a = T(rng.standard_normal((12, 7)).astype(np.float32)).to(device)
     for fn in (decomp.truncated_svd, decomp.randomized_svd):
