@@ -10,7 +10,8 @@ import math
 from ..autograd import no_grad
 from ..backend import array_module
 from ..linalg import solve
-from ..ops.creation import ones
+from ..ops.creation import ones, zeros
+from ..ops.pointwise import where
 from ..ops.shape import cat
 from ..tensor import Tensor, _make
 from ._base import (
@@ -189,10 +190,13 @@ def _prepare(op, tensor, rank, mask):
         shape = tuple(mask.shape) if isinstance(mask, Tensor) else type(mask).__name__
         raise ValueError(f"{op}: mask must be a Tensor of the tensor's shape "
                          f"{tuple(tensor.shape)}, got {shape}")
-    mask = mask.to(device=work.device, dtype=work.dtype)
-    work = (work * mask).nan_to_num(0.0) if not bool(work.isfinite().all()) else work * mask
-    check_tensor(op, work, finite=True)
-    return work, mask
+    observed = mask.to(device=work.device) != 0
+    if not bool((work.isfinite() | ~observed).all()):
+        raise ValueError(f"{op}: tensor contains inf or nan values at observed entries (mask "
+                         "!= 0); only the missing entries may hold them")
+    # missing entries may hold anything (nan included): zero them before any arithmetic
+    work = where(observed, work, zeros((), dtype=work.dtype, device=work.device))
+    return work, observed.to(work.dtype)
 
 
 def _error(tensor, norm_x, weights, factors, mask, mttkrp=None):

@@ -111,6 +111,13 @@ def test_parafac_bad_input_errors(rng):
     bad[0, 0, 0] = float("nan")
     with pytest.raises(ValueError, match="parafac: tensor contains inf or nan"):
         decomp.parafac(bad, 2)
+    holes = x.clone()
+    holes[1, 2, 3] = float("inf")
+    observed = tx.ones(3, 4, 5, dtype=tx.bool)
+    with pytest.raises(ValueError, match="parafac: tensor contains inf or nan values at observed"):
+        decomp.parafac(holes, 2, mask=observed)
+    observed[1, 2, 3] = False  # the same inf, now at a missing entry: allowed
+    assert decomp.parafac(holes, 2, mask=observed, n_iter_max=3).to_tensor().isfinite().all()
     with pytest.raises(ValueError, match="parafac: mask must be a Tensor of the tensor's shape"):
         decomp.parafac(x, 2, mask=tx.ones(3, 4))
     with pytest.raises(ValueError, match="parafac: init must be"):
