@@ -82,6 +82,9 @@ def unfold(tensor, mode):
     """
     check_tensor("unfold", tensor)
     mode = check_mode("unfold", mode, tensor.ndim)
+    if mode == tensor.ndim - 1 and tensor.is_contiguous():
+        # the last mode's unfolding is a transposed view: no copy (matmul takes it as is)
+        return tensor.reshape(-1, tensor.shape[mode]).mT
     return tensor.movedim(mode, 0).reshape(tensor.shape[mode], -1)
 
 

@@ -106,10 +106,7 @@ def cp_to_tensor(cp, mask=None):
 def cp_norm(cp):
     """Frobenius norm of a CP tensor: ``sqrt(w^T (hadamard_k A_k^T A_k) w)``."""
     weights, factors = cp if isinstance(cp, CPTensor) else CPTensor(cp)
-    gram = weights.unsqueeze(1) * weights.unsqueeze(0)
-    for f in factors:
-        gram = gram * (f.mT @ f)
-    return gram.sum().abs().sqrt()
+    return _gram_product(weights, _grams(factors)).sum().abs().sqrt()
 
 
 def cp_normalize(cp):
@@ -163,15 +160,22 @@ def _initialize(op, tensor, rank, init, svd, gen, non_negative):
     return [ones(rank, dtype=tensor.dtype, device=tensor.device)] + factors
 
 
-def _gram_product(weights, factors, mode):
-    """Hadamard product of ``A_k^T A_k`` over ``k != mode``, scaled by the weights: the normal
-    matrix of the mode-``mode`` least-squares problem."""
+def _gram_product(weights, grams, skip=None):
+    """Hadamard product of the Gram matrices ``A_k^T A_k`` (all, or all but ``skip``), scaled
+    by the weights: with ``skip`` the normal matrix of that mode's least-squares problem,
+    without it the Gram of the whole model (its squared norm is the sum)."""
     rank = weights.shape[0]
-    gram = ones(rank, rank, dtype=weights.dtype, device=weights.device)
-    for i, f in enumerate(factors):
-        if i != mode:
-            gram = gram * (f.mT @ f)
-    return weights.unsqueeze(1) * gram * weights.unsqueeze(0)
+    product = ones(rank, rank, dtype=weights.dtype, device=weights.device)
+    for i, g in enumerate(grams):
+        if i != skip:
+            product = product * g
+    return weights.unsqueeze(1) * product * weights.unsqueeze(0)
+
+
+def _grams(factors):
+    # why kept between modes: each factor's Gram is reused by the other modes' normal
+    # equations and by the error, so an ALS sweep computes each one once
+    return [f.mT @ f for f in factors]
 
 
 def _mttkrp(tensor, weights, factors, mode):
@@ -199,13 +203,13 @@ def _prepare(op, tensor, rank, mask):
     return work, observed.to(work.dtype)
 
 
-def _error(tensor, norm_x, weights, factors, mask, mttkrp=None):
+def _error(tensor, norm_x, weights, factors, mask, mttkrp=None, grams=None):
     """Unnormalised error ``||X - [[w; A]]||`` and the (re-imputed) tensor. Without a mask it
     uses ``||X||^2 + ||[[w; A]]||^2 - 2 <X, [[w; A]]>`` from the last MTTKRP (no full tensor)."""
     if mask is None and mttkrp is not None:
         inner = (mttkrp * factors[-1]).sum()
-        err2 = norm_x ** 2 + cp_norm((weights, factors)) ** 2 - 2 * inner
-        err = err2.abs().sqrt()
+        model2 = _gram_product(weights, grams or _grams(factors)).sum()
+        err = (norm_x ** 2 + model2 - 2 * inner).abs().sqrt()
         # why: the expanded form cancels to ~sqrt(eps) relative; near convergence the exact
         # residual is needed to see progress below 1e-8 (exact recovery, tight tol)
         if float(err) > 1e-6 * float(norm_x):
@@ -244,10 +248,12 @@ def parafac(tensor, rank, n_iter_max=100, init="svd", svd="truncated_svd",
         for iteration in range(n_iter_max):
             if linesearch and iteration % 2 == 0:
                 last_w, last_f = weights, list(factors)
+            grams = _grams(factors)
             for mode in range(work.ndim):
                 mttkrp = _mttkrp(work, weights, factors, mode)
-                gram = _gram_product(weights, factors, mode)
+                gram = _gram_product(weights, grams, mode)
                 factors[mode] = solve(gram.mT, mttkrp.mT).mT
+                grams[mode] = factors[mode].mT @ factors[mode]
             if linesearch and iteration % 2 == 0 and iteration > 5:
                 jump = iteration ** (1.0 / acc_pow)
                 new_w = last_w + (weights - last_w) * jump
@@ -257,12 +263,13 @@ def parafac(tensor, rank, n_iter_max=100, init="svd", svd="truncated_svd",
                     weights, factors, work, norm_x, err = new_w, new_f, new_x, new_norm, new_err
                     acc_fail = 0
                 else:
-                    err, work, norm_x = _error(work, norm_x, weights, factors, mask, mttkrp)
+                    err, work, norm_x = _error(work, norm_x, weights, factors, mask, mttkrp,
+                                               grams)
                     acc_fail += 1
                     if acc_fail == 4:  # why: too ambitious jumps; extrapolate less far
                         acc_pow, acc_fail = acc_pow + 1.0, 0
             else:
-                err, work, norm_x = _error(work, norm_x, weights, factors, mask, mttkrp)
+                err, work, norm_x = _error(work, norm_x, weights, factors, mask, mttkrp, grams)
             errors.append(float(err / norm_x))
             if tol and iteration >= 1 and abs(errors[-2] - errors[-1]) < tol:
                 break
@@ -320,12 +327,14 @@ def non_negative_parafac(tensor, rank, n_iter_max=100, init="svd", svd="truncate
         norm_x = norm(work)
         errors = []
         for iteration in range(n_iter_max):
+            grams = _grams(factors)
             for mode in range(work.ndim):
                 mttkrp = _mttkrp(work, weights, factors, mode)
-                gram = _gram_product(weights, factors, mode)
+                gram = _gram_product(weights, grams, mode)
                 factors[mode] = _hals_nnls(mttkrp.mT, gram, factors[mode].mT,
                                            inner_iter_max, epsilon).mT
-            err, _, _ = _error(work, norm_x, weights, factors, None, mttkrp)
+                grams[mode] = factors[mode].mT @ factors[mode]
+            err, _, _ = _error(work, norm_x, weights, factors, None, mttkrp, grams)
             errors.append(float(err / norm_x))
             if tol and iteration >= 1 and abs(errors[-2] - errors[-1]) < tol:
                 break
