@@ -179,8 +179,21 @@ def _grams(factors):
 
 
 def _mttkrp(tensor, weights, factors, mode):
-    """``unfold(X, mode) @ khatri_rao(factors, skip=mode) diag(w)``, the ALS right-hand side."""
-    return unfold(tensor, mode) @ khatri_rao(factors, weights=weights, skip_matrix=mode)
+    """``unfold(X, mode) @ khatri_rao(factors, skip=mode) diag(w)``, the ALS right-hand side.
+
+    Two-step (Phan, Tichavsky & Cichocki 2013): one GEMM contracts the modes right of
+    ``mode`` on a free reshape of ``X``, then a broadcast product sums the left ones, so no
+    unfolding is copied and only the smaller Khatri-Rao products are formed."""
+    shape = tensor.shape
+    left, size = math.prod(shape[:mode]), shape[mode]
+    if mode == tensor.ndim - 1:
+        result = tensor.reshape(left, size).mT @ khatri_rao(factors[:mode])
+    else:
+        right = khatri_rao(factors[mode + 1:])
+        partial = tensor.reshape(left * size, -1) @ right  # (left * size, R)
+        result = partial if mode == 0 else (
+            partial.reshape(left, size, -1) * khatri_rao(factors[:mode]).unsqueeze(1)).sum(0)
+    return result * weights
 
 
 def _prepare(op, tensor, rank, mask):
