@@ -1,6 +1,7 @@
 """tensorix.decomp against TensorLy's NumPy backend: same input, same initialisation, equal
-iterations (tol=0), float64 on the CPU, one BLAS thread each by default. Prints a markdown table of the relative reconstruction
-errors and the best-of-``--repeat`` wall times, with the ratio tensorix / TensorLy.
+iterations (tol=0), float64 on the CPU, one BLAS thread each by default. Prints a markdown
+table of the relative reconstruction errors and the best-of-``--repeat`` wall times, with the
+ratio tensorix / TensorLy.
 
     python benchmarks/bench_decomp.py            # the table in docs/decomp.md
     python benchmarks/bench_decomp.py --quick    # small shapes, one repeat (a smoke run)

@@ -1,5 +1,6 @@
 """benchmarks/bench_decomp.py runs end to end at tiny sizes and prints one row per case with
-tensorix's error no worse than TensorLy's (to 1e-5 relative) (timing is not checked here; see docs/decomp.md)."""
+tensorix's error no worse than TensorLy's, to 1e-5 relative (timing is not checked here; see
+docs/decomp.md)."""
 
 import os
 import pathlib
