@@ -211,7 +211,8 @@ def norm(tensor, order=2, axis=None):
 # -- SVDs ---------------------------------------------------------------------------------------
 def svd_flip(U, Vh):
     """Deterministic signs: each column of ``U`` gets a positive entry of largest magnitude,
-    and the matching row of ``Vh`` the same sign (so ``U diag(S) Vh`` is unchanged)."""
+    and the matching row of ``Vh`` the same sign (so ``U diag(S) Vh`` is unchanged).
+    Example: ``U, Vh = svd_flip(U, Vh)`` after any SVD gives reproducible factors."""
     idx = U.abs().argmax(0, keepdim=True)
     signs = U.gather(0, idx).squeeze(0)
     signs = (signs >= 0).to(U.dtype) * 2 - 1

@@ -104,14 +104,15 @@ def cp_to_tensor(cp, mask=None):
 
 
 def cp_norm(cp):
-    """Frobenius norm of a CP tensor: ``sqrt(w^T (hadamard_k A_k^T A_k) w)``."""
+    """Frobenius norm of a CP tensor: ``sqrt(w^T (hadamard_k A_k^T A_k) w)``, a 0-d tensor.
+    Example: ``cp_norm(cp)`` equals ``cp.to_tensor().norm()`` without forming the tensor."""
     weights, factors = cp if isinstance(cp, CPTensor) else CPTensor(cp)
     return _gram_product(weights, _grams(factors)).sum().abs().sqrt()
 
 
 def cp_normalize(cp):
     """Columns of every factor scaled to unit norm, the norms multiplied into the weights
-    (zero columns are left as they are)."""
+    (zero columns are left as they are). Example: ``w, factors = cp_normalize(cp)``."""
     weights, factors = cp if isinstance(cp, CPTensor) else CPTensor(cp)
     out = []
     for f in factors:

@@ -98,12 +98,14 @@ class TRTensor(TTTensor):
 
 
 def tt_to_tensor(factors):
-    """Full tensor of a tensor train (cores or :class:`TTTensor`)."""
+    """Full tensor ``(I_0, ..., I_{N-1})`` of a tensor train (cores or :class:`TTTensor`).
+    Example: ``tt_to_tensor([G0, G1, G2])`` with cores ``(r_k, I_k, r_k+1)``."""
     return (factors if isinstance(factors, TTTensor) else TTTensor(factors)).to_tensor()
 
 
 def tr_to_tensor(factors):
-    """Full tensor of a tensor ring (cores or :class:`TRTensor`)."""
+    """Full tensor ``(I_0, ..., I_{N-1})`` of a tensor ring (cores or :class:`TRTensor`).
+    Example: ``tr_to_tensor([G0, G1, G2])`` with ``G2.shape[2] == G0.shape[0]``."""
     return (factors if isinstance(factors, TRTensor) else TRTensor(factors)).to_tensor()
 
 
