@@ -1,0 +1,56 @@
+"""``tensorix.decomp``: tensor decompositions with TensorLy's names and conventions.
+
+* the shared linear algebra (``_base``): :func:`unfold`, :func:`fold`, :func:`khatri_rao`,
+  :func:`kronecker`, :func:`mode_dot`, :func:`multi_mode_dot`, :func:`norm`,
+  :func:`truncated_svd`, :func:`randomized_svd`;
+* CP (``_cp``): :func:`parafac` (ALS, line search, masks), :func:`non_negative_parafac` (HALS),
+  :class:`CPTensor`;
+* Tucker (``_tucker``): :func:`tucker` (HOSVD / HOOI), :func:`non_negative_tucker`,
+  :class:`TuckerTensor`;
+* tensor train and ring (``_tt``): :func:`tensor_train` (TT-SVD), :func:`tt_round`,
+  :func:`tensor_ring` (TR-SVD), :class:`TTTensor`, :class:`TRTensor`.
+
+Every function takes Tensors of any device and floating dtype (16-bit ones are fitted in
+float32). Fitting runs without autograd; reconstructions (``to_tensor``), mode products and
+contractions are tensorix ops and differentiable.
+
+Example::
+
+    import tensorix as tx
+    from tensorix import decomp
+    X = tx.randn(10, 12, 14, dtype=tx.float64)
+    cp = decomp.parafac(X, rank=5, random_state=0)
+    err = (cp.to_tensor() - X).norm() / X.norm()
+"""
+
+from ._base import (
+    fold,
+    khatri_rao,
+    kronecker,
+    mode_dot,
+    multi_mode_dot,
+    nndsvda,
+    norm,
+    randomized_svd,
+    svd_flip,
+    truncated_svd,
+    unfold,
+)
+from ._cp import CPTensor, cp_norm, cp_normalize, cp_to_tensor, non_negative_parafac, parafac
+from ._tt import (
+    TRTensor,
+    TTTensor,
+    tensor_ring,
+    tensor_train,
+    tr_to_tensor,
+    tt_round,
+    tt_to_tensor,
+)
+from ._tucker import TuckerTensor, non_negative_tucker, tucker, tucker_to_tensor
+
+__all__ = ["unfold", "fold", "khatri_rao", "kronecker", "mode_dot", "multi_mode_dot", "norm",
+           "truncated_svd", "randomized_svd", "svd_flip", "nndsvda",
+           "CPTensor", "cp_to_tensor", "cp_norm", "cp_normalize", "parafac",
+           "non_negative_parafac", "TuckerTensor", "tucker_to_tensor", "tucker",
+           "non_negative_tucker", "TTTensor", "TRTensor", "tt_to_tensor", "tr_to_tensor",
+           "tensor_train", "tt_round", "tensor_ring"]

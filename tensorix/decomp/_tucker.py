@@ -1,0 +1,193 @@
+"""Tucker: ``X ~ core x_0 U_0 x_1 U_1 ...``, by HOSVD (De Lathauwer et al. 2000a) refined with
+HOOI (De Lathauwer et al. 2000b), and non-negative Tucker by multiplicative updates (Kim &
+Choi 2007), with TensorLy's names and defaults.
+"""
+
+from __future__ import annotations
+
+from ..autograd import no_grad
+from ..linalg import qr
+from ._base import (
+    check_tensor,
+    make_generator,
+    multi_mode_dot,
+    norm,
+    random_like,
+    svd_interface,
+    unfold,
+    working,
+)
+
+__all__ = ["TuckerTensor", "tucker_to_tensor", "tucker", "non_negative_tucker"]
+
+
+class TuckerTensor:
+    """A Tucker tensor: ``core (R_0, ..., R_{N-1})`` and ``factors[k] (I_k, R_k)``; unpacks as
+    ``core, factors = tt``.
+
+    Example: ``TuckerTensor((G, [A, B, C])).to_tensor().shape == (I, J, K)``.
+    """
+
+    def __init__(self, tucker_tensor):
+        core, factors = tucker_tensor
+        factors = list(factors)
+        check_tensor("TuckerTensor", core, "core")
+        for i, f in enumerate(factors):
+            check_tensor("TuckerTensor", f, f"factors[{i}]", min_ndim=2)
+        if len(factors) != core.ndim or any(
+                f.ndim != 2 or f.shape[1] != r for f, r in zip(factors, core.shape)):
+            raise ValueError("TuckerTensor: factors must be matrices (I_k, R_k) with R_k = "
+                             f"core.shape[k]; got core {tuple(core.shape)} and factors "
+                             f"{[tuple(f.shape) for f in factors]}")
+        self.core, self.factors = core, factors
+
+    @property
+    def shape(self):
+        return tuple(f.shape[0] for f in self.factors)
+
+    @property
+    def rank(self):
+        return tuple(self.core.shape)
+
+    def __iter__(self):
+        return iter((self.core, self.factors))
+
+    def __len__(self):
+        return 2
+
+    def __getitem__(self, i):
+        return (self.core, self.factors)[i]
+
+    def __repr__(self):
+        return f"TuckerTensor(shape={self.shape}, rank={self.rank})"
+
+    def to_tensor(self):
+        """The full tensor ``(I_0, ..., I_{N-1})``; differentiable in core and factors."""
+        return multi_mode_dot(self.core, self.factors)
+
+    def to_unfolded(self, mode):
+        return unfold(self.to_tensor(), mode)
+
+
+def tucker_to_tensor(tucker_tensor):
+    """Full tensor of a :class:`TuckerTensor` or ``(core, factors)``.
+
+    Example: ``tucker_to_tensor((G, [A, B]))`` equals ``A @ G @ B.T``.
+    """
+    tt = tucker_tensor if isinstance(tucker_tensor, TuckerTensor) else \
+        TuckerTensor(tucker_tensor)
+    return tt.to_tensor()
+
+
+def _check_rank(op, tensor, rank):
+    """An int applies to every mode (capped at each mode's size); a sequence must give one
+    rank per mode, each in ``[1, I_k]``."""
+    shape = tuple(tensor.shape)
+    if isinstance(rank, int) and not isinstance(rank, bool):
+        if rank < 1:
+            raise ValueError(f"{op}: rank must be positive, got {rank}")
+        return [min(rank, s) for s in shape]
+    rank = list(rank)
+    if len(rank) != len(shape) or any(not isinstance(r, int) or not 1 <= r <= s
+                                      for r, s in zip(rank, shape)):
+        raise ValueError(f"{op}: rank must be an int or {len(shape)} ints with 1 <= rank[k] <= "
+                         f"shape[k] for a tensor of shape {shape}, got {rank}")
+    return rank
+
+
+def _initialize(op, tensor, rank, init, svd, gen):
+    if isinstance(init, (TuckerTensor, tuple, list)):
+        core, factors = init if isinstance(init, TuckerTensor) else TuckerTensor(init)
+        if tuple(core.shape) != tuple(rank) or [f.shape[0] for f in factors] != list(
+                tensor.shape):
+            raise ValueError(f"{op}: init does not match shape {tuple(tensor.shape)} and rank "
+                             f"{tuple(rank)}")
+        return core, list(factors)
+    if init == "svd":
+        factors = [svd_interface(op, unfold(tensor, mode), r, svd, gen)[0]
+                   for mode, r in enumerate(rank)]
+    elif init == "random":
+        factors = [qr(random_like((s, r), tensor, gen)).Q for s, r in zip(tensor.shape, rank)]
+    else:
+        raise ValueError(f"{op}: init must be 'svd', 'random' or a TuckerTensor, got {init!r}")
+    return multi_mode_dot(tensor, factors, transpose=True), factors
+
+
+def tucker(tensor, rank, n_iter_max=100, init="svd", svd="truncated_svd", tol=1e-4,
+           random_state=None, return_errors=False):
+    """Tucker decomposition of ``tensor (I_0, ..., I_{N-1})`` with multilinear ``rank``
+    ``(R_0, ..., R_{N-1})`` (or one int for all modes): HOSVD (``init='svd'``, or random
+    orthonormal factors with ``'random'``) followed by up to ``n_iter_max`` HOOI sweeps;
+    ``n_iter_max=0`` gives the truncated HOSVD. Stops when the relative error changes by less
+    than ``tol``. Returns a :class:`TuckerTensor` with ``core (R_0, ...)`` and orthonormal
+    ``factors[k] (I_k, R_k)`` (and the relative errors with ``return_errors``).
+
+    Example: ``core, factors = tucker(X, rank=[4, 5, 6])``.
+    """
+    op = "tucker"
+    check_tensor(op, tensor, min_ndim=2, finite=True)
+    rank = _check_rank(op, tensor, rank)
+    work = working(tensor)
+    gen = make_generator(random_state)
+    with no_grad():
+        core, factors = _initialize(op, work, rank, init, svd, gen)
+        norm_x = norm(work)
+        errors = []
+        for iteration in range(n_iter_max):
+            for mode in range(work.ndim):
+                projected = multi_mode_dot(work, factors, skip=mode, transpose=True)
+                factors[mode] = svd_interface(op, unfold(projected, mode), rank[mode], svd,
+                                              gen)[0]
+            # why the core from the last projection: X x_k U_k^T over all k, one product
+            core = multi_mode_dot(projected, [factors[-1]], modes=[work.ndim - 1],
+                                  transpose=True)
+            # orthonormal factors: ||X - [[G; U]]||^2 = ||X||^2 - ||G||^2
+            errors.append(float((norm_x ** 2 - norm(core) ** 2).abs().sqrt() / norm_x))
+            if tol and iteration >= 1 and abs(errors[-2] - errors[-1]) < tol:
+                break
+        result = TuckerTensor((core.to(tensor.dtype), [f.to(tensor.dtype) for f in factors]))
+    return (result, errors) if return_errors else result
+
+
+def non_negative_tucker(tensor, rank, n_iter_max=10, init="svd", tol=1e-4, random_state=None,
+                        epsilon=1e-12, return_errors=False):
+    """Non-negative Tucker decomposition by multiplicative updates (TensorLy's
+    ``non_negative_tucker``): factors then core are rescaled by ``numerator / denominator``
+    of the gradient's positive and negative parts, both clipped at ``epsilon``.
+
+    ``tensor (I_0, ..., I_{N-1})`` should be non-negative; ``init='svd'`` takes the absolute
+    value of the HOSVD. Returns a non-negative :class:`TuckerTensor` (and relative errors
+    with ``return_errors``).
+    Example: ``core, factors = non_negative_tucker(X.abs(), rank=[3, 3, 3], n_iter_max=50)``.
+    """
+    op = "non_negative_tucker"
+    check_tensor(op, tensor, min_ndim=2, finite=True)
+    rank = _check_rank(op, tensor, rank)
+    work = working(tensor)
+    gen = make_generator(random_state)
+    with no_grad():
+        if init == "random":
+            core = random_like(rank, work, gen, uniform=True) + 0.01
+            factors = [random_like((s, r), work, gen, uniform=True)
+                       for s, r in zip(work.shape, rank)]
+        else:
+            core, factors = _initialize(op, work, rank, init, "truncated_svd", gen)
+            core, factors = core.abs(), [f.abs() for f in factors]
+        norm_x = norm(work)
+        errors = []
+        for iteration in range(n_iter_max):
+            for mode in range(work.ndim):
+                # B^T = unfold(core x_{k != mode} U_k, mode): the mode's design matrix
+                b = unfold(multi_mode_dot(core, factors, skip=mode), mode).mT
+                numerator = (unfold(work, mode) @ b).clamp_min(epsilon)
+                denominator = (factors[mode] @ (b.mT @ b)).clamp_min(epsilon)
+                factors[mode] = factors[mode] * numerator / denominator
+            numerator = multi_mode_dot(work, factors, transpose=True).clamp_min(epsilon)
+            denominator = multi_mode_dot(core, [f.mT @ f for f in factors]).clamp_min(epsilon)
+            core = core * numerator / denominator
+            recon = multi_mode_dot(core, factors)
+            errors.append(float(norm(work - recon) / norm_x))
+            if tol and iteration >= 1 and abs(errors[-2] - errors[-1]) < tol:
+                break
+        result = TuckerTensor((core.to(tensor.dtype), [f.to(tensor.dtype) for f in factors]))
+    return (result, errors) if return_errors else result
