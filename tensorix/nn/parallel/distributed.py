@@ -98,7 +98,7 @@ class DistributedDataParallel(Module):
         with_grad = [p for p in module.parameters() if p.requires_grad]
         self._buckets = self._make_buckets(with_grad, bucket_cap_mb * 2 ** 20)
         self._bucket_of = {id(p): b for b in self._buckets for p in b.params}
-        self._armed = False
+        self._armed = self._started = False  # a forward armed the hooks; a backward began
         self._next = 0
         self._handles = [p.register_post_accumulate_grad_hook(self._on_grad) for p in with_grad]
         self._sync_module_states()
@@ -121,8 +121,7 @@ class DistributedDataParallel(Module):
             dist.broadcast(t, self._src, self.process_group)
 
     def forward(self, *args, **kwargs):
-        if self._armed and self.require_backward_grad_sync and any(
-                b.pending or b.work for b in self._buckets) and self._next:
+        if self._armed and self._started and self.require_backward_grad_sync:
             raise RuntimeError(
                 "DistributedDataParallel: expected to have finished reduction in the prior "
                 "iteration before starting a new one; some parameters did not receive a "
@@ -137,7 +136,7 @@ class DistributedDataParallel(Module):
         return out
 
     def _prepare(self, out):
-        self._next = 0
+        self._next, self._started = 0, False
         for b in self._buckets:
             b.pending = {id(p) for p in b.params}
             b.work = None
@@ -153,6 +152,7 @@ class DistributedDataParallel(Module):
             self._mark_ready(p)
 
     def _mark_ready(self, p):
+        self._started = True
         bucket = self._bucket_of[id(p)]
         bucket.pending.discard(id(p))
         # launch every complete bucket in bucket order (the same order on every rank)
