@@ -9,12 +9,17 @@ def main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or argv[0] in ("-h", "--help"):
         print("usage: tensorix demo [--quick]\n\n"
-              "  demo    train three small models on the bundled data (see 'tensorix demo -h')")
+              "  demo    train three small models on the bundled data (see 'tensorix demo -h')\n"
+              "  run     start N ranks of a script under mpiexec ('tensorix run -n N script.py')")
         return 0
     if argv[0] == "demo":
         from .demo import main as demo_main
 
         return demo_main(argv[1:])
+    if argv[0] == "run":  # tensorix run -n N script.py: mpiexec, as torchrun
+        from .distributed.run import main as run_main
+
+        return run_main(argv[1:])
     print(f"tensorix: unknown command {argv[0]!r}; try 'tensorix demo'", file=sys.stderr)
     return 2
 
