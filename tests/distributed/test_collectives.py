@@ -38,6 +38,8 @@ def test_all_reduce_ops(ranks):
         view = data(r["rank"], (4, 4))
         view[:, 1] = sum(data(k, (4, 4))[:, 1] for k in range(n))
         np.testing.assert_array_equal(r["all_reduce_view"], view)
+        assert r["all_reduce_cuda"][0].startswith("cuda")
+        np.testing.assert_array_equal(r["all_reduce_cuda"][1], stack.sum(0))
         assert r["async"][0] is True
         np.testing.assert_array_equal(r["async"][1], stack.sum(0))
 

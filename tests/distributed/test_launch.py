@@ -43,3 +43,10 @@ def test_uninitialized_and_bad_backend():
         dist.get_rank()
     with pytest.raises(ValueError, match="init_process_group\\(\\): unknown backend 'tcp'"):
         dist.init_process_group("tcp")
+
+
+def test_import_does_not_start_mpi():
+    """mpi4py initialises MPI when imported: only init_process_group may do that."""
+    code = ("import sys, tensorix, tensorix.distributed, tensorix.nn.parallel, "
+            "tensorix.distributed.nn; assert 'mpi4py' not in sys.modules")
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT, timeout=120)

@@ -39,6 +39,11 @@ def main():
     dist.all_reduce(view)
     out["all_reduce_view"] = base.numpy()
 
+    with tx.backend.fake_cuda():  # a device tensor: staged through host memory
+        t = tx.tensor(data(rank), device="cuda")
+        dist.all_reduce(t)
+        out["all_reduce_cuda"] = [str(t.device), t.cpu().numpy()]
+
     t = tx.tensor(data(rank))
     work = dist.all_reduce(t, async_op=True)
     work.wait()
