@@ -109,3 +109,11 @@ def test_differentiable_collectives(ranks):
         y, grad = r["grad_broadcast"]
         np.testing.assert_array_equal(y, data(1))
         np.testing.assert_array_equal(grad, sum(w) if k == 1 else np.zeros((2, 3)))
+
+
+def test_differentiable_collectives_gradcheck(ranks):
+    """float64 directional derivative of the sum over ranks, analytic against numerical."""
+    _, res = ranks
+    for r in res:
+        for name, (analytic, numerical) in r["gradcheck"].items():
+            assert np.isclose(analytic, numerical, rtol=1e-6, atol=1e-6), name

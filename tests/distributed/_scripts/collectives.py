@@ -18,6 +18,23 @@ def data(rank, shape=(2, 3), dtype="float64"):
     return (np.arange(np.prod(shape)).reshape(shape) + 10 * rank + 1).astype(dtype)
 
 
+def global_gradcheck(fn, x0, rank, eps=1e-6):
+    """Numerical gradient check of L = sum over ranks of <w_r, fn(x_r)> along a random
+    direction v_r per rank: (sum_r <dL/dx_r, v_r>, the central difference of L). A per-rank
+    check would not do: each rank's gradient carries the other ranks' cotangents."""
+    rng = np.random.default_rng(100 + rank)
+    v = rng.standard_normal(x0.shape)
+    x = tx.tensor(x0, requires_grad=True)
+    w = tx.tensor(rng.standard_normal(fn(x).shape))
+    (fn(x) * w).sum().backward()
+    vals = []
+    for sign in (1, -1):
+        vals.append(float((fn(tx.tensor(x0 + sign * eps * v)) * w).sum()))
+    parts = tx.tensor([float((x.grad.numpy() * v).sum()), (vals[0] - vals[1]) / (2 * eps)])
+    dist.all_reduce(parts)
+    return parts.numpy()
+
+
 def main():
     dist.init_process_group("mpi")
     rank, world = dist.get_rank(), dist.get_world_size()
@@ -147,6 +164,17 @@ def main():
     (y * tx.tensor(data(rank + 5))).sum().backward()
     out["grad_broadcast"] = [y.detach().numpy(), x.grad.numpy()]
 
+    out["gradcheck"] = {
+        "all_reduce": global_gradcheck(lambda x: dfn.all_reduce(x.sin()), data(rank), rank),
+        "all_reduce_avg": global_gradcheck(
+            lambda x: dfn.all_reduce(x * x, dist.ReduceOp.AVG), data(rank), rank),
+        "all_gather": global_gradcheck(
+            lambda x: tx.stack(dfn.all_gather(x.exp() / 100)), data(rank) / 10, rank),
+        "reduce_scatter": global_gradcheck(
+            lambda x: dfn.reduce_scatter(None, list((x * x).unbind(0))),
+            data(rank, (world, 2, 3)), rank),
+        "broadcast": global_gradcheck(lambda x: dfn.broadcast(x.cos(), src=1), data(rank),
+                                      rank)}
     report(rank, out)
     dist.destroy_process_group()
 
