@@ -159,6 +159,10 @@ class DistributedDataParallel(Module):
         while self._next < len(self._buckets) and not self._buckets[self._next].pending:
             self._launch(self._buckets[self._next])
             self._next += 1
+        if self._next and self._next < len(self._buckets):
+            # MPI advances a non-blocking call only inside MPI calls (no progress thread):
+            # testing the newest one lets the transfers move while backward computes
+            self._buckets[self._next - 1].work.is_completed()
         if self._next == len(self._buckets):
             self._finish()
 
