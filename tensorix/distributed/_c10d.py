@@ -68,9 +68,11 @@ class ProcessGroup:
         self.comm, self.ranks, self.timeout = comm, list(ranks), timeout
 
     def rank(self):
+        """This process's rank in the group."""
         return self.comm.rank
 
     def size(self):
+        """The number of ranks in the group."""
         return self.comm.size
 
     def __repr__(self):
@@ -144,6 +146,7 @@ class Work:
                     self._result = out
 
     def result(self):
+        """What the collective returns once complete (irecv: the sender's group rank)."""
         return self._result
 
 
@@ -156,6 +159,7 @@ def is_available() -> bool:
 
 
 def is_initialized() -> bool:
+    """True between ``init_process_group`` and ``destroy_process_group``."""
     return _state.world is not None
 
 
@@ -251,6 +255,7 @@ def set_debug_level(level) -> None:
 
 
 def get_debug_level() -> DebugLevel:
+    """The current DebugLevel (OFF unless set or named in TENSORIX_DISTRIBUTED_DEBUG)."""
     return _state.debug
 
 
@@ -298,16 +303,19 @@ def get_rank(group=None) -> int:
 
 
 def get_world_size(group=None) -> int:
+    """The number of ranks in ``group`` (the default group when None); -1 outside it."""
     if group is GroupMember.NON_GROUP_MEMBER:
         return -1
     return _group(group, "get_world_size").size()
 
 
 def get_backend(group=None) -> str:
+    """The backend's name, e.g. ``"mpi"``."""
     return _group(group, "get_backend").comm.name
 
 
 def get_group_rank(group, global_rank) -> int:
+    """``global_rank``'s place in ``group``: ``get_group_rank(new_group([1, 3]), 3) == 1``."""
     group = _group(group, "get_group_rank")
     if global_rank not in group.ranks:
         raise ValueError(f"get_group_rank(): global rank {global_rank} is not part of group "
@@ -316,6 +324,7 @@ def get_group_rank(group, global_rank) -> int:
 
 
 def get_global_rank(group, group_rank) -> int:
+    """The global rank at ``group_rank`` in ``group``: ``get_global_rank(g13, 1) == 3``."""
     group = _group(group, "get_global_rank")
     if not 0 <= group_rank < group.size():
         raise ValueError(f"get_global_rank(): group rank {group_rank} out of range for "
@@ -324,6 +333,7 @@ def get_global_rank(group, group_rank) -> int:
 
 
 def get_process_group_ranks(group) -> list:
+    """The global ranks of ``group``'s members, in group-rank order."""
     return list(_group(group, "get_process_group_ranks").ranks)
 
 
