@@ -18,3 +18,13 @@ from .parameter import Buffer, Parameter
 __all__ = (["Module", "Parameter", "Buffer", "Sequential", "ModuleList", "ModuleDict",
             "ParameterList", "ParameterDict", "functional", "init", "utils"]
            + layers.__all__)
+
+
+def __getattr__(name):
+    # nn.parallel sits on tensorix.distributed (a layer above nn): loaded on first use, as
+    # torch.nn.parallel is reached after `import torch.nn`
+    if name == "parallel":
+        import importlib
+
+        return importlib.import_module(f"{__name__}.parallel")
+    raise AttributeError(f"module 'tensorix.nn' has no attribute {name!r}")

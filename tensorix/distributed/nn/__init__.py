@@ -1,0 +1,5 @@
+"""Differentiable collectives (``tensorix.distributed.nn.functional``)."""
+
+from . import functional
+
+__all__ = ["functional"]
