@@ -140,11 +140,9 @@ LEFT_OUT = [
     set_autocast_enabled set_autocast_gpu_dtype set_autocast_ipu_dtype
     set_autocast_ipu_enabled set_autocast_xla_dtype set_autocast_xla_enabled
      """),
-    ('thread control: set_num_threads/get_num_threads come with the threads issue; '
-     'tensorix has no inter-op pool',
+    ("thread control: tensorix's pool starts on first use, so there is nothing to initialise",
      """
-    get_num_interop_threads get_num_threads init_num_threads set_num_interop_threads
-    set_num_threads
+    init_num_threads
      """),
     ('removed or deprecated in torch (they raise or warn there): use tensorix.linalg and '
      'tensorix.arange',

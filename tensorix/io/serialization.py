@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 
 import numpy as np
 
@@ -34,7 +34,9 @@ __all__ = ["save", "load", "CheckpointError", "add_safe_globals", "get_safe_glob
 _KEY = "tensorix.structure"
 _MAX_DEPTH = 100  # nesting levels; far beyond any real checkpoint, well within the stack
 _SCALARS = (type(None), bool, int, float, str)
-_DICTS = {dict: "__dict__", OrderedDict: "__odict__"}
+# Counter: MultiStepLR's state_dict keeps its milestones in one, as torch's does
+_DICTS = {dict: "__dict__", OrderedDict: "__odict__", Counter: "__counter__"}
+_DICT_KINDS = {kind: cls for cls, kind in _DICTS.items()}
 _SEQS = {list: "__list__", tuple: "__tuple__"}
 
 
@@ -105,8 +107,8 @@ def _unsavable(obj, keys) -> str:
                 "tensorix.save(model.state_dict(), path), and restore it into a freshly built "
                 "object with model.load_state_dict(tensorix.load(path))")
     return (f"save(): cannot store a {kind} at {_where(keys)} (tensors, NumPy arrays and "
-            "scalars, numbers, strings, None, and lists, tuples, dicts and OrderedDicts of "
-            "them; no pickle)")
+            "scalars, numbers, strings, None, and lists, tuples, dicts, OrderedDicts and "
+            "Counters of them; no pickle)")
 
 
 def _is_flat(obj) -> bool:
@@ -228,12 +230,11 @@ class _Reader:
         (kind, body), = node.items()
         if not isinstance(body, list):
             raise self.bad(f"{kind} holds a {type(body).__name__}")
-        if kind in ("__dict__", "__odict__"):
+        if kind in _DICT_KINDS:
             if not all(isinstance(i, list) and len(i) == 2 and type(i[0]) in _SCALARS
                        for i in body):
                 raise self.bad(f"malformed {kind} items")
-            made = (dict if kind == "__dict__" else OrderedDict)(
-                (k, self.node(v, depth + 1)) for k, v in body)
+            made = _DICT_KINDS[kind]({k: self.node(v, depth + 1) for k, v in body})
             if len(made) != len(body):
                 raise self.bad(f"repeated keys in a {kind}")
             return made

@@ -4,7 +4,7 @@ keyword arguments and torch.serialization's allow-list are accepted."""
 
 import io
 import math
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 
 import ml_dtypes
 import numpy as np
@@ -80,12 +80,13 @@ def test_round_trip_keeps_values_and_types(name, tmp_path):
 
 
 @pytest.mark.parametrize("name", ["ndarray", "numpy-scalars", "tuple", "int-keys-plain",
-                                  "nested-plain"])
+                                  "nested-plain", "counter"])
 def test_types_match_what_torch_load_returns(name, tmp_path):
     """torch.save + torch.load (pickle) as the reference for what a round trip keeps."""
     torch = pytest.importorskip("torch")
     objects = _objects()
     objects["int-keys-plain"] = {1: "one", "1": [2, (3,)], 3.5: None, None: 0}
+    objects["counter"] = {"milestones": Counter({3: 1, 6: 2})}  # MultiStepLR's state_dict
     objects["nested-plain"] = {"a": OrderedDict(b=(1, 2.5)), "c": [np.ones(2, np.float16)],
                                "d": {0: {"e": 1 - 2j}}}
     obj = objects[name]
