@@ -5,6 +5,7 @@ The reference for every rounding here is exact rational arithmetic (``fractions`
 format's own value table, never a dependency's cast.
 """
 
+import bisect
 from fractions import Fraction
 
 import numpy as np
@@ -32,7 +33,10 @@ def exact_rne(x, fmt):
         if mag >= vals[-1] + ulp / 2 and not (mag == vals[-1] + ulp / 2 and f.max_code % 2 == 0):
             out.append(f.max_code | sign if f.kind == "finite" else -1)
             continue
-        i = min(range(len(vals)), key=lambda j: (abs(vals[j] - mag), j % 2))
+        # the codes' values increase with the code: the nearest is one of the two around mag
+        k = bisect.bisect_left(vals, mag)
+        i = min((j for j in (k - 1, k) if 0 <= j < len(vals)),
+                key=lambda j: (abs(vals[j] - mag), j % 2))
         out.append(int(codes[i]) | sign)
     return out
 
