@@ -62,6 +62,7 @@ from .ops import (
 )
 from .ops._common import check_tensor, promote
 from .ops._erf import erfc_kernel, erfinv_kernel
+from .ops.elementwise import x_times_log
 from .ops.special import Bessel, _Kernel, bessel_kernel, zeta_kernel
 from .tensor import Tensor, _make
 
@@ -246,10 +247,7 @@ class Xlog1py(Function):
     @staticmethod
     def forward(ctx, x, y):
         ctx.save_for_backward(x, y)
-        xp = array_module(x._data)
-        with quiet():
-            out = x._data * xp.log1p(y._data)
-            return xp.where((x._data == 0) & ~xp.isnan(y._data), 0, out).astype(out.dtype)
+        return x_times_log(x._data, y._data, array_module(x._data).log1p)
 
     @staticmethod
     def backward(ctx, g):

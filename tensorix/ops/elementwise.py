@@ -326,16 +326,22 @@ class Copysign(Function):
         return ga, (_zeros(g) if nb else None)
 
 
+def x_times_log(x, y, log):
+    """``x * log(y)`` on raw arrays, 0 where x == 0 unless y is nan (xlogy's and xlog1py's
+    rule; ``log`` is ``xp.log`` or ``xp.log1p``)."""
+    xp = backend.array_module(x)
+    with quiet():
+        out = x * log(y)
+        return xp.where((x == 0) & ~xp.isnan(y), 0, out).astype(out.dtype)
+
+
 class Xlogy(Function):
     """``x * log(y)``, 0 where x == 0 (unless y is nan): the entropy term."""
 
     @staticmethod
     def forward(ctx, x, y):
         ctx.save_for_backward(x, y)
-        xp = backend.array_module(x._data)
-        with quiet():
-            out = x._data * xp.log(y._data)
-            return xp.where((x._data == 0) & ~xp.isnan(y._data), 0, out).astype(out.dtype)
+        return x_times_log(x._data, y._data, backend.array_module(x._data).log)
 
     @staticmethod
     def backward(ctx, g):
