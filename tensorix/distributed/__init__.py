@@ -33,6 +33,7 @@ from ._c10d import (
                     is_initialized,
                     new_group,
                     set_debug_level,
+                    traffic,
 )
 from ._collectives import (
                     all_gather,
@@ -62,4 +63,4 @@ __all__ = ["DEFAULT_TIMEOUT", "DebugLevel", "DistBackendError", "DistError", "Gr
            "get_group_rank", "get_process_group_ranks", "get_rank", "get_world_size",
            "init_process_group", "irecv", "is_available", "is_initialized", "isend",
            "new_group", "recv", "reduce", "reduce_scatter", "reduce_scatter_tensor", "scatter",
-           "scatter_object_list", "send", "set_debug_level"]
+           "scatter_object_list", "send", "set_debug_level", "traffic"]
