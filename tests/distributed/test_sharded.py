@@ -42,6 +42,52 @@ def test_sharded_training_matches_single_process(mpirun, n):
             for kind in ("FULL_SHARD", "SHARD_GRAD_OP"):
                 assert total / n <= r[f"held_{kind}_{name}"] <= total / n + 4 * n
             assert r[f"held_NO_SHARD_{name}"] == total
+        for r in res:
+            # FULL_SHARD frees the gathered parameters after forward and gathers them again
+            # in backward: twice SHARD_GRAD_OP's all-gathers (4 units, 3 steps)
+            assert r[f"gathers_SHARD_GRAD_OP_{name}"] == 12
+            assert r[f"gathers_FULL_SHARD_{name}"] == 24
         # ZeRO-1: Adam's two moments per element, spread over the ranks
         states = [r[f"zero1_state_{name}"] for r in res]
         assert sum(states) == 2 * total and max(states) < 2 * total
+    # float32 parameters and reduction on a float64 model: close to the float64 run
+    for r in res:
+        for k, v in want.items():
+            np.testing.assert_allclose(r["mixed"][k], v, rtol=1e-4, atol=1e-4, err_msg=k)
+
+
+@pytest.mark.parametrize("save_n, load_n", [(2, 4), (4, 2)])
+def test_sharded_checkpoint_at_another_world_size(mpirun, tmp_path, save_n, load_n):
+    """Save on save_n ranks after two steps, load on load_n ranks (another layout of shards
+    and units), train the third step: the weights equal three single-process steps. The
+    consolidated file loads into the plain model with the two-step weights."""
+    from tensorix.distributed import checkpoint as dcp
+
+    folder = tmp_path / "ckpt"
+    mpirun("dcp.py", save_n, "save", folder)
+    ref = script.build(0, tx.float64)
+    opt = script.adam(ref.parameters())
+    script.train(ref, opt, steps=range(2))
+    dcp.consolidate(folder, tmp_path / "model.safetensors")
+    plain = script.build(1, tx.float64)
+    arrays = tx.io.read_safetensors(tmp_path / "model.safetensors")[0]
+    plain.load_state_dict({k: tx.tensor(v) for k, v in arrays.items()})
+    for k, v in ref.state_dict().items():
+        # 1e-12: the ranks sum the gradient in another order than one process
+        np.testing.assert_allclose(plain.state_dict()[k].numpy(), v.numpy(), rtol=1e-12,
+                                   atol=1e-12, err_msg=k)
+    _, res = mpirun("dcp.py", load_n, "load", folder)
+    script.train(ref, opt, steps=range(2, 3))
+    for r in res:
+        for k, v in ref.state_dict().items():
+            np.testing.assert_allclose(r[k], v.numpy(), rtol=1e-12, atol=1e-12, err_msg=k)
+
+
+def test_sharded_checkpoint_errors(tmp_path):
+    from tensorix.distributed import checkpoint as dcp
+    from tensorix.io import CheckpointError
+
+    with pytest.raises(CheckpointError, match="index.json"):
+        dcp.consolidate(tmp_path, tmp_path / "x.safetensors")
+    with pytest.raises(TypeError, match="FullyShardedDataParallel"):
+        dcp.save(script.build(0, tx.float64), tmp_path)

@@ -50,12 +50,14 @@ class FlatHandle:
         self.param_dtype = param_dtype
         self.reduce_dtype = reduce_dtype
         self.full = None  # the gathered flat buffer while a forward or backward uses it
+        self.gathers = 0  # all-gathers done (FULL_SHARD: two per step, one per pass)
 
     def gather(self, shard):
         """The full flat buffer (param dtype) from this rank's ``shard`` array."""
         src = shard if self.param_dtype is None else shard.astype(self.param_dtype.np)
         if not self.sharded:
             return src.copy() if src is shard else src
+        self.gathers += 1
         out = np.empty(self.padded, src.dtype)
         _collectives.all_gather_into_tensor(_make(out), _make(np.ascontiguousarray(src)),
                                             self.group)

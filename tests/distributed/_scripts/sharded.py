@@ -48,9 +48,9 @@ def batch(step):
             tx.tensor(rng.integers(0, VOCAB, (GLOBAL_BATCH, 5))))
 
 
-def train(model, opt, rank=0, world=1):
+def train(model, opt, rank=0, world=1, steps=range(STEPS)):
     per = GLOBAL_BATCH // world
-    for step in range(STEPS):
+    for step in steps:
         x, y = batch(step)
         x, y = x[rank * per:(rank + 1) * per], y[rank * per:(rank + 1) * per]
         opt.zero_grad()
@@ -69,7 +69,7 @@ def main():
 
     import tensorix.distributed as dist
     from tensorix.distributed.fsdp import FullyShardedDataParallel as FSDP
-    from tensorix.distributed.fsdp import ModuleWrapPolicy, ShardingStrategy
+    from tensorix.distributed.fsdp import MixedPrecision, ModuleWrapPolicy, ShardingStrategy
     from tensorix.distributed.optim import ZeroRedundancyOptimizer
     from tensorix.nn.parallel import DistributedDataParallel
 
@@ -93,8 +93,15 @@ def main():
             opt = adam(fsdp.parameters())
             train(fsdp, opt, rank, world)
             key = f"{strategy.name}_{dtype}"
+            out[f"gathers_{key}"] = sum(m._handle.gathers for m in fsdp.modules()
+                                        if isinstance(m, FSDP))
             out[key] = {k: v.to(tx.float64).numpy() for k, v in fsdp.state_dict().items()}
             out[f"held_{key}"] = sum(p.numel() for p in fsdp.parameters())
+        # mixed precision: float32 compute and reduction on a float64 model
+        fsdp = FSDP(build(0, tx.float64), auto_wrap_policy=ModuleWrapPolicy({Block}),
+                    mixed_precision=MixedPrecision(tx.float32, tx.float32, tx.float32))
+        train(fsdp, adam(fsdp.parameters()), rank, world)
+        out["mixed"] = {k: v.numpy() for k, v in fsdp.state_dict().items()}
     report(rank, out)
 
 
