@@ -157,17 +157,20 @@ class CausalSelfAttention(nn.Module):
 
     def __init__(self, d_model: int, n_heads: int):
         super().__init__()
-        self.n_heads = n_heads
+        self.n_heads, self.head_dim = n_heads, d_model // n_heads
         self.qkv = nn.Linear(d_model, 3 * d_model)
         self.proj = nn.Linear(d_model, d_model)
 
     def forward(self, x):
-        b, t, d = x.shape
-        # (B, T, 3D) -> three (B, H, T, D/H) tensors
-        q, k, v = self.qkv(x).reshape(b, t, 3, self.n_heads, d // self.n_heads) \
-            .permute(2, 0, 3, 1, 4).unbind(0)
+        # shapes from qkv's output, not x: under tensor parallelism a rank holds n_heads/N
+        # heads and, with sequence parallelism, x is 1/N of the sequence
+        qkv = self.qkv(x)
+        b, t = qkv.shape[:2]
+        # (B, T, 3HD) -> three (B, H, T, D) tensors
+        q, k, v = qkv.reshape(b, t, 3, self.n_heads, self.head_dim).permute(2, 0, 3, 1, 4) \
+            .unbind(0)
         y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
-        return self.proj(y.transpose(1, 2).reshape(b, t, d))
+        return self.proj(y.transpose(1, 2).reshape(b, t, self.n_heads * self.head_dim))
 
 
 class Block(nn.Module):

@@ -41,6 +41,7 @@ from .. import dtypes as _dt
 from ..backend import array_module, get_device
 from ..tensor import Tensor, _Handle, _make, _wrap
 from .grad_mode import modes
+from .graph import _Packed, pack_saved
 
 __all__ = ["Function", "once_differentiable", "FunctionCtx"]
 
@@ -114,7 +115,12 @@ class Function:
                       for i, item in enumerate(self._saved)])
 
     def _unpack(self, i, t, version, output_nr):
-        if t._version[0] != version:
+        if type(t) is _Packed:  # kept by a pack hook: its unpack gives the tensor back
+            t = t.unpack(t.obj)
+            if not isinstance(t, Tensor):
+                raise TypeError(f"{self.name()}: the unpack hook of saved_tensors_hooks must "
+                                f"return a Tensor, got {type(t).__name__}")
+        elif t._version[0] != version:
             what = f"output {output_nr} of {self.name()}" if output_nr >= 0 else \
                 f"saved tensor {i} of {self.name()}"
             raise RuntimeError(
@@ -264,12 +270,12 @@ class Function:
         if state.anomaly:
             ctx._trace = "".join(traceback.format_stack()[:-1])
         if type(out) is tuple:
-            return _attach_many(ctx, out)
+            return _attach_many(ctx, out, state)
         # a fresh output did not exist when forward ran, so forward cannot have marked it
         if out._dtype.category >= 2 and (fresh or id(out) not in ctx._non_diff):
             out._rg, out.grad_fn = True, ctx
-        if not fresh and ctx._saved:
-            _saved_outputs(ctx, (out,))
+        if ctx._saved and (not fresh or state.saved_hooks is not None):
+            _finish_saved(ctx, (out,), state)
         return out
 
 
@@ -340,19 +346,20 @@ def _output(raw, args):
     return _wrap(raw)
 
 
-def _attach_many(ctx, outs):
+def _attach_many(ctx, outs, state):
     ctx._out_meta = tuple((o._data.shape, o._dtype, get_device(o._data))
                           if type(o) is Tensor else None for o in outs)
     for i, o in enumerate(outs):
         if type(o) is Tensor and o._dtype.category >= 2 and id(o) not in ctx._non_diff:
             o._rg, o.grad_fn, o._output_nr = True, ctx, i
     if ctx._saved:
-        _saved_outputs(ctx, outs)
+        _finish_saved(ctx, outs, state)
     return outs
 
 
-def _saved_outputs(ctx, outs):
-    """Store saved outputs without their grad_fn (see Function._unpack)."""
+def _finish_saved(ctx, outs, state):
+    """Store saved outputs without their grad_fn (see Function._unpack), then hand what was
+    saved to the pack hook of autograd.graph.saved_tensors_hooks, if one is on."""
     saved = ctx._saved
     for i, item in enumerate(saved):
         if item is None:
@@ -362,6 +369,9 @@ def _saved_outputs(ctx, outs):
                 alias = _make(o._data, o._dtype)
                 alias._version = o._version
                 saved[i] = (alias, item[1], nr)
+    hooks = state.saved_hooks
+    if type(hooks) is tuple:
+        pack_saved(ctx, hooks)
 
 
 def _mark_view(out, src):

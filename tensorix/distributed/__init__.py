@@ -33,6 +33,7 @@ from ._c10d import (
                     is_initialized,
                     new_group,
                     set_debug_level,
+                    traffic,
 )
 from ._collectives import (
                     all_gather,
@@ -53,6 +54,7 @@ from ._collectives import (
                     send,
 )
 from ._objects import all_gather_object, broadcast_object_list, gather_object, scatter_object_list
+from .planner import plan
 
 __all__ = ["DEFAULT_TIMEOUT", "DebugLevel", "DistBackendError", "DistError", "GroupMember",
            "ProcessGroup", "ReduceOp", "Work", "all_gather", "all_gather_into_tensor",
@@ -61,5 +63,5 @@ __all__ = ["DEFAULT_TIMEOUT", "DebugLevel", "DistBackendError", "DistError", "Gr
            "gather_object", "get_backend", "get_debug_level", "get_global_rank",
            "get_group_rank", "get_process_group_ranks", "get_rank", "get_world_size",
            "init_process_group", "irecv", "is_available", "is_initialized", "isend",
-           "new_group", "recv", "reduce", "reduce_scatter", "reduce_scatter_tensor", "scatter",
-           "scatter_object_list", "send", "set_debug_level"]
+           "new_group", "plan", "recv", "reduce", "reduce_scatter", "reduce_scatter_tensor",
+           "scatter", "scatter_object_list", "send", "set_debug_level", "traffic"]

@@ -95,6 +95,7 @@ class _State:
     groups: list = []
     excepthook = None
     debug = DebugLevel.OFF
+    traffic: dict = {}  # collective -> [calls, payload bytes]: see traffic()
 
 
 _state = _State()
@@ -395,12 +396,25 @@ def _run(group, what, start, staged, async_op, check=(), result=None):
     if _state.debug is DebugLevel.DETAIL:
         _check_same(group, what, check,
                     ", ".join(f"{a.dtype} {tuple(a.shape)}" for a in check) or "no tensor")
+    count = _state.traffic.setdefault(what, [0, 0])
+    count[0] += 1
+    count[1] += sum(a.nbytes for a in check)
     requests, finish = start()
     work = Work(group, requests, [finish] + [s.back for s in staged], what, result)
     if async_op:
         return work
     work.wait()
     return None
+
+
+def traffic(reset: bool = False) -> dict:
+    """{collective: (calls, payload bytes)} that this process has started: the whole tensor
+    of an all_reduce or broadcast, this rank's part of an all_gather or reduce_scatter; with
+    ``reset``, start counting again. benchmarks/bench_sharded.py turns it into bytes sent."""
+    out = {k: tuple(v) for k, v in _state.traffic.items()}
+    if reset:
+        _state.traffic = {}
+    return out
 
 
 def _root(group, rank, op, arg):

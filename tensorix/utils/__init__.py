@@ -1,6 +1,7 @@
 """PyTorch's ``torch.utils`` namespace: ``tensorix.utils.data`` (datasets, samplers,
-DataLoader: the same objects as :mod:`tensorix.data`)."""
+DataLoader: the same objects as :mod:`tensorix.data`) and ``tensorix.utils.checkpoint``
+(activation checkpointing)."""
 
-from . import data
+from . import checkpoint, data
 
-__all__ = ["data"]
+__all__ = ["checkpoint", "data"]

@@ -1,0 +1,163 @@
+"""Context parallelism: attention over a sequence split across ranks, exact, differentiable.
+
+- ``ring_attention``: each rank keeps its queries and passes its keys and values around the
+  ring (N-1 steps); each step's block is combined by its log-sum-exp, as in online softmax, so
+  the result is full attention's. Causal attention is load balanced: split the sequence into 2N
+  chunks and give rank r chunks r and 2N-1-r (``load_balanced_positions``); blocks that the
+  causal mask hides entirely are skipped.
+- ``ulysses_attention`` (DeepSpeed-Ulysses): an all-to-all trades the sequence split for a
+  split of the heads, each rank runs full attention on its heads, a second all-to-all trades
+  back. Needs heads divisible by the ranks.
+
+Both are written with tensorix ops and differentiable communication (the ring shift's backward
+sends the gradient the other way; the all-to-all's backward is the inverse all-to-all), so
+autograd gives exact gradients. The ring keeps every step's block for backward (it trades
+compute balance, not memory, in this version).
+
+Example (each rank holds (B, H, T/N, D) of q, k, v)::
+
+    pos = load_balanced_positions(T, rank, world)
+    out = ring_attention(q, k, v, pos, causal=True, group=group)
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..autograd.function import Function
+from ..nn import functional as F
+from ..ops.shape import stack
+from ..tensor import _make
+from . import _collectives
+from ._c10d import _group
+
+__all__ = ["ring_attention", "ulysses_attention", "load_balanced_positions"]
+
+_NEG = -1e30  # a masked score: finite, so a fully masked block gives weights 0, not NaN
+
+
+def load_balanced_positions(seq_len, rank, world):
+    """Global positions of rank ``rank``'s tokens: chunks r and 2N-1-r of 2N equal chunks
+    (equal causal work per rank)."""
+    if seq_len % (2 * world):
+        raise ValueError(f"load_balanced_positions(): seq_len {seq_len} must be a multiple "
+                         f"of 2 x world ({2 * world})")
+    c = seq_len // (2 * world)
+    return np.concatenate([np.arange(rank * c, (rank + 1) * c),
+                           np.arange((2 * world - 1 - rank) * c, (2 * world - rank) * c)])
+
+
+class _RingShift(Function):
+    """Send to the next rank, receive from the previous one; backward the other way."""
+
+    @staticmethod
+    def forward(ctx, x, step, group):
+        ctx.step, ctx.group = step, group
+        return _shift(np.asarray(x._data), step, group, +1)
+
+    @staticmethod
+    def backward(ctx, g):
+        return _make(_shift(np.asarray(g._data), ctx.step, ctx.group, -1), g._dtype), None, \
+            None
+
+
+def _shift(arr, step, group, direction):
+    g = _group(group, "ring_attention")
+    world, rank = g.size(), g.rank()
+    dst, src = g.ranks[(rank + direction) % world], g.ranks[(rank - direction) % world]
+    send = _make(np.ascontiguousarray(arr))
+    out = _make(np.empty_like(send._data))
+    # one tag per ring step and direction: the backward of several steps may interleave
+    tag = 2 * step + (direction < 0)
+    work = _collectives.isend(send, dst, group, tag)
+    _collectives.recv(out, src, group, tag)
+    work.wait()
+    return out._data
+
+
+def ring_attention(q, k, v, positions, causal=False, group=None, scale=None):
+    """Attention of this rank's queries over the keys and values of all ranks.
+
+    ``q, k, v``: (B, H, T_local, D), this rank's tokens, at global ``positions`` (T_local,)
+    (the same split on every rank: contiguous, or ``load_balanced_positions`` for causal).
+    Returns (B, H, T_local, D): full attention's rows for these tokens.
+    """
+    g = _group(group, "ring_attention")
+    world, rank = g.size(), g.rank()
+    pos = np.asarray(positions)
+    if pos.shape != (q.shape[-2],):
+        raise ValueError(f"ring_attention(): positions must have shape ({q.shape[-2]},), one "
+                         f"per local token (got {pos.shape})")
+    every = _all_positions(pos, group)
+    scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else scale
+    kv = stack([k, v]) if k.shape == v.shape else None
+    if kv is None:
+        raise ValueError("ring_attention(): k and v must have the same shape")
+    lses, outs = [], []
+    for step in range(world):
+        if step:
+            kv = _RingShift.apply(kv, step, group)
+        kpos = every[(rank - step) % world]
+        if causal and kpos.min() > pos.max():
+            continue  # every key of this block is after every query: hidden by the mask
+        s = (q @ kv[0].transpose(-2, -1)) * scale
+        if causal:
+            hidden = _make(kpos[None, :] > pos[:, None])
+            s = s.masked_fill(hidden, _NEG)
+        lse = s.logsumexp(-1, keepdim=True)
+        lses.append(lse)
+        outs.append((s - lse).exp() @ kv[1])
+    total = stack(lses).logsumexp(0)
+    out = None
+    for lse, o in zip(lses, outs):
+        part = (lse - total).exp() * o
+        out = part if out is None else out + part
+    return out
+
+
+def _all_positions(pos, group):
+    g = _group(group, "ring_attention")
+    out = _make(np.empty((g.size(), pos.size), np.int64))
+    _collectives.all_gather_into_tensor(out, _make(pos.astype(np.int64)), group)
+    return out._data
+
+
+class _AllToAll(Function):
+    """Split dim ``scatter`` into N parts, send part j to rank j, concatenate what arrives
+    along dim ``gather``; backward is the inverse exchange."""
+
+    @staticmethod
+    def forward(ctx, x, scatter, gather, group):
+        ctx.dims, ctx.group = (scatter, gather), group
+        return _all_to_all(np.asarray(x._data), scatter, gather, group)
+
+    @staticmethod
+    def backward(ctx, g):
+        scatter, gather = ctx.dims
+        return _make(_all_to_all(np.asarray(g._data), gather, scatter, ctx.group), g._dtype), \
+            None, None, None
+
+
+def _all_to_all(arr, scatter, gather, group):
+    world = _group(group, "ulysses_attention").size()
+    if arr.shape[scatter] % world:
+        raise ValueError(f"ulysses_attention(): dimension {scatter} of size "
+                         f"{arr.shape[scatter]} does not split over {world} ranks")
+    parts = np.stack(np.split(arr, world, axis=scatter))  # (N, ...) part j goes to rank j
+    got = _make(np.empty_like(parts))
+    _collectives.all_to_all_single(got, _make(np.ascontiguousarray(parts)), group=group)
+    return np.concatenate(list(got._data), axis=gather)
+
+
+def ulysses_attention(q, k, v, causal=False, group=None, scale=None):
+    """Attention over a sequence split contiguously over the ranks, by trading the sequence
+    split for a head split (two all-to-alls each way).
+
+    ``q, k, v``: (B, H, T/N, D) with rank r holding tokens [r T/N, (r+1) T/N); H divisible by
+    N. Returns (B, H, T/N, D).
+    """
+    qh, kh, vh = (_AllToAll.apply(t, 1, 2, group) for t in (q, k, v))  # (B, H/N, T, D)
+    out = F.scaled_dot_product_attention(qh, kh, vh, is_causal=causal, scale=scale)
+    return _AllToAll.apply(out, 2, 1, group)

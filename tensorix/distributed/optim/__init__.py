@@ -1,0 +1,5 @@
+"""Distributed optimizers (torch.distributed.optim): ZeroRedundancyOptimizer (ZeRO stage 1)."""
+
+from .zero import ZeroRedundancyOptimizer
+
+__all__ = ["ZeroRedundancyOptimizer"]
