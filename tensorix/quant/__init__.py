@@ -2,6 +2,7 @@
 quantization and QAT, the quantize_/prepare/convert flows, quantized layers, packed int4
 storage and exact integer GEMM kernels. See README.md here and docs/quant.md."""
 
+from .kernels import int4_mm, int_mm, pack_int4, unpack_int4
 from .quantizer import (
     BLOCK_FORMATS,
     QScheme,
@@ -13,4 +14,4 @@ from .quantizer import (
 )
 
 __all__ = ["QScheme", "BLOCK_FORMATS", "compute_qparams", "qparams_from_range", "quantize",
-           "dequantize", "fake_quantize"]
+           "dequantize", "fake_quantize", "int_mm", "int4_mm", "pack_int4", "unpack_int4"]
