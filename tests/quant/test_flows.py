@@ -169,7 +169,8 @@ def test_module_api_state_dict_and_repr():
     model = _mlp()
     quantize_(model, Int4WeightOnlyConfig(group_size=64))
     sd = model.state_dict()
-    assert sd["0.weight_codes"].dtype == tx.uint8 and tuple(sd["0.weight_codes"].shape) == (128, 128)
+    codes = sd["0.weight_codes"]
+    assert codes.dtype == tx.uint8 and tuple(codes.shape) == (128, 128)
     assert tuple(sd["0.weight_scale"].shape) == (128, 4, 1)
     assert repr(model[0]) == ("QuantizedLinear(in_features=256, out_features=128, bias=True, "
                               "weight=int4 affine per_group(64))")
