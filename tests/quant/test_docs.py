@@ -1,0 +1,20 @@
+"""docs/quant.md stays true: every ```python block runs, in order, in one namespace."""
+
+import re
+
+import tensorix as tx
+
+from .._docs import run_python_blocks
+
+
+def test_quant_tutorial_code_blocks_run(capsys):
+    tx.manual_seed(0)
+    ns = run_python_blocks("quant.md", 9)
+    out = capsys.readouterr().out
+    assert "group_size 128 does not divide the last dimension 100" in out
+    assert "calibration saw no data for layer '0'" in out
+    assert "(GRU) has no quantized form" in out
+    assert f"{4096 * 128 * 128} {4096 * 128 * 128}" in out
+    saved = re.search(r"^(True|False) (\d+\.\d)$", out, flags=re.M)  # the file block
+    assert saved.group(1) == "True" and 5 < float(saved.group(2)) < 8
+    assert float(ns["loss"]) < 0.2
