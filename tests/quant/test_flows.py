@@ -252,3 +252,35 @@ def test_layer_kind_without_quantized_form():
     with pytest.raises(ValueError, match="int8 activations need a symmetric int weight"):
         QuantizedLinear.from_float(nn.Linear(8, 8), QScheme(4, False, "per_group", group_size=4),
                                    QScheme(8))
+
+
+@pytest.mark.parametrize("dtype", ["fp8_e4m3", "fp6_e3m2", "mxfp8", "mxfp4"])
+def test_float_format_weight_only(dtype, rng):
+    from tensorix.quant import QuantConfig
+
+    model = _mlp()
+    lin = copy.deepcopy(model[0])
+    scheme = QScheme(dtype=dtype, granularity="per_channel")
+    quantize_(model, QuantConfig(scheme))
+    x = tx.tensor(rng.standard_normal((3, 256)).astype(np.float32))
+    np.testing.assert_allclose(model[0](x).numpy(), _fq_reference(lin, x, scheme), rtol=1e-5,
+                               atol=1e-5)
+    assert model[0].weight_codes.dtype == tx.uint8 and dtype in repr(model[0])
+
+
+def test_static_conv(rng):
+    tx.manual_seed(0)
+    model = nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.ReLU(), nn.Conv2d(8, 4, 3))
+    prepared = prepare(model)
+    batches = [tx.tensor(rng.standard_normal((2, 3, 10, 10)).astype(np.float32))
+               for _ in range(3)]
+    for b in batches:
+        prepared(b)
+    q = convert(prepared)
+    assert isinstance(q[0], QuantizedConv2d) and "static" in repr(q[2])
+    act = StaticConfig().activation
+    s, z = compute_qparams(tx.cat(batches), act)
+    w = fake_quantize(model[0].weight.detach(), StaticConfig().weight)
+    ref = nn.functional.conv2d(fake_quantize(batches[0], act, s, z), w, model[0].bias.detach(),
+                               padding=1)
+    np.testing.assert_allclose(q[0](batches[0]).numpy(), ref.numpy(), rtol=1e-5, atol=1e-5)
