@@ -105,13 +105,18 @@ def _int_mm_raw(a, b):
     kern = _compiled() if xp is np and compiled_available() else None
     if kern is None:
         return _blas(a, b)
-    a = np.ascontiguousarray(a)
+    m = a.shape[0]
     bt = b.T if b.T.flags.c_contiguous else np.ascontiguousarray(b.T)  # a weight's .T is free
+    if m >= 4:  # 4-row tiles on int16 rows (zero rows pad M to a multiple of 4)
+        a16 = np.zeros((-(-m // 4) * 4, a.shape[1]), np.int16)
+        a16[:m] = a
+        run, a = kern.int_mm_nt4, a16
+    else:
+        run, a = kern.int_mm_nt, np.ascontiguousarray(a)
     out = np.empty((a.shape[0], bt.shape[0]), np.int32)
-    n = bt.shape[0]
     cols = max(2, _MIN_PART_MACS // max(1, a.shape[0] * a.shape[1]))  # columns per part
-    _threads.parallel(n, lambda lo, hi: kern.int_mm_nt(a, bt, out, lo, hi), cols)
-    return out
+    _threads.parallel(bt.shape[0], lambda lo, hi: run(a, bt, out, lo, hi), cols)
+    return out[:m]
 
 
 def int_mm(a, b):
