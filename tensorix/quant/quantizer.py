@@ -58,7 +58,8 @@ class QScheme:
     ``symmetric``: zero point 0 and ``scale = amax / qmax``; else affine (min/max range).
     ``granularity``: ``"per_tensor"``, ``"per_channel"`` (one scale per index of ``axis``) or
     ``"per_group"`` (``group_size`` consecutive elements of the last dimension share a scale).
-    ``dtype``: ``"int"``, a float element format name, or a block format (``BLOCK_FORMATS``).
+    ``dtype``: ``"int"``, a float element format name, or a block format (``BLOCK_FORMATS``;
+    these always scale their blocks along the last dimension: granularity becomes per_group).
     ``full_range``: a symmetric int scheme uses ``-2^(b-1)`` too (torch's qint8 range).
 
     Example: ``QScheme(bits=4, granularity="per_group", group_size=128)`` is torchao's int4
@@ -244,7 +245,11 @@ def compute_qparams(x, scheme):
     else:
         lo, hi = g.min(axis=dims, keepdims=True), g.max(axis=dims, keepdims=True)
     xp = array_module(a)
-    scale, zp = qparams_from_range(xp.asarray(lo), xp.asarray(hi), scheme)
+    lo, hi = xp.asarray(lo), xp.asarray(hi)
+    if not (bool(xp.isfinite(lo).all()) and bool(xp.isfinite(hi).all())):  # NaN propagates
+        raise ValueError("compute_qparams(): the input holds NaN or Inf; its range cannot be "
+                         "quantized")
+    scale, zp = qparams_from_range(lo, hi, scheme)
     return _make(scale), _make(zp)
 
 

@@ -241,3 +241,6 @@ def test_bad_inputs():
         compute_qparams(tx.randn(3, 4), QScheme(granularity="per_channel", axis=2))
     with pytest.raises(ValueError, match="empty"):
         compute_qparams(tx.randn(0, 4), QScheme())
+    for bad in (float("nan"), float("inf")):
+        with pytest.raises(ValueError, match="compute_qparams\\(\\): the input holds NaN"):
+            fake_quantize(tx.tensor([1.0, bad]), QScheme(granularity="per_channel"))
