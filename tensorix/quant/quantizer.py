@@ -38,11 +38,10 @@ from ..autograd.function import Function
 from ..backend import array_module
 from ..tensor import Tensor, _make
 
-__all__ = ["QScheme", "INT_DTYPES", "BLOCK_FORMATS", "compute_qparams", "qparams_from_range",
-           "quantize", "dequantize", "fake_quantize", "grouped", "ungrouped", "reduce_dims"]
+__all__ = ["QScheme", "BLOCK_FORMATS", "compute_qparams", "qparams_from_range", "quantize",
+           "dequantize", "fake_quantize", "grouped", "reduce_dims"]
 
 GRANULARITIES = ("per_tensor", "per_channel", "per_group")
-INT_DTYPES = ("int",)
 # block format name -> (element format, block size) for the OCP MX formats
 BLOCK_FORMATS = {"mxfp8": ("fp8_e4m3", 32), "mxfp8_e5m2": ("fp8_e5m2", 32),
                  "mxfp6": ("fp6_e3m2", 32), "mxfp6_e2m3": ("fp6_e2m3", 32),
@@ -153,10 +152,6 @@ def grouped(a, scheme):
     if scheme.granularity != "per_group":
         return a
     return a.reshape(a.shape[:-1] + (a.shape[-1] // scheme.group_size, scheme.group_size))
-
-
-def ungrouped(a, shape):
-    return a.reshape(shape)
 
 
 def reduce_dims(ndim, scheme):
@@ -301,9 +296,9 @@ def quantize(x, scale, zero_point, scheme):
     s, z = _params(scale, zero_point, a, "quantize", scheme)
     g = grouped(a, scheme)
     if not scheme.is_int:
-        return _make(ungrouped(_float_codes(g, s, scheme), a.shape))
+        return _make(_float_codes(g, s, scheme).reshape(a.shape))
     _, q = _codes_float(g, s, z, scheme)
-    return _make(ungrouped(q, a.shape).astype(np.int8))
+    return _make(q.reshape(a.shape).astype(np.int8))
 
 
 def dequantize(q, scale, zero_point, scheme, dtype=np.float32):
@@ -327,7 +322,7 @@ def dequantize(q, scale, zero_point, scheme, dtype=np.float32):
         from ..numerics.casting import decode
 
         v = decode(g, scheme.element_format.name, dt, check=False) * s
-    return _make(ungrouped(v.astype(dt), c.shape))
+    return _make(v.astype(dt).reshape(c.shape))
 
 
 class FakeQuantize(Function):
@@ -348,8 +343,8 @@ class FakeQuantize(Function):
             codes = _float_codes(g, scale, scheme)
             out = decode(codes, scheme.element_format.name, scale.dtype, check=False) * scale
             keep = xp.abs(g) <= scheme.element_format.max * scale
-        ctx.keep = _make(ungrouped(keep, a.shape))
-        return ungrouped(out.astype(a.dtype), a.shape)
+        ctx.keep = _make(keep.reshape(a.shape))
+        return out.astype(a.dtype).reshape(a.shape)
 
     @staticmethod
     def backward(ctx, g):
