@@ -4,8 +4,11 @@
 that its flat shard holds (and the same part of the optimizer's per-element state) to
 ``shard-RRRRR-of-NNNNN.safetensors`` in the folder ``checkpoint_id``; rank 0 writes the buffers
 and ``index.json``, which maps every parameter to its pieces: ``[file, key, start, end]`` over
-its flattened values. Each file is written atomically and the index last, so a folder with an
-index is complete.
+its flattened values, and names every rank's file. Each file is written atomically; a reader
+refuses a folder whose index names a file that is not there yet.
+
+``async_save`` is ``save`` with the writing in a background thread: the shards are copied to
+host memory and the metadata exchanged at the call, and a Future says when the files are down.
 
 ``load(model, checkpoint_id, optimizer=None)`` fills an FSDP model of ANY world size (and
 wrap policy) from those pieces: each rank reads only the files that hold its range.
@@ -23,6 +26,8 @@ from __future__ import annotations
 
 import json
 import os
+import threading
+from concurrent.futures import Future
 
 import numpy as np
 
@@ -34,7 +39,7 @@ from ._collectives import barrier
 from ._objects import all_gather_object
 from .fsdp._fsdp import FullyShardedDataParallel, _clean
 
-__all__ = ["save", "load", "consolidate"]
+__all__ = ["save", "async_save", "load", "consolidate"]
 
 INDEX = "index.json"
 
@@ -73,8 +78,19 @@ def _flat_state(optimizer, unit):
 
 def save(model, checkpoint_id, optimizer=None) -> None:
     """Write the sharded checkpoint of an FSDP ``model`` (and ``optimizer``'s state) to the
-    folder ``checkpoint_id``; every rank must call."""
-    _check(model, "save")
+    folder ``checkpoint_id``; every rank must call. Returns when every rank's file and the
+    index are written."""
+    async_save(model, checkpoint_id, optimizer).result()
+    barrier(model.process_group)
+
+
+def async_save(model, checkpoint_id, optimizer=None) -> Future:
+    """``save``, with the writing in a background thread: the shards are copied to host
+    memory (one copy of this rank's part) and the metadata exchanged now, then training may go
+    on while the files are written. ``.result()`` waits for this rank's files (and re-raises a
+    write error). Until every rank's file is written, ``load`` refuses the folder as
+    incomplete."""
+    _check(model, "async_save")
     group = model.process_group
     rank, world = _c10d.get_rank(group), _c10d.get_world_size(group)
     os.makedirs(checkpoint_id, exist_ok=True)
@@ -91,30 +107,50 @@ def save(model, checkpoint_id, optimizer=None) -> None:
         for kind, flat in [("param", np.asarray(unit._flat_param._data))] + \
                 [(f"optim.{k}", v) for k, v in state.items()]:
             key = f"{kind}/{name}@{span[0]}"
-            arrays[key] = flat[at:at + size]
+            arrays[key] = flat[at:at + size].copy()  # the snapshot: training may go on
             for alias in names if kind == "param" else [name]:
                 index.setdefault(f"{kind}/{alias}", {"shape": list(shape), "pieces": []})[
                     "pieces"].append([fname, key, *span])
     if rank == 0:
         for name, b in model.named_buffers():
-            arrays[f"buffer/{_clean(name)}"] = np.asarray(b._data)
+            arrays[f"buffer/{_clean(name)}"] = np.array(b._data)
             index[f"buffer/{_clean(name)}"] = {"shape": list(b.shape),
                                                 "pieces": [[fname, f"buffer/{_clean(name)}", 0,
                                                             int(b.numel())]]}
-    write_safetensors(os.path.join(checkpoint_id, fname), arrays)
     everything = [None] * world
-    all_gather_object(everything, (index, scalars), group=group)
-    if rank == 0:
-        merged, extras = {}, {}
-        for part, extra in everything:
-            extras.update(extra)
-            for name, entry in part.items():
-                merged.setdefault(name, {"shape": entry["shape"], "pieces": []})["pieces"] += \
-                    entry["pieces"]
-        body = json.dumps({"world_size": world, "tensors": merged, "optimizer": extras},
-                          indent=1, sort_keys=True).encode()
-        atomic_write(os.path.join(checkpoint_id, INDEX), [body], "distributed.checkpoint.save")
-    barrier(group)
+    all_gather_object(everything, (index, scalars), group=group)  # collectives stay here
+    body = _index_body(everything, world) if rank == 0 else None
+
+    def write():
+        write_safetensors(os.path.join(checkpoint_id, fname), arrays)
+        if body is not None:  # the index last: it names every rank's file
+            atomic_write(os.path.join(checkpoint_id, INDEX), [body],
+                         "distributed.checkpoint.save")
+
+    future = Future()
+
+    def run():
+        try:
+            write()
+        except BaseException as e:  # noqa: BLE001 - handed to whoever waits on the future
+            future.set_exception(e)
+        else:
+            future.set_result(None)
+
+    threading.Thread(target=run, name="tensorix-async-save", daemon=False).start()
+    return future
+
+
+def _index_body(everything, world):
+    merged, extras = {}, {}
+    for part, extra in everything:
+        extras.update(extra)
+        for name, entry in part.items():
+            merged.setdefault(name, {"shape": entry["shape"], "pieces": []})["pieces"] += \
+                entry["pieces"]
+    files = [f"shard-{r:05d}-of-{world:05d}.safetensors" for r in range(world)]
+    return json.dumps({"world_size": world, "files": files, "tensors": merged,
+                       "optimizer": extras}, indent=1, sort_keys=True).encode()
 
 
 def _read_index(checkpoint_id):
@@ -123,7 +159,14 @@ def _read_index(checkpoint_id):
         raise CheckpointError(f"distributed.checkpoint: {path} not found (an interrupted save "
                               "leaves no index: the folder is not a complete checkpoint)")
     with open(path) as fh:
-        return json.load(fh)
+        index = json.load(fh)
+    missing = [f for f in index.get("files", []) if not os.path.exists(
+        os.path.join(checkpoint_id, f))]
+    if missing:
+        raise CheckpointError(f"distributed.checkpoint: {checkpoint_id} is incomplete: "
+                              f"{missing} not written yet (an async_save still running, or a "
+                              "rank that died while writing)")
+    return index
 
 
 class _Files:

@@ -56,15 +56,17 @@ def test_sharded_training_matches_single_process(mpirun, n):
             np.testing.assert_allclose(r["mixed"][k], v, rtol=1e-4, atol=1e-4, err_msg=k)
 
 
-@pytest.mark.parametrize("save_n, load_n", [(2, 4), (4, 2)])
-def test_sharded_checkpoint_at_another_world_size(mpirun, tmp_path, save_n, load_n):
-    """Save on save_n ranks after two steps, load on load_n ranks (another layout of shards
-    and units), train the third step: the weights equal three single-process steps. The
-    consolidated file loads into the plain model with the two-step weights."""
+@pytest.mark.parametrize("save_n, load_n, mode", [(2, 4, "save"), (4, 2, "save"),
+                                                  (4, 2, "async")])
+def test_sharded_checkpoint_at_another_world_size(mpirun, tmp_path, save_n, load_n, mode):
+    """Save on save_n ranks after two steps (async: while a third step trains), load on
+    load_n ranks (another layout of shards and units), train the third step: the weights
+    equal three single-process steps. The consolidated file loads into the plain model with
+    the two-step weights."""
     from tensorix.distributed import checkpoint as dcp
 
     folder = tmp_path / "ckpt"
-    mpirun("dcp.py", save_n, "save", folder)
+    mpirun("dcp.py", save_n, mode, folder)
     ref = script.build(0, tx.float64)
     opt = script.adam(ref.parameters())
     script.train(ref, opt, steps=range(2))
@@ -91,3 +93,8 @@ def test_sharded_checkpoint_errors(tmp_path):
         dcp.consolidate(tmp_path, tmp_path / "x.safetensors")
     with pytest.raises(TypeError, match="FullyShardedDataParallel"):
         dcp.save(script.build(0, tx.float64), tmp_path)
+    # an index naming a file that is not there (a writer still running, or dead)
+    (tmp_path / "index.json").write_text('{"files": ["shard-00001-of-00002.safetensors"], '
+                                         '"tensors": {}, "optimizer": {}}')
+    with pytest.raises(CheckpointError, match="incomplete"):
+        dcp.consolidate(tmp_path, tmp_path / "x.safetensors")

@@ -22,12 +22,20 @@ def main():
     dist.init_process_group("mpi")
     rank, world = dist.get_rank(), dist.get_world_size()
     # save with nested units, load into one flat unit: the layout need not match either
-    policy = ModuleWrapPolicy({sharded.Block}) if mode == "save" else None
+    policy = ModuleWrapPolicy({sharded.Block}) if mode != "load" else None
     model = FSDP(sharded.build(1 if mode == "load" else 0, tx.float64), auto_wrap_policy=policy)
     opt = sharded.adam(model.parameters())
     if mode == "save":
         sharded.train(model, opt, rank, world, steps=range(2))
         dcp.save(model, folder, optimizer=opt)
+    elif mode == "async":
+        # snapshot after two steps, train a third while the files are written: the files
+        # hold the two-step state
+        sharded.train(model, opt, rank, world, steps=range(2))
+        pending = dcp.async_save(model, folder, optimizer=opt)
+        sharded.train(model, opt, rank, world, steps=range(2, 3))
+        pending.result()
+        dist.barrier()
     else:
         dcp.load(model, folder, optimizer=opt)
         sharded.train(model, opt, rank, world, steps=range(2, 3))
