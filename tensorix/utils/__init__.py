@@ -1,7 +1,7 @@
 """PyTorch's ``torch.utils`` namespace: ``tensorix.utils.data`` (datasets, samplers,
 DataLoader: the same objects as :mod:`tensorix.data`) and ``tensorix.utils.checkpoint``
-(activation checkpointing)."""
+(activation checkpointing) with ``tensorix.utils.remat`` (what to recompute under a budget)."""
 
-from . import checkpoint, data
+from . import checkpoint, data, remat
 
-__all__ = ["checkpoint", "data"]
+__all__ = ["checkpoint", "data", "remat"]
