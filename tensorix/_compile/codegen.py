@@ -27,7 +27,7 @@ import numpy as np
 
 from .exprs import expr
 
-__all__ = ["KernelPlan", "plan_kernel", "numba_source", "numpy_source", "cuda_source",
+__all__ = ["KernelPlan", "numba_source", "numpy_source", "cuda_source",
            "cache_dir"]
 
 _CTYPE = {"float32": "float", "float64": "double", "bool": "bool"}

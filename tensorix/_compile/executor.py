@@ -28,8 +28,8 @@ class CompiledGraph:
     the passes, fusion and memory plan did."""
 
     def __init__(self, graph: Graph, root=None, *, fuse: bool = True, passes: bool = True,
-                 prefer: str = "auto", chunks: dict | None = None):
-        self.graph, self.root, self.prefer = graph, root, prefer
+                 prefer: str = "auto", chunks: dict | None = None, autotune: bool = False):
+        self.graph, self.root, self.prefer, self.autotune = graph, root, prefer, autotune
         self.report = {"nodes_before": len(graph.nodes)}
         if passes:
             self.report["passes"] = optimize(graph)

@@ -15,8 +15,15 @@ import sys
 import numpy as np
 
 from .. import backend
-from .codegen import KernelPlan, allocate, cache_dir, cuda_source, numba_source, \
-    numpy_source, run_prepare
+from .codegen import (
+    KernelPlan,
+    allocate,
+    cache_dir,
+    cuda_source,
+    numba_source,
+    numpy_source,
+    run_prepare,
+)
 
 __all__ = ["numba_available", "build", "DEFAULT_CHUNK"]
 

@@ -121,7 +121,7 @@ RULES = (
     Rule("div-one", ("Div", "?x", ("const", 1.0)), "?x", lambda x: x / 1.0),
     Rule("pow-one", ("Pow", "?x", ("const", 1.0)), "?x", lambda x: x ** 1.0),
     Rule("pow-two", ("Pow", "?x", ("const", 2.0)), ("Mul", "?x", "?x"), lambda x: x ** 2.0),
-    Rule("neg-neg", ("Neg", ("Neg", "?x")), "?x", lambda x: -(-x)),
+    Rule("neg-neg", ("Neg", ("Neg", "?x")), "?x", lambda x: x.neg().neg()),
     Rule("log-exp", ("Log", ("Exp", "?x")), "?x", lambda x: (x * 0.5).exp().log()),
     Rule("add-neg", ("Add", "?x", ("Neg", "?y")), ("Sub", "?x", "?y"),
          lambda x, y: x + (-y), 2),
