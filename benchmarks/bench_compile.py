@@ -91,10 +91,10 @@ def compile_time_in_fresh_process(cache_dir) -> float:
     """Seconds from the first call of the compiled GPT loss to its result, in a new process
     (so the in-memory cache is empty; numba's disk cache under ``cache_dir`` is what a warm
     run reuses)."""
-    code = ("import sys, time; sys.path[:0] = [%r, %r]; import tensorix as tx; "
-            "import bench_compile as b; step, _, batches = b.gpt_case(tx, True, "
-            "compile_fn=tx.compile); t = time.perf_counter(); step(); "
-            "print(time.perf_counter() - t)") % (str(HERE), str(HERE.parent))
+    code = (f"import sys, time; sys.path[:0] = [{str(HERE)!r}, {str(HERE.parent)!r}]; "
+            "import tensorix as tx; import bench_compile as b; "
+            "step, _, batches = b.gpt_case(tx, True, compile_fn=tx.compile); "
+            "t = time.perf_counter(); step(); print(time.perf_counter() - t)")
     env = dict(os.environ, TENSORIX_CACHE_DIR=str(cache_dir))
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          env=env, timeout=900)

@@ -20,9 +20,9 @@ from __future__ import annotations
 
 import hashlib
 import math
-import re
 import os
 import pathlib
+import re
 
 import numpy as np
 

@@ -125,7 +125,7 @@ def _build_numpy(plan, xp, chunk):
             fn(plan.outer, plan.inner, rows, *ins, *outs, *sums)
         return _finish(plan, outs, sums, xp)
 
-    run.kind = "numpy" if chunk is None else f"numpy:{chunk}"
+    run.kind = "numpy"
     run.chunk = rows * max(plan.inner, 1)
     return run
 

@@ -18,13 +18,15 @@ Example::
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
 
 import numpy as np
 
+from . import kernels
 from .codegen import cache_dir
-from .kernels import DEFAULT_CHUNK, build, numba_available
+from .kernels import DEFAULT_CHUNK, build
 
 __all__ = ["choose", "CostModel", "CHUNKS"]
 
@@ -82,7 +84,7 @@ def choose(plan, device, arrays, chunks: bool = False, prefer: str = "auto"):
     """The fastest ``run`` for ``plan`` among numba and the NumPy form (at the default block
     size, or every size in :data:`CHUNKS` with ``chunks``), predicted by the cost model where
     it can, else measured on ``arrays`` (and the measurements added to the model)."""
-    if device.type != "cpu" or prefer == "numpy" or not numba_available():
+    if device.type != "cpu" or prefer == "numpy" or not kernels.numba_available():
         return build(plan, device, prefer)
     forms = {"numba": lambda: build(plan, device, "numba")}
     for c in (CHUNKS if chunks else (DEFAULT_CHUNK,)):
@@ -97,9 +99,7 @@ def choose(plan, device, arrays, chunks: bool = False, prefer: str = "auto"):
         run = make()
         measured[form] = (_time(run, arrays), run)
         model.add(plan.key, form, n, measured[form][0])
-    try:
+    with contextlib.suppress(OSError):  # a read-only cache: the choice stands for this run
         model.save()
-    except OSError:  # a read-only cache: the choice still stands for this process
-        pass
     best = min(measured, key=lambda f: measured[f][0])
     return measured[best][1]
