@@ -189,7 +189,7 @@ def export(fn, args, kwargs=None, *, dynamic_shapes=None, strict: bool = True):
     graphs = [base_tracer.graph]
     from ..ops.shape import cat
 
-    for name, places in where.items():  # one more trace per symbol, all its dims grown
+    for places in where.values():  # one more trace per symbol, all its dims grown
         grown = list(args)
         for k, dim in places:
             x = args[k].detach()
