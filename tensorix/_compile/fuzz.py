@@ -122,7 +122,12 @@ def check_program(program, rng, options=None, rtol=1e-6, atol=1e-9) -> str | Non
         return [o.detach().numpy() for o in outs] + [g.numpy() for g in grads]
 
     ref = run(program)
-    got = run(tx.compile(program, options=options or {}))
+    compiled = tx.compile(program, options=options or {})
+    with warnings.catch_warnings():  # trace on other values: a value frozen into the graph
+        warnings.simplefilter("ignore")  # (a constant that should be a node) shows up
+        compiled(*[tx.tensor(rng.uniform(0.2, 0.9, _SHAPE), requires_grad=True)
+                   for _ in range(2)])
+    got = run(compiled)
     for k, (a, b) in enumerate(zip(got, ref)):
         if not np.allclose(a, b, rtol=rtol, atol=atol, equal_nan=True):
             what = f"output {k}" if k < 2 else f"gradient {k - 2}"

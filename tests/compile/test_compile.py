@@ -227,3 +227,25 @@ def test_autotune_measures_then_picks_a_form(monkeypatch, tmp_path):
     assert set(runs[key]) == {"numba"} | {f"numpy:{c}" for c in tune.CHUNKS}
     kind = next(iter(cf.entries.values())).graph.kernel_kinds()[0]
     assert kind in ("numba", "numpy")
+
+
+def test_saved_outputs_are_graph_values_not_trace_constants():
+    """Regression: autograd re-wraps a saved output (exp, tanh, sigmoid) in a new handle for
+    backward; the trace must map it to the output's node, or the compiled backward would use
+    the values of the traced call forever."""
+    fn = lambda x: (x.exp() * x.tanh() + x.sigmoid()).sum()  # noqa: E731
+    cf = tx.compile(fn, options=NUMPY)
+    cf(tx.randn(4, 3, dtype=tx.float64, requires_grad=True))  # the trace, on other values
+    x = tx.randn(4, 3, dtype=tx.float64, requires_grad=True)
+    (g,) = tx.autograd.grad(cf(x), [x])
+    (g_ref,) = tx.autograd.grad(fn(x), [x])
+    np.testing.assert_allclose(_np(g), _np(g_ref), rtol=1e-12)
+
+
+def test_an_op_given_an_array_computed_outside_the_dispatcher_is_a_break():
+    cf = tx.compile(lambda x: tx.msort(x) * 2.0, options=NUMPY)  # sort's indices: raw array
+    a = tx.tensor([[3.0, 1.0], [2.0, 4.0]])
+    b = tx.tensor([[1.0, 3.0], [4.0, 2.0]])
+    cf(a)
+    np.testing.assert_array_equal(_np(cf(b)), _np(tx.msort(b) * 2.0))
+    assert "raw array" in cf.stats["breaks"][0]
