@@ -127,16 +127,21 @@ _Q = ({q})
 
 
 @numba.njit(cache=True, inline="always", error_model="numpy")
+def _rational(x, p_coeffs, q_coeffs):
+    x2 = x * x
+    p = x2 * p_coeffs[0] + p_coeffs[1]
+    for c in p_coeffs[2:]:
+        p = p * x2 + c
+    q = x2 * q_coeffs[0] + q_coeffs[1]
+    for c in q_coeffs[2:]:
+        q = q * x2 + c
+    return x * (p / q)
+
+
+@numba.njit(cache=True, inline="always", error_model="numpy")
 def _erf32(x):
     x = np.float32(min(max(x, np.float32(-4.0)), np.float32(4.0)))
-    x2 = x * x
-    p = x2 * _P[0] + _P[1]
-    for c in _P[2:]:
-        p = p * x2 + c
-    q = x2 * _Q[0] + _Q[1]
-    for c in _Q[2:]:
-        q = q * x2 + c
-    return min(max(x * (p / q), np.float32(-1.0)), np.float32(1.0))
+    return min(max(_rational(x, _P, _Q), np.float32(-1.0)), np.float32(1.0))
 
 
 _TP = ({tp})
@@ -147,14 +152,7 @@ _TQ = ({tq})
 def _tanh32(x):
     x = np.float32(min(max(x, np.float32(-7.90531110763549805)),
                        np.float32(7.90531110763549805)))
-    x2 = x * x
-    p = x2 * _TP[0] + _TP[1]
-    for c in _TP[2:]:
-        p = p * x2 + c
-    q = x2 * _TQ[0] + _TQ[1]
-    for c in _TQ[2:]:
-        q = q * x2 + c
-    return x * p / q
+    return _rational(x, _TP, _TQ)
 """
 
 

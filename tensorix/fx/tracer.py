@@ -18,7 +18,7 @@ from ..autograd.grad_mode import modes
 from ..tensor import Tensor
 from .graph import Graph
 
-__all__ = ["Tracer", "GraphBreak", "trace", "trace_backward", "tensor_meta",
+__all__ = ["Tracer", "GraphBreak", "trace", "trace_backward", "tensor_meta", "flat_tensors",
            "DATA_DEPENDENT"]
 
 # primitives whose output *shape* depends on input values: a trace cannot stand for other
@@ -162,15 +162,14 @@ class Tracer:
         return False
 
 
-def _placeholders(tracer, args, names=None):
-    """Placeholder nodes for the tensors among ``args`` (nested in lists/tuples too)."""
-    count = [0]
+def flat_tensors(args) -> list:
+    """The tensors among ``args`` (nested in lists, tuples and dict values too), in order:
+    the order of the placeholders a trace makes for them."""
+    out = []
 
     def walk(a):
         if isinstance(a, Tensor):
-            name = names[count[0]] if names and count[0] < len(names) else f"arg{count[0]}"
-            count[0] += 1
-            tracer.bind(a, tracer.graph.placeholder(name, **tensor_meta(a)))
+            out.append(a)
         elif type(a) in (tuple, list):
             for x in a:
                 walk(x)
@@ -179,6 +178,14 @@ def _placeholders(tracer, args, names=None):
                 walk(x)
 
     walk(args)
+    return out
+
+
+def _placeholders(tracer, args, names=None):
+    """Placeholder nodes for the tensors among ``args`` (see :func:`flat_tensors`)."""
+    for k, t in enumerate(flat_tensors(args)):
+        name = names[k] if names and k < len(names) else f"arg{k}"
+        tracer.bind(t, tracer.graph.placeholder(name, **tensor_meta(t)))
 
 
 def _outputs(tracer, result):
