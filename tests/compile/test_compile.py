@@ -206,6 +206,7 @@ def test_cost_model_fits_measured_runs_and_predicts(tmp_path):
     assert model.predict("k", "numba", 1000) is None  # nothing measured yet
     model.add("k", "numba", 1000, 2e-3 + 1e-6 * 1000)
     assert model.predict("k", "numba", 5000) is None  # one size: no slope yet
+    assert model.predict("k", "numba", 1000) == pytest.approx(3e-3)  # measured there
     model.add("k", "numba", 4000, 2e-3 + 1e-6 * 4000)
     assert model.predict("k", "numba", 10_000) == pytest.approx(2e-3 + 1e-2, rel=1e-9)
     model.save()
