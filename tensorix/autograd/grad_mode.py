@@ -17,7 +17,7 @@ __all__ = ["no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_g
 
 
 class _State:
-    __slots__ = ("enabled", "inference", "anomaly", "check_nan", "saved_hooks")
+    __slots__ = ("enabled", "inference", "anomaly", "check_nan", "saved_hooks", "tracer")
 
     def __init__(self):
         self.enabled = True  # record graphs
@@ -25,6 +25,7 @@ class _State:
         self.anomaly = False  # keep each node's forward stack
         self.check_nan = True  # with anomaly: fail on a NaN/Inf gradient
         self.saved_hooks = None  # (pack, unpack) of autograd.graph.saved_tensors_hooks
+        self.tracer = None  # graph capture (tensorix.fx): Function.apply reports each op to it
 
 
 class _Modes(threading.local):

@@ -2,18 +2,13 @@
 
 import re
 
-import tensorix as tx
-
-from .._doc_blocks import DOCS, python_blocks, run_blocks
+from tests._docs import run_python_blocks
 
 SECTION = "Core: quantizers, observers, flows, layers and integer kernels"
 
 
 def test_quant_tutorial_code_blocks_run(capsys):
-    blocks = python_blocks(DOCS / "quant.md", SECTION)
-    assert len(blocks) >= 9, "the quant tutorial lost its code blocks"
-    tx.manual_seed(0)
-    ns = run_blocks(blocks, "quant.md (core)")
+    ns = run_python_blocks("quant.md", 9, SECTION)
     out = capsys.readouterr().out
     assert "group_size 128 does not divide the last dimension 100" in out
     assert "calibration saw no data for layer '0'" in out
