@@ -13,6 +13,7 @@ import numpy as np
 
 from . import backend
 from . import dtypes as _dt
+from .autograd.grad_mode import modes as _modes
 
 __all__ = ["Tensor", "Size"]
 
@@ -228,6 +229,8 @@ class Tensor:
     # -- conversion and interop ----------------------------------------------------------------
     def numpy(self, *, force: bool = False) -> np.ndarray:
         """The data as a NumPy array, sharing memory on the CPU."""
+        if _modes.state.tracer is not None:  # graph capture: Python reads data (tensorix.fx)
+            _modes.state.tracer.read(self, "numpy()")
         if self._rg and not force:
             raise RuntimeError("numpy: can't call numpy() on a tensor that requires grad; use "
                                "tensor.detach().numpy()")
@@ -241,6 +244,8 @@ class Tensor:
     def __array__(self, dtype=None, copy=None):
         """NumPy's conversion hook: shares memory on the CPU unless ``dtype`` or ``copy=True``
         needs a copy (``copy=False`` raises when one is needed, as NumPy 2 asks)."""
+        if _modes.state.tracer is not None:  # graph capture: Python reads data (tensorix.fx)
+            _modes.state.tracer.read(self, "__array__")
         host = type(self._data) is np.ndarray
         convert = dtype is not None and np.dtype(dtype) != self._data.dtype
         if copy is False and (convert or not host):
@@ -253,6 +258,8 @@ class Tensor:
 
     def item(self):
         """The value of a one-element tensor as a Python number."""
+        if _modes.state.tracer is not None:  # graph capture: Python reads data (tensorix.fx)
+            _modes.state.tracer.read(self, "item()/bool()")
         if self._data.size != 1:
             raise RuntimeError(f"item: a Tensor with {self._data.size} elements cannot be "
                                "converted to a Python scalar")

@@ -211,12 +211,14 @@ class Function:
         edges as it goes, the forward with recording off, and the rest of the node bookkeeping
         only when something requires grad.
         """
+        state = modes.state  # this thread's modes: one thread-local lookup per op
+        if state.tracer is not None:
+            return _apply_traced(cls, args, state)
         if args and (type(a0 := args[0]) is not Tensor or type(a0._data) is not _ndarray) \
                 and (coded := device_codes(cls, args)) is not None:
             return coded  # storage-only formats on CUDA (uint8 codes): ops/_codes.py
         ctx = cls()
         ctx._saved = ()  # None once released
-        state = modes.state  # this thread's modes: one thread-local lookup per op
         enabled = state.enabled
         record = False
         if enabled and cls._differentiable:
@@ -274,6 +276,20 @@ class Function:
 
 
 FunctionCtx = Function  # the ctx passed to forward/backward is the node itself
+
+
+def _apply_traced(cls, args, state):
+    """The capture hook (tensorix.fx): run the op with the tracer unset, so the primitives a
+    composite or a storage-code dispatch calls inside are not reported twice, then report
+    ``(cls, args, out)``; ``cls.apply(*args)`` with new tensors reproduces the op."""
+    tracer = state.tracer
+    state.tracer = None
+    try:
+        out = cls.apply(*args)
+    finally:
+        state.tracer = tracer
+    tracer.record(cls, args, out)
+    return out
 
 
 def _as_torch_error(cls, args, err):

@@ -17,13 +17,14 @@ __all__ = ["no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_g
 
 
 class _State:
-    __slots__ = ("enabled", "inference", "anomaly", "check_nan")
+    __slots__ = ("enabled", "inference", "anomaly", "check_nan", "tracer")
 
     def __init__(self):
         self.enabled = True  # record graphs
         self.inference = False  # inside inference_mode
         self.anomaly = False  # keep each node's forward stack
         self.check_nan = True  # with anomaly: fail on a NaN/Inf gradient
+        self.tracer = None  # graph capture (tensorix.fx): Function.apply reports each op to it
 
 
 class _Modes(threading.local):

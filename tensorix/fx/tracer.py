@@ -1,0 +1,163 @@
+"""Capture: run a function once on example inputs with a :class:`Tracer` in the dispatcher's
+tracer slot (``modes.state.tracer``), so that every primitive ``Function.apply`` runs becomes
+one node. The trace is concrete, as torch's ``make_fx``: Python control flow is taken as it
+went for the example inputs, which is why :mod:`tensorix.fx.guards` keys a trace by the
+inputs' shapes, dtypes and devices, and why a read of tensor *data* by Python (``.item()``,
+``bool(t)``, ``.numpy()``), an op whose output shape depends on data, or an in-place write the
+dispatcher did not see is recorded as a graph break (``Tracer.breaks``): such a trace is only
+valid for those inputs' values, and ``tensorix.compile`` runs that function eagerly instead.
+
+A tensor an op reads that no traced op made is a module's parameter or buffer (a ``get_attr``
+node, read live when the graph runs) or else a ``constant`` node holding the tensor itself
+(so a closed-over tensor that an optimizer updates in place is also read live).
+"""
+
+from __future__ import annotations
+
+from ..autograd.grad_mode import modes
+from ..tensor import Tensor
+from .graph import Graph
+
+__all__ = ["Tracer", "GraphBreak", "trace", "tensor_meta", "DATA_DEPENDENT"]
+
+# primitives whose output *shape* depends on input values: a trace cannot stand for other
+# values, so recording one is a graph break (matched by class name: they live in several
+# op families, and the names are the dispatcher's)
+DATA_DEPENDENT = frozenset({"Nonzero", "MaskedSelect", "Unique", "UniqueConsecutive",
+                            "BooleanIndex", "IndexBool", "NonzeroStatic"})
+
+
+class GraphBreak(RuntimeError):
+    """Raised by a strict trace (``tensorix.export``) where Python depends on tensor data."""
+
+
+def tensor_meta(t) -> dict:
+    """``shape``, ``dtype``, ``device`` of a Tensor (empty for other values)."""
+    if not isinstance(t, Tensor):
+        return {}
+    return {"shape": tuple(t._data.shape), "dtype": t._dtype, "device": t.device}
+
+
+class Tracer:
+    """The object the dispatcher reports to: ``record(cls, args, out)`` per primitive and
+    ``read(tensor, what)`` where Python reads a traced tensor's data.
+
+    ``attrs`` maps ``id(tensor)`` to a ``get_attr`` path (a module's parameters and buffers);
+    ``strict`` makes a graph break raise :class:`GraphBreak` at once.
+    """
+
+    def __init__(self, attrs: dict | None = None, strict: bool = False):
+        self.graph = Graph()
+        self.attrs = attrs or {}
+        self.strict = strict
+        self.breaks: list[str] = []
+        self._env: dict[int, tuple] = {}  # id(tensor) -> (node, array, version)
+        self._keep: list = []  # the traced tensors stay alive, so their ids stay unique
+
+    # -- bookkeeping ---------------------------------------------------------------------
+    def bind(self, t: Tensor, node) -> None:
+        self._env[id(t)] = (node, t._data, t._version[0])
+        self._keep.append(t)
+
+    def node_of(self, t: Tensor):
+        """The node standing for tensor ``t``, made a get_attr/constant on first sight."""
+        hit = self._env.get(id(t))
+        if hit is not None:
+            node, data, version = hit
+            if t._data is data and t._version[0] == version:
+                return node
+            self.graph_break(f"tensor {node.name} was changed in place outside the traced "
+                             "ops (an in-place op or a write through .data)")
+        path = self.attrs.get(id(t))
+        if path is not None:
+            node = self.graph.get_attr(path, **tensor_meta(t))
+        else:
+            node = self.graph.constant(t, **tensor_meta(t))
+            node.meta["live"] = bool(t._rg or t.grad_fn is None and t.requires_grad)
+        self.bind(t, node)
+        return node
+
+    def _arg(self, a):
+        if isinstance(a, Tensor):
+            return self.node_of(a)
+        if type(a) in (tuple, list):
+            return type(a)(self._arg(x) for x in a)
+        return a
+
+    def graph_break(self, reason: str) -> None:
+        if self.strict:
+            raise GraphBreak(f"graph break: {reason}")
+        self.breaks.append(reason)
+
+    # -- the dispatcher's interface ------------------------------------------------------
+    def record(self, cls, args, out) -> None:
+        """One primitive ran: ``cls.apply(*args)`` returned ``out``."""
+        if cls.__name__ in DATA_DEPENDENT:
+            self.graph_break(f"{cls.__name__}: output shape depends on data")
+        node = self.graph.call(cls, self._arg(args), **tensor_meta(out))
+        if type(out) is tuple:
+            node.meta["outputs"] = [tensor_meta(o) for o in out]
+            for i, o in enumerate(out):
+                if isinstance(o, Tensor):
+                    self.bind(o, self.graph.getitem(node, i, **tensor_meta(o)))
+        elif isinstance(out, Tensor):
+            self.bind(out, node)
+
+    def read(self, t, what: str) -> None:
+        """Python read the data of ``t`` (``item``, ``bool``, ``numpy``): a graph break when
+        ``t`` depends on the traced inputs."""
+        hit = self._env.get(id(t))
+        if hit is not None and hit[0].op != "constant":
+            self.graph_break(f"{what} reads the data of traced tensor {hit[0].name}")
+
+    # -- running -------------------------------------------------------------------------
+    def __enter__(self):
+        state = modes.state
+        if state.tracer is not None:
+            raise RuntimeError("trace: a trace is already running in this thread")
+        state.tracer = self
+        return self
+
+    def __exit__(self, *exc):
+        modes.state.tracer = None
+        return False
+
+
+def _placeholders(tracer, args, names=None):
+    """Placeholder nodes for the tensors among ``args`` (nested in lists/tuples too)."""
+    count = [0]
+
+    def walk(a):
+        if isinstance(a, Tensor):
+            name = names[count[0]] if names and count[0] < len(names) else f"arg{count[0]}"
+            count[0] += 1
+            tracer.bind(a, tracer.graph.placeholder(name, **tensor_meta(a)))
+        elif type(a) in (tuple, list):
+            for x in a:
+                walk(x)
+        elif type(a) is dict:
+            for x in a.values():
+                walk(x)
+
+    walk(args)
+
+
+def _outputs(tracer, result):
+    if isinstance(result, Tensor):
+        return tracer.node_of(result)
+    if type(result) in (tuple, list):
+        return type(result)(_outputs(tracer, r) for r in result)
+    if type(result) is dict:
+        return {k: _outputs(tracer, v) for k, v in result.items()}
+    return result
+
+
+def trace(fn, args, attrs=None, strict=False, names=None):
+    """Run ``fn(*args)`` under a new Tracer; returns ``(tracer, result)`` with the graph's
+    output node set. Tensors in ``args`` become placeholders (named by ``names``)."""
+    tracer = Tracer(attrs, strict)
+    _placeholders(tracer, args, names)
+    with tracer:
+        result = fn(*args)
+    tracer.graph.output(_outputs(tracer, result))
+    return tracer, result
