@@ -1,0 +1,265 @@
+"""Symbolics of the movement, indexing, product and nn primitives (see ``_symbolic.py``).
+
+Movement primitives with a direct ONNX op (Reshape, Transpose, Expand, Slice, Concat, Pad,
+Trilu) use it. The others that only move elements of one tensor (a strided view, a diagonal,
+roll, advanced indexing, im2col windows) are lowered by their *position table*: the primitive
+is run once, in tensorix, on the table 1..n of element positions, and the ONNX graph gathers
+those positions from the flattened input (position 0 reads an appended zero, for the padding
+that im2col and triangles write). That is exact and one Gather, whatever the op, at the cost
+of an index constant the size of the output and a fixed input shape.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .. import dtypes as dt
+from ..nn.functional import _conv, _core, _norm, _pool
+from ..ops import _along, _semiring, indexing, linalg, linalg_decomp, movement, reduce, shape
+from ..tensor import Tensor
+from ._symbolic import _same, symbolic
+
+INT64_MIN, INT64_MAX = -(2 ** 63), 2 ** 63 - 1
+
+
+# -- position tables ---------------------------------------------------------------------------
+
+def by_positions(em, node, a, *rest):
+    """``node.op(a, *rest)`` as one Gather of positions from the flattened ``a``."""
+    table = np.arange(1, math.prod(a.shape) + 1, dtype=np.int64).reshape(a.shape)
+    positions = node.op.apply(Tensor(table), *rest).numpy()
+    flat = em.op("Reshape", a, em.ints([-1]))
+    if (positions == 0).any():
+        zero = em.const(np.zeros(1, dtype=a.dtype.np))
+        flat = em.op("Concat", zero, flat, axis=0)
+    else:
+        positions = positions - 1
+    return em.op("Gather", flat, em.const(positions.astype(np.int64)), axis=0)
+
+
+for _cls in (movement.StridedView, movement.AsStrided, shape.Roll, _semiring.Diagonal,
+             _conv.Unfold, _along.Flip):
+    symbolic(_cls)(by_positions)
+
+
+# -- views and shapes --------------------------------------------------------------------------
+
+@symbolic(movement.Reshape, movement.View)
+def reshape(em, node, a, target, strides=None):
+    """Dims equal to the input's at the same place are written 0 (copy), one other dim -1
+    (infer), so a reshape follows a dynamic batch axis instead of baking in its size."""
+    target = list(node.meta["shape"])
+    if 0 in target or 0 in a.shape:
+        return em.op("Reshape", a, em.ints(target), allowzero=1)
+    spec = [0 if i < a.ndim and s == a.shape[i] else s for i, s in enumerate(target)]
+    rest = [i for i, s in enumerate(spec) if s != 0]
+    if rest:
+        spec[max(rest, key=lambda i: target[i])] = -1
+    return em.op("Reshape", a, em.ints(spec))
+
+
+@symbolic(movement.Permute)
+def permute(em, node, a, dims):
+    return em.op("Transpose", a, perm=[d % max(a.ndim, 1) for d in dims])
+
+
+@symbolic(movement.Expand)
+def expand(em, node, a, target):
+    return em.op("Expand", a, em.ints(node.meta["shape"]))
+
+
+@symbolic(movement.Clone)
+def clone(em, node, a):
+    return em.op("Identity", a)
+
+
+@symbolic(movement.GetItem)
+def getitem(em, node, a, index):
+    """Basic indexing (ints, slices, Ellipsis) as Slice + Squeeze; anything else (None,
+    integer or boolean arrays) by its position table."""
+    basic = index.basic
+    if index.adv is not None or index.new_dims or any(
+            b is None or not isinstance(b, (int, slice, type(Ellipsis))) for b in basic):
+        return by_positions(em, node, a, index)
+    starts, ends, axes, steps, drop = [], [], [], [], []
+    dim = 0
+    for b in basic:
+        if b is Ellipsis:
+            dim = a.ndim - (len(basic) - 1 - basic.index(Ellipsis)) + 0
+            break
+        dim = _slice_one(b, dim, a, (starts, ends, axes, steps, drop))
+    out = a.name
+    if axes:
+        out = em.op("Slice", out, em.ints(starts), em.ints(ends), em.ints(axes), em.ints(steps))
+    if drop:
+        out = em.op("Squeeze", out, em.ints(drop))
+    return out if out != a.name else em.op("Identity", a)
+
+
+def _slice_one(b, dim, a, acc):
+    starts, ends, axes, steps, drop = acc
+    if isinstance(b, int):
+        i = b + a.shape[dim] if b < 0 else b
+        starts.append(i), ends.append(i + 1), axes.append(dim), steps.append(1)
+        drop.append(dim)
+    elif b != slice(None):
+        start, stop, step = b.indices(a.shape[dim])
+        starts.append(start), ends.append(stop), axes.append(dim), steps.append(step)
+    return dim + 1
+
+
+@symbolic(shape.Cat)
+def cat(em, node, dim, *tensors):
+    parts = [t for t in tensors if not (t.ndim == 1 and t.shape[0] == 0)] or tensors[:1]
+    nd = len(node.meta["shape"])
+    return em.op("Concat", *_same(em, node, *parts), axis=dim % nd)
+
+
+@symbolic(shape.Flip)
+def flip(em, node, a, dims):
+    dims = [d % a.ndim for d in dims]
+    n = len(dims)
+    return em.op("Slice", a, em.ints([-1] * n), em.ints([INT64_MIN] * n), em.ints(dims),
+                 em.ints([-1] * n))
+
+
+@symbolic(shape.ConstantPad)
+def constant_pad(em, node, a, pads, value):
+    begins, ends = [b for b, _ in pads], [e for _, e in pads]
+    return em.op("Pad", a, em.ints(begins + ends), em.cast(value, a.dtype), mode="constant")
+
+
+@symbolic(shape.Tri, since=14)
+def tri(em, node, a, k, upper):
+    return em.op("Trilu", a, em.const(np.int64(k)), upper=int(upper))
+
+
+@symbolic(reduce.SumTo)
+def sum_to(em, node, a, target):
+    lead = a.ndim - len(target)
+    axes = list(range(lead)) + [lead + i for i, s in enumerate(target)
+                                if s == 1 and a.shape[lead + i] != 1]
+    if not axes:
+        return em.op("Identity", a)
+    summed = em.op("ReduceSum", a, em.ints(axes), keepdims=1)
+    return em.op("Reshape", summed, em.ints(target))
+
+
+# -- indexing ----------------------------------------------------------------------------------
+
+@symbolic(indexing.Gather)
+def gather(em, node, a, dim, index):
+    return em.op("GatherElements", a, em.cast(index, dt.int64), axis=dim % a.ndim)
+
+
+@symbolic(indexing.IndexSelect)
+def index_select(em, node, a, dim, index):
+    index = em.cast(index, dt.int64)  # ONNX Gather wraps negatives
+    if a.ndim == 0:
+        return em.op("Identity", a)
+    return em.op("Gather", a, index, axis=dim % a.ndim)
+
+
+@symbolic(indexing.Scatter)
+def scatter(em, node, a, dim, index, src):
+    a, src = _same(em, node, a, src)
+    return em.op("ScatterElements", a, em.cast(index, dt.int64), src, axis=dim)
+
+
+@symbolic(indexing.ScatterAdd, since=16)
+def scatter_add(em, node, a, dim, index, src):
+    a, src = _same(em, node, a, src)
+    return em.op("ScatterElements", a, em.cast(index, dt.int64), src, axis=dim,
+                 reduction="add")
+
+
+@symbolic(_core.Embedding)
+def embedding(em, node, weight, idx, padding_idx):
+    return em.op("Gather", weight, em.cast(idx, dt.int64), axis=0)
+
+
+# -- products ----------------------------------------------------------------------------------
+
+@symbolic(linalg.MatMul)
+def matmul(em, node, a, b):
+    return em.op("MatMul", *_same(em, node, a, b))
+
+
+@symbolic(_core.Linear)
+def linear(em, node, x, w, b):
+    if x.ndim == 2:
+        return em.op("Gemm", x, w, b if b is not None else "", transB=1)
+    out = em.op("MatMul", x, em.op("Transpose", w, perm=[1, 0]))
+    return out if b is None else em.op("Add", out, b)
+
+
+@symbolic(_semiring.Contract)
+def contract(em, node, a, b, spec):
+    sa, sb, out, sizes = spec
+    if sizes:
+        raise _unsupported(node, em, "an einsum output label no operand has (broadcast)")
+    letters = {}
+
+    def word(labels):
+        return "".join(letters.setdefault(lab, chr(ord("a") + len(letters))) for lab in labels)
+
+    operands = [a] if b is None else [a, b]
+    inputs = word(sa) if b is None else f"{word(sa)},{word(sb)}"
+    return em.op("Einsum", *_same(em, node, *operands), equation=f"{inputs}->{word(out)}")
+
+
+@symbolic(linalg_decomp.Det)
+def det(em, node, a):
+    return em.op("Det", a)
+
+
+# -- nn ----------------------------------------------------------------------------------------
+
+@symbolic(_core.Softmax)
+def softmax(em, node, x, dim):
+    return em.op("Softmax", x, axis=dim % max(x.ndim, 1))
+
+
+@symbolic(_core.LogSoftmax)
+def log_softmax(em, node, x, dim):
+    return em.op("LogSoftmax", x, axis=dim % max(x.ndim, 1))
+
+
+@symbolic(_norm.LayerNorm)
+def layer_norm(em, node, x, weight, bias, nd, eps):
+    normalized = x.shape[x.ndim - nd:]
+    if em.opset >= 17:
+        scale = weight if weight is not None else em.const(np.ones(normalized, x.dtype.np))
+        return em.op("LayerNormalization", x, scale, bias if bias is not None else "",
+                     axis=-nd, epsilon=float(eps))
+    axes = list(range(x.ndim - nd, x.ndim))  # before 17: mean, variance, scale, shift
+    mean = em.op("ReduceMean", x, axes=axes, keepdims=1)
+    centred = em.op("Sub", x, mean)
+    var = em.op("ReduceMean", em.op("Mul", centred, centred), axes=axes, keepdims=1)
+    out = em.op("Div", centred, em.op("Sqrt", em.op("Add", var, em.scalar(eps, x))))
+    if weight is not None:
+        out = em.op("Mul", out, weight)
+    return out if bias is None else em.op("Add", out, bias)
+
+
+@symbolic(_pool.MaxPool)
+def max_pool(em, node, x, kernel, stride, padding, dilation, out_sizes, with_indices=False):
+    if with_indices:
+        raise _unsupported(node, em, "max pooling with indices (ONNX's are flat over N and C)")
+    floor_sizes = [(x.shape[2 + i] + 2 * padding[i] - dilation[i] * (kernel[i] - 1) - 1)
+                   // stride[i] + 1 for i in range(len(kernel))]
+    return em.op("MaxPool", x, kernel_shape=list(kernel), strides=list(stride),
+                 pads=list(padding) * 2, dilations=list(dilation),
+                 ceil_mode=int(list(out_sizes) != floor_sizes))
+
+
+def _unsupported(node, em, why):
+    from ._common import UnsupportedOperatorError
+
+    return UnsupportedOperatorError(f"tensorix.onnx.export: op {node.op.__name__} (node "
+                                    f"{node.name}) has no ONNX form at opset {em.opset}: {why}")
+
+
+__all__ = ["by_positions"]
