@@ -96,6 +96,7 @@ class Emitter:
 
 
 def _array(value) -> np.ndarray:
+    # np.array(order="C"), not ascontiguousarray: that one makes a 0-d array 1-d
     if isinstance(value, Tensor):
-        return np.ascontiguousarray(value.detach().cpu().numpy())
-    return np.ascontiguousarray(np.asarray(value))
+        return np.array(value.detach().cpu().numpy(), order="C")
+    return np.array(value, order="C")

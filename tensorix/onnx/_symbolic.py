@@ -19,7 +19,7 @@ import numpy as np
 
 from .. import dtypes as dt
 from ..ops import activation as act
-from ..ops import bitwise, elementwise, pointwise, reduce, unary
+from ..ops import bitwise, elementwise, linalg_norm, pointwise, reduce, unary
 
 __all__ = ["SYMBOLIC", "symbolic"]
 
@@ -65,7 +65,9 @@ _BITWISE = {bitwise.BitwiseAnd: "BitwiseAnd", bitwise.BitwiseOr: "BitwiseOr",
 
 def _unary(op_type):
     def fn(em, node, a):
-        if op_type in ("IsNaN", "IsInf", "Not", "Sign"):
+        if op_type == "Not":
+            return em.op(op_type, em.cast(a, dt.bool))
+        if op_type in ("IsNaN", "IsInf", "Sign"):
             return em.op(op_type, a)
         return em.op(op_type, *_same(em, node, a))
     return fn
@@ -309,6 +311,24 @@ def _cumsum(em, node, a, dim, dtype):
     if a.ndim == 0:
         return em.op("Identity", a)
     return em.op("CumSum", a, em.const(np.int64(dim)))
+
+
+@symbolic(linalg_norm.VectorNorm, reduce.PNorm)
+def _norm(em, node, x, p, dims, keepdim):
+    """``ord``-norms over ``dims``: the L1/L2/max/min reductions where ONNX has them, else
+    ``(sum |x|^p)^(1/p)``."""
+    a = typed(em, em.op("Abs", x), out_dtype(node), x.shape)
+    if p == 2:
+        return _reduce(em, "ReduceL2", a, dims, keepdim)
+    if p == 1:
+        return _reduce(em, "ReduceL1", a, dims, keepdim)
+    if p in (math.inf, -math.inf):
+        return _reduce(em, "ReduceMax" if p > 0 else "ReduceMin", a, dims, keepdim)
+    if p == 0:
+        nonzero = em.cast(em.op("Not", em.op("Equal", a, em.scalar(0, a))), a.dtype)
+        return _reduce(em, "ReduceSum", typed(em, nonzero, a.dtype, a.shape), dims, keepdim)
+    powered = typed(em, em.op("Pow", a, em.scalar(p, a)), a.dtype, a.shape)
+    return em.op("Pow", _reduce(em, "ReduceSum", powered, dims, keepdim), em.scalar(1 / p, a))
 
 
 def typed(em, v, dtype, shape=None):

@@ -17,7 +17,18 @@ import numpy as np
 
 from .. import dtypes as dt
 from ..nn.functional import _conv, _core, _norm, _pool
-from ..ops import _along, _semiring, indexing, linalg, linalg_decomp, movement, reduce, shape
+from ..ops import (
+    _along,
+    _semiring,
+    indexing,
+    inplace,
+    linalg,
+    linalg_decomp,
+    movement,
+    reduce,
+    shape,
+    structured,
+)
 from ..tensor import Tensor
 from ._symbolic import _same, symbolic
 
@@ -40,8 +51,22 @@ def by_positions(em, node, a, *rest):
 
 
 for _cls in (movement.StridedView, movement.AsStrided, shape.Roll, _semiring.Diagonal,
-             _conv.Unfold, _along.Flip):
+             _conv.Unfold, _along.Flip, _along.TakeAlong):
     symbolic(_cls)(by_positions)
+
+
+@symbolic(inplace.CopySlices, structured.ViewScatter)
+def view_scatter(em, node, base, value, view_fn):
+    """``base`` with the window ``view_fn`` selects replaced by ``value``: the window's
+    positions (from the table) scattered into the flattened base."""
+    table = Tensor(np.arange(math.prod(base.shape), dtype=np.int64).reshape(base.shape))
+    window = view_fn(table)
+    positions = window.numpy().reshape(-1)
+    flat = em.op("Reshape", base, em.ints([-1]))
+    values = em.op("Expand", em.cast(value, base.dtype), em.ints(window.shape))
+    values = em.op("Reshape", values, em.ints([-1]))
+    out = em.op("ScatterElements", flat, em.const(positions), values, axis=0)
+    return em.op("Reshape", out, em.ints(base.shape))
 
 
 # -- views and shapes --------------------------------------------------------------------------
