@@ -340,4 +340,56 @@ def typed(em, v, dtype, shape=None):
     return Value(em.cast(v, dtype), shape, dtype)
 
 
+
+# -- NaN-aware elementwise ops -----------------------------------------------------------------
+
+@symbolic(elementwise.Fmax, elementwise.Fmin)
+def _fmax(em, node, a, b):
+    """max/min that take the other operand where one is NaN."""
+    a, b = _same(em, node, a, b)
+    best = em.op("Max" if node.op is elementwise.Fmax else "Min", a, b)
+    return em.op("Where", em.op("IsNaN", a), b, em.op("Where", em.op("IsNaN", b), a, best))
+
+
+@symbolic(pointwise.NanToNum)
+def _nan_to_num(em, node, a, nan, posinf, neginf):
+    out = em.op("Where", em.op("IsNaN", a), em.scalar(nan, a), a)
+    out = em.op("Where", em.op("IsInf", a, detect_negative=0), em.scalar(posinf, a), out)
+    return em.op("Where", em.op("IsInf", a, detect_positive=0), em.scalar(neginf, a), out)
+
+
+@symbolic(pointwise.IsClose)
+def _isclose(em, node, a, b, rtol, atol, equal_nan):
+    """a == b, or both finite and |a - b| <= atol + rtol |b| (infinities only equal)."""
+    close = em.op("Equal", a, b)
+    if a.dtype.category >= 2:
+        finite = em.op("And", _isfinite(em, node, a), _isfinite(em, node, b))
+        bound = em.op("Add", em.scalar(atol, a), em.op("Mul", em.scalar(rtol, a),
+                                                       em.op("Abs", b)))
+        near = em.op("LessOrEqual", em.op("Abs", em.op("Sub", a, b)), bound)
+        close = em.op("Or", close, em.op("And", finite, near))
+        if equal_nan:
+            close = em.op("Or", close, em.op("And", em.op("IsNaN", a), em.op("IsNaN", b)))
+    return close
+
+
+@symbolic(pointwise.Heaviside)
+def _heaviside(em, node, a, values):
+    a, values = _same(em, node, a, values)
+    zero, one = em.const(0, out_dtype(node)), em.const(1, out_dtype(node))
+    step = em.op("Where", em.op("Less", a, zero), zero, one)
+    step = em.op("Where", em.op("Equal", a, zero), values, step)
+    return em.op("Where", em.op("IsNaN", a), a, step) if out_dtype(node).category >= 2 \
+        else step
+
+
+@symbolic(elementwise.Xlogy)
+def _xlogy(em, node, x, y):
+    """x log y, 0 where x == 0 unless y is NaN (tensorix's rule, as torch's)."""
+    x, y = _same(em, node, x, y)
+    zero = em.const(0, out_dtype(node))
+    keep_zero = em.op("And", em.op("Equal", x, zero), em.op("Not", em.op("IsNaN", y)))
+    return em.op("Where", keep_zero, zero, em.op("Mul", x, em.op("Log", y)))
+
+
 from . import _symbolic_nn  # noqa: E402,F401  (registers the movement and nn symbolics)
