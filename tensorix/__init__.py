@@ -28,6 +28,7 @@ __version__: str  # read on first use from the package metadata (see __getattr__
 _LAZY = ("nn", "optim", "data", "io", "linalg", "logic", "numerics", "quant", "decomp",
          "compile", "distributed", "cuda", "testing", "utils",
          "fft", "special", "distributions", "backends", "accelerator", "amp", "func")
+_LAZY += ("onnx",)  # tensorix.onnx: export/load (the optional onnx extra)
 
 
 _LAZY_ATTRS = {"save": "io", "load": "io", "serialization": "io", "autocast": "amp",
