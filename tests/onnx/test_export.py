@@ -21,7 +21,7 @@ from ._helpers import export_and_compare, registry_case, run_ort  # noqa: E402
 OPS = {info.name: info for info in all_opinfos()}
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def outcome(name):
     """(exported, max error or the reason export gave), once per op per session."""
     return export_and_compare(OPS[name])
