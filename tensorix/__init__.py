@@ -41,6 +41,9 @@ _LAZY_ATTRS.update(dict.fromkeys(["GradScaler", "is_autocast_enabled", "get_auto
                                  "amp"))
 _LAZY_ATTRS.update(vmap="func", is_anomaly_enabled="autograd",
                    is_anomaly_check_nan_enabled="autograd")
+# graph capture and the compiler: tensorix.fx, and the functions tensorix.compile / .export
+_LAZY += ("fx",)
+_LAZY_ATTRS.update(compile="_compile", export="fx.export")
 _LAZY_ATTRS.update(dict.fromkeys([
     "set_float32_matmul_precision", "get_float32_matmul_precision",
     "use_deterministic_algorithms", "are_deterministic_algorithms_enabled",

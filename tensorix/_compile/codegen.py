@@ -1,0 +1,228 @@
+"""Code generation for fused groups: one kernel per group, in three forms.
+
+* **numba** (the ``jit`` extra): a two-level loop over an ``(outer, inner)`` view of the
+  group's shape, every member computed per element in registers, sums accumulated in float64;
+  written to a file under the cache directory so numba's on-disk cache (``cache=True``) keeps
+  the machine code across processes.
+* **NumPy** (the fallback, and the stand-in GPU's path through ``xp``): the same expressions on
+  row blocks of ``chunk`` rows, so temporaries stay in cache; ``chunk`` is autotuned
+  (tensorix._compile.tune).
+* **CUDA**: a ``cupy.ElementwiseKernel`` (in_params, out_params, operation) whose operation is
+  the group in C; CuPy broadcasts the inputs. Sums run after it with ``xp.sum``.
+
+The ``(outer, inner)`` view: the group's shape splits at dim ``k`` so that each input is
+*full* (the whole shape), a *row* (broadcast over the leading dims), a *col* (broadcast over
+the trailing dims) or a *scalar*; an input that is none of these is broadcast into a full
+copy (*mat*). Sums over the trailing dims are per row, over the leading dims per column.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import os
+import pathlib
+
+import numpy as np
+
+from .exprs import expr
+
+__all__ = ["KernelPlan", "numba_source", "numpy_source", "cuda_source",
+           "cache_dir"]
+
+_CTYPE = {"float32": "float", "float64": "double", "bool": "bool"}
+
+
+def cache_dir() -> pathlib.Path:
+    """Where generated kernels (and numba's cache of them) live:
+    ``$TENSORIX_CACHE_DIR/kernels`` or ``~/.cache/tensorix/kernels``."""
+    root = os.environ.get("TENSORIX_CACHE_DIR") or os.path.join(
+        os.path.expanduser("~"), ".cache", "tensorix")
+    path = pathlib.Path(root) / "kernels"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def _kind(s, shape, k):
+    s = (1,) * (len(shape) - len(s)) + tuple(s)
+    if math.prod(s) == 1:
+        return "scalar"
+    if s == tuple(shape):
+        return "full"
+    lead_one, trail_one = all(d == 1 for d in s[:k]), all(d == 1 for d in s[k:])
+    if lead_one and s[k:] == tuple(shape[k:]):
+        return "row"
+    if trail_one and s[:k] == tuple(shape[:k]):
+        return "col"
+    return "mat"
+
+
+class KernelPlan:
+    """A group laid out for code generation: the split, each input's kind, each member's
+    expression per dialect. ``key`` names the kernel (equal groups share one)."""
+
+    def __init__(self, group):
+        self.group = group
+        shape = tuple(group.shape)
+        nd = len(shape)
+        in_shapes = [tuple(i.meta["shape"]) for i in group.inputs]
+        if group.split is not None:
+            k = group.split[0]
+        else:  # the split that broadcasts the most inputs without copying them
+            k = min(range(nd + 1), key=lambda k: (
+                sum(_kind(s, shape, k) == "mat" for s in in_shapes), -k))
+        self.k, self.shape = k, shape
+        self.side = group.split[1] if group.split else None
+        self.outer, self.inner = math.prod(shape[:k]), math.prod(shape[k:])
+        self.kinds = [_kind(s, shape, k) for s in in_shapes]
+        self.in_dtypes = [i.meta["dtype"].name for i in group.inputs]
+        self.names = {n: f"v{j}" for j, n in enumerate(group.inputs)}
+        self.body = []  # (var, node, {dialect: expression})
+        for j, n in enumerate(x for x in group.nodes if x not in group.reductions):
+            var = f"t{j}"
+            ops = [self.names[i] for i in n.inputs]
+            self.body.append((var, n, {d: expr(n, ops, d) for d in ("py", "np", "cu")}))
+            self.names[n] = var
+        self.full_outputs = [n for n in group.outputs if n not in group.reductions]
+        self.sums = [(r, self.names[r.args[0]]) for r in group.reductions]
+        text = repr((self.k, self.side, self.kinds, self.in_dtypes,
+                     [(v, n.meta["dtype"].name, e["py"]) for v, n, e in self.body],
+                     [self.names[n] for n in self.full_outputs],
+                     [(v, r.meta["dtype"].name) for r, v in self.sums],
+                     [n.meta["dtype"].name for n in self.full_outputs]))
+        self.key = "fused_" + hashlib.sha1(text.encode()).hexdigest()[:16]
+
+    def signature(self):
+        ins = [f"x{j}" for j in range(len(self.kinds))]
+        outs = [f"o{j}" for j in range(len(self.full_outputs))]
+        sums = [f"r{j}" for j in range(len(self.sums))]
+        return ins, outs, sums
+
+
+def _index(kind, a, b):
+    return {"full": f"[{a}, {b}]", "mat": f"[{a}, {b}]", "row": f"[0, {b}]",
+            "col": f"[{a}, 0]", "scalar": "[0, 0]"}[kind]
+
+
+def _erf32_source():
+    from ..ops._erf import _ERF32_P, _ERF32_Q
+
+    p = ", ".join(f"np.float32({float(c)!r})" for c in _ERF32_P)
+    q = ", ".join(f"np.float32({float(c)!r})" for c in _ERF32_Q)
+    return f"""_P = ({p})
+_Q = ({q})
+
+
+@numba.njit(cache=True, inline="always", error_model="numpy")
+def _erf32(x):
+    x = np.float32(min(max(x, np.float32(-4.0)), np.float32(4.0)))
+    x2 = x * x
+    p = x2 * _P[0] + _P[1]
+    for c in _P[2:]:
+        p = p * x2 + c
+    q = x2 * _Q[0] + _Q[1]
+    for c in _Q[2:]:
+        q = q * x2 + c
+    return min(max(x * (p / q), np.float32(-1.0)), np.float32(1.0))
+"""
+
+
+_ERF32_SOURCE = _erf32_source()
+
+
+def numba_source(plan: KernelPlan) -> str:
+    """A module defining ``kernel(outer, inner, x..., o..., r...)`` compiled by numba."""
+    ins, outs, sums = plan.signature()
+    lines = ["import math", "import numba", "import numpy as np", "", _ERF32_SOURCE,
+             "", "@numba.njit(cache=True, nogil=True, error_model='numpy')",
+             f"def kernel({', '.join(['outer', 'inner'] + ins + outs + sums)}):"]
+    # float32 groups take erf from Eigen's float32 rational form (ops/_erf.py's erf32, the
+    # eager float32 erf, within 8 ulp) rather than libm's double erf, several times slower
+    erf = "_erf32(" if plan.group.dtype.name == "float32" else "math.erf("
+    for j, kind in enumerate(plan.kinds):
+        if kind == "scalar":
+            lines.append(f"    v{j} = x{j}[0, 0]")
+    inner_sums = [(j, v) for j, (_, v) in enumerate(plan.sums)] if plan.side == "inner" else []
+    lines.append("    for a in range(outer):")
+    for j, _ in inner_sums:
+        lines.append(f"        acc{j} = 0.0")
+    lines.append("        for b in range(inner):")
+    for j, kind in enumerate(plan.kinds):
+        if kind != "scalar":
+            lines.append(f"            v{j} = x{j}{_index(kind, 'a', 'b')}")
+    for var, _n, e in plan.body:
+        lines.append(f"            {var} = {e['py'].replace('math.erf(', erf)}")
+    for j, n in enumerate(plan.full_outputs):
+        lines.append(f"            o{j}[a, b] = {plan.names[n]}")
+    for j, (_, v) in enumerate(plan.sums):
+        if plan.side == "inner":
+            lines.append(f"            acc{j} += {v}")
+        else:
+            lines.append(f"            r{j}[b] += {v}")
+    for j, _ in inner_sums:
+        lines.append(f"        r{j}[a] = acc{j}")
+    return "\n".join(lines) + "\n"
+
+
+def numpy_source(plan: KernelPlan) -> str:
+    """``kernel(outer, inner, chunk, x..., o..., r...)`` on ``xp`` arrays, ``chunk`` rows at a
+    time (``xp`` and ``_erf`` are supplied by the caller's namespace)."""
+    ins, outs, sums = plan.signature()
+    lines = [f"def kernel({', '.join(['outer', 'inner', 'chunk'] + ins + outs + sums)}):",
+             "    for a0 in range(0, outer, chunk):",
+             "        a1 = min(a0 + chunk, outer)"]
+    for j, kind in enumerate(plan.kinds):
+        part = f"x{j}[a0:a1]" if kind in ("full", "mat", "col") else f"x{j}"
+        lines.append(f"        v{j} = {part}")
+    for var, _n, e in plan.body:
+        lines.append(f"        {var} = {e['np'].replace('np.', 'xp.')}")
+    for j, n in enumerate(plan.full_outputs):
+        lines.append(f"        o{j}[a0:a1] = {plan.names[n]}")
+    for j, (_, v) in enumerate(plan.sums):
+        full = f"xp.broadcast_to({v}, (a1 - a0, inner))"
+        if plan.side == "inner":
+            lines.append(f"        r{j}[a0:a1] = {full}.sum(axis=1)")
+        else:
+            lines.append(f"        r{j} += {full}.sum(axis=0)")
+    return "\n".join(lines) + "\n"
+
+
+def cuda_source(plan: KernelPlan) -> dict:
+    """The group as ``cupy.ElementwiseKernel(in_params, out_params, operation, name)``
+    arguments; the sums' operands are extra outputs (``s<j>``), summed by the caller."""
+    in_params = ", ".join(f"{t} v{j}" for j, t in enumerate(plan.in_dtypes))
+    outs = [(f"o{j}", n.meta["dtype"].name, plan.names[n])
+            for j, n in enumerate(plan.full_outputs)]
+    outs += [(f"s{j}", r.meta["dtype"].name, v) for j, (r, v) in enumerate(plan.sums)]
+    out_params = ", ".join(f"{t} {name}" for name, t, _ in outs)
+    ops = [f"{_CTYPE[n.meta['dtype'].name]} {var} = {e['cu']};" for var, n, e in plan.body]
+    ops += [f"{name} = {var};" for name, _, var in outs]
+    return {"in_params": in_params, "out_params": out_params, "operation": "\n".join(ops),
+            "name": plan.key}
+
+
+def run_prepare(plan: KernelPlan, arrays, xp):
+    """The input arrays in the kernel's 2-d layout (a *mat* input becomes a full copy)."""
+    out = []
+    o, i = plan.outer, plan.inner
+    for x, kind in zip(arrays, plan.kinds):
+        if kind == "scalar":
+            out.append(x.reshape(1, 1))
+        elif kind == "row":
+            out.append(x.reshape(1, i))
+        elif kind == "col":
+            out.append(x.reshape(o, 1))
+        elif kind == "full":
+            out.append(x.reshape(o, i))
+        else:
+            out.append(xp.ascontiguousarray(xp.broadcast_to(x, plan.shape)).reshape(o, i))
+    return out
+
+
+def allocate(plan: KernelPlan, xp):
+    """Output buffers: full outputs in their dtypes, sums in float64 (zeroed)."""
+    outs = [xp.empty((plan.outer, plan.inner), dtype=n.meta["dtype"].np)
+            for n in plan.full_outputs]
+    size = plan.outer if plan.side == "inner" else plan.inner
+    sums = [xp.zeros(size, dtype=np.float64) for _ in plan.sums]
+    return outs, sums

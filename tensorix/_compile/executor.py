@@ -1,0 +1,181 @@
+"""Running an optimized graph: a flat schedule of steps over a slot array.
+
+Planning (once per guard set): the passes of tensorix.fx (simplify, movement elimination,
+constant folding, CSE, DCE), fusion into groups, one kernel per group, and the memory plan.
+Running: each step reads its input slots, writes its output slot(s), and the slots whose
+value no later step reads are cleared right after, so a buffer goes back to the allocator as
+soon as it is dead (the plan's reuse, as the allocator's). Unfused nodes run through their
+primitive's ``apply`` with recording off; a fused group runs its kernel on raw arrays.
+"""
+
+from __future__ import annotations
+
+from ..autograd.grad_mode import modes
+from ..fx.graph import Graph, Node, map_args
+from ..fx.graph_module import _get_attr
+from ..fx.memory import last_uses, plan_memory
+from ..fx.passes import optimize
+from ..tensor import _make
+from .codegen import KernelPlan
+from .fusion import partition
+from .kernels import build
+
+__all__ = ["CompiledGraph"]
+
+
+class CompiledGraph:
+    """``CompiledGraph(graph, root)(*inputs)`` runs the optimized graph; ``report`` says what
+    the passes, fusion and memory plan did."""
+
+    def __init__(self, graph: Graph, root=None, *, fuse: bool = True, passes: bool = True,
+                 prefer: str = "auto", chunks: dict | None = None, autotune: bool = False):
+        self.graph, self.root, self.prefer, self.autotune = graph, root, prefer, autotune
+        self.report = {"nodes_before": len(graph.nodes)}
+        if passes:
+            self.report["passes"] = optimize(graph)
+        self.groups = partition(graph) if fuse else []
+        self.plans = [KernelPlan(g) for g in self.groups]
+        self.chunks = chunks or {}
+        self.memory = plan_memory(graph.nodes)
+        self.report.update(nodes_after=len(graph.nodes), groups=len(self.groups),
+                           fused_nodes=sum(len(g.nodes) for g in self.groups),
+                           peak_bytes=self.memory.peak_bytes,
+                           no_reuse_bytes=self.memory.no_reuse_bytes)
+        self._schedule()
+        self._kernels = [None] * len(self.plans)
+
+    def _schedule(self):
+        """Steps in program order; a group's step sits at its last member."""
+        member = {}
+        for gi, g in enumerate(self.groups):
+            for n in g.nodes:
+                member[n] = gi
+        slot = {}
+        steps = []
+        placeholders = []
+        for n in self.graph.nodes:
+            if n.op == "output":
+                continue
+            gi = member.get(n)
+            if gi is not None:
+                g = self.groups[gi]
+                if n is g.nodes[-1]:
+                    for o in self.plans[gi].full_outputs + [r for r, _ in self.plans[gi].sums]:
+                        slot[o] = len(slot)
+                    steps.append(("group", gi, g.inputs))
+                continue
+            slot[n] = len(slot)
+            if n.op == "placeholder":
+                placeholders.append(slot[n])
+            else:
+                steps.append(("node", n, n.inputs))
+        self.slot, self.placeholders = slot, placeholders
+        out = self.graph.output_node.args[0]
+        outs = [n for n in _flat_nodes(out)]
+        last = last_uses(steps, lambda s: s[2], outs)
+        self._free = [[] for _ in steps]
+        for v, i in last.items():
+            if i < len(steps):
+                self._free[i].append(slot[v])
+        self._steps = [self._compile_step(s) for s in steps]
+        self._out = out
+
+    def _compile_step(self, step):
+        kind, what, _ = step
+        slot = self.slot
+        if kind == "group":
+            ins = [slot[i] for i in self.groups[what].inputs]
+            plan = self.plans[what]
+            outs = [slot[o] for o in plan.full_outputs] + [slot[r] for r, _ in plan.sums]
+            dtypes = [o.meta["dtype"] for o in plan.full_outputs] + \
+                [r.meta["dtype"] for r, _ in plan.sums]
+            return ("group", what, ins, outs, dtypes)
+        node = what
+        if node.op == "constant":
+            return ("const", slot[node], node.target)
+        if node.op == "get_attr":
+            return ("attr", slot[node], node.target)
+        if node.op == "getitem":
+            return ("getitem", slot[node], slot[node.args[0]], node.target)
+        args = map_args(node.args, lambda n: _Slot(slot[n]))
+        flat = all(type(a) is _Slot or type(a) not in (tuple, list, dict) for a in args)
+        return ("call", slot[node], node.op.apply, args, flat)
+
+    def _kernel(self, gi, device):
+        k = self._kernels[gi]
+        if k is None:
+            plan = self.plans[gi]
+            k = self._kernels[gi] = build(plan, device, self.prefer, self.chunks.get(plan.key))
+        return k
+
+    def __call__(self, *inputs):
+        env = [None] * len(self.slot)
+        if len(inputs) != len(self.placeholders):
+            raise TypeError(f"compiled graph: expected {len(self.placeholders)} inputs, got "
+                            f"{len(inputs)}")
+        for s, x in zip(self.placeholders, inputs):
+            env[s] = x
+        state = modes.state
+        enabled = state.enabled
+        state.enabled = False  # the compiled graph records nothing (autograd wraps it)
+        try:
+            for step, free in zip(self._steps, self._free):
+                self._run(step, env)
+                for s in free:
+                    env[s] = None
+            return map_args(self._out, lambda n: env[self.slot[n]])
+        finally:
+            state.enabled = enabled
+
+    def _run(self, step, env):
+        kind = step[0]
+        if kind == "call":
+            _, out, apply, args, flat = step
+            if flat:
+                env[out] = apply(*[env[a.i] if type(a) is _Slot else a for a in args])
+            else:
+                env[out] = apply(*_resolve(args, env))
+        elif kind == "group":
+            _, gi, ins, outs, dtypes = step
+            tensors = [env[i] for i in ins]
+            run = self._kernel(gi, tensors[0].device)
+            for s, arr, dt in zip(outs, run([t._data for t in tensors]), dtypes):
+                env[s] = _make(arr, dt)
+        elif kind == "const":
+            env[step[1]] = step[2]
+        elif kind == "attr":
+            env[step[1]] = _get_attr(self.root, step[2])
+        else:
+            env[step[1]] = env[step[2]][step[3]]
+
+    def kernel_kinds(self) -> list:
+        """Which code each group ran as ("numba", "numpy", "cuda"; None before the first
+        run)."""
+        return [getattr(k, "kind", None) for k in self._kernels]
+
+
+class _Slot:
+    __slots__ = ("i",)
+
+    def __init__(self, i):
+        self.i = i
+
+
+def _resolve(args, env):
+    if type(args) is _Slot:
+        return env[args.i]
+    if type(args) in (tuple, list):
+        return type(args)(_resolve(a, env) for a in args)
+    if type(args) is dict:
+        return {k: _resolve(v, env) for k, v in args.items()}
+    return args
+
+
+def _flat_nodes(x):
+    if type(x) is Node:
+        return [x]
+    if type(x) in (tuple, list):
+        return [n for a in x for n in _flat_nodes(a)]
+    if type(x) is dict:
+        return [n for a in x.values() for n in _flat_nodes(a)]
+    return []

@@ -1,0 +1,172 @@
+"""Elementwise + reduction fusion: partition a graph's call nodes into fused groups.
+
+A group is a set of elementwise nodes of one output shape and dtype (their inputs broadcast
+to it), optionally ending in sums over a leading or trailing block of its dims; it runs as
+one kernel at the position of its last member. A node joins the group of a producer only
+when no node outside the group reads a member between them (so running the group late is
+still a valid schedule) and, for a group with sums, only when it does not read a sum.
+
+Example::
+
+    groups = partition(graph)
+    for g in groups: print(g)      # FusedGroup(mul, add, exp -> exp; inputs x, y)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..fx.graph import Graph, Node
+from .exprs import fusable
+
+__all__ = ["FusedGroup", "partition", "reduction_split"]
+
+
+@dataclass(eq=False)
+class FusedGroup:
+    """Members in program order; ``inputs`` (nodes read from outside), ``outputs`` (members
+    read outside), ``shape``/``dtype`` of the elementwise part, and the sums fused in."""
+
+    nodes: list = field(default_factory=list)
+    shape: tuple = ()
+    dtype: object = None
+    reductions: list = field(default_factory=list)
+    split: tuple | None = None  # (k, "inner"|"outer") fixed by the first sum
+    inputs: list = field(default_factory=list)
+    outputs: list = field(default_factory=list)
+
+    def __repr__(self):
+        names = ", ".join(n.name for n in self.nodes)
+        return (f"FusedGroup({names} -> {', '.join(n.name for n in self.outputs)}; inputs "
+                f"{', '.join(n.name for n in self.inputs)})")
+
+
+def reduction_split(node: Node, shape: tuple):
+    """``(k, side)`` when ``node`` (a Sum/SumTo of a value of ``shape``) sums dims ``k..`` (side
+    "inner") or dims ``..k-1`` (side "outer") with no dtype change; else None."""
+    name = node.op.__name__
+    nd = len(shape)
+    if name == "Sum":
+        _, dims, _keepdim, dtype = node.args
+        if dtype is not node.args[0].meta.get("dtype"):
+            return None
+        dims = tuple(sorted(d % nd for d in dims)) if nd else ()
+        if not dims:
+            return None
+        if dims == tuple(range(dims[0], nd)):
+            return (dims[0], "inner")
+        if dims == tuple(range(len(dims))):
+            return (len(dims), "outer")
+        return None
+    if name == "SumTo":
+        target = tuple(node.args[1])
+        lead = nd - len(target)
+        if lead > 0 and target == tuple(shape[lead:]):
+            return (lead, "outer")
+    return None
+
+
+def _ew_ok(node):
+    meta = node.meta
+    if not fusable(node) or "shape" not in meta or meta.get("dtype") is None:
+        return False
+    if meta["dtype"].name not in ("float32", "float64", "bool"):
+        return False
+    return all(i.meta.get("shape") is not None and i.meta.get("dtype") is not None and
+               i.meta["dtype"].name in ("float32", "float64", "bool") and
+               len(i.meta["shape"]) <= len(meta["shape"]) for i in node.inputs)
+
+
+def _can_join(group, node, pos):
+    """No outside user of a member sits before ``node`` (the group runs where node is)."""
+    where = pos[node]
+    for m in group.nodes:
+        for u in m.users:
+            if u is not node and u not in group.members and pos[u] < where:
+                return False
+    return True
+
+
+def partition(graph: Graph, min_size: int = 2) -> list:
+    """The fused groups of ``graph`` (groups of fewer than ``min_size`` nodes are dropped:
+    a lone op runs as fast unfused)."""
+    nodes = graph.nodes
+    pos = {n: i for i, n in enumerate(nodes)}
+    group_of: dict = {}
+    for node in nodes:
+        if not node.is_call:
+            continue
+        if _ew_ok(node):
+            _place_elementwise(node, group_of, pos)
+        elif node.op.__name__ in ("Sum", "SumTo") and type(node.args[0]) is Node:
+            _place_reduction(node, group_of, pos)
+    groups = []
+    for g in dict.fromkeys(group_of.values()):
+        if len(g.nodes) >= min_size:
+            _finish(g)
+            groups.append(g)
+    return groups
+
+
+def _new_group(node):
+    g = FusedGroup([node], tuple(node.meta["shape"]), node.meta["dtype"])
+    g.members = {node}
+    return g
+
+
+def _place_elementwise(node, group_of, pos):
+    shape = tuple(node.meta["shape"])
+    # a group whose sum this node reads cannot take it: the sum is done only at the end
+    reads_sum = {group_of[i] for i in node.inputs if i in group_of and
+                 i in group_of[i].reductions}
+    candidates = []
+    for i in node.inputs:
+        g = group_of.get(i)
+        if g is not None and g not in candidates and g not in reads_sum and \
+                g.shape == shape and _can_join(g, node, pos):
+            candidates.append(g)
+    if not candidates:
+        group_of[node] = _new_group(node)
+        return
+    target = candidates[0]
+    for other in candidates[1:]:  # node reads several groups: they become one
+        if other.split and target.split and other.split != target.split:
+            continue
+        target.split = target.split or other.split
+        for m in other.nodes:
+            group_of[m] = target
+        target.nodes = sorted(target.nodes + other.nodes, key=pos.__getitem__)
+        target.members |= other.members
+        target.reductions += other.reductions
+    target.nodes.append(node)
+    target.members.add(node)
+    group_of[node] = target
+
+
+def _place_reduction(node, group_of, pos):
+    src = node.args[0]
+    g = group_of.get(src)
+    if g is None or src in g.reductions or not _can_join(g, node, pos):
+        return
+    split = reduction_split(node, g.shape)
+    if split is None or (g.split is not None and g.split != split):
+        return
+    if node.meta.get("dtype") is not g.dtype:
+        return
+    g.split = split
+    g.nodes.append(node)
+    g.members.add(node)
+    g.reductions.append(node)
+    group_of[node] = g
+
+
+def _finish(g):
+    members = g.members
+    seen, inputs = set(), []
+    for n in g.nodes:
+        for i in n.inputs:
+            if i not in members and i not in seen:
+                seen.add(i)
+                inputs.append(i)
+    g.inputs = inputs
+    g.outputs = [n for n in g.nodes if any(u not in members for u in n.users)]

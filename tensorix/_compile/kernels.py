@@ -1,0 +1,152 @@
+"""Turning a :class:`~tensorix._compile.codegen.KernelPlan` into a callable, per device:
+numba on the CPU when it is installed (the ``jit`` extra), the NumPy form otherwise (and on
+the GPU stand-in, through its ``xp``), a CuPy ElementwiseKernel where CUDA C can run.
+
+``run(arrays) -> [array per group output]`` takes the inputs as backend arrays of the shapes
+the plan was made for and returns the outputs in their node shapes and dtypes.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+import sys
+
+import numpy as np
+
+from .. import backend
+from .codegen import (
+    KernelPlan,
+    allocate,
+    cache_dir,
+    cuda_source,
+    numba_source,
+    numpy_source,
+    run_prepare,
+)
+
+__all__ = ["numba_available", "build", "DEFAULT_CHUNK"]
+
+DEFAULT_CHUNK = 1 << 14  # elements per block of the NumPy form (autotuned per kernel)
+_loaded: dict = {}  # (key, dialect) -> kernel function, for this process
+
+
+@functools.cache
+def _numba():
+    try:
+        import numba
+    except ImportError:
+        return None
+    return numba
+
+
+def numba_available() -> bool:
+    """Whether numba imports (the ``jit`` extra); tests force the fallback by patching this."""
+    return _numba() is not None
+
+
+def _erf(x):
+    from ..ops._erf import erf_kernel
+
+    return erf_kernel(x.astype(np.float64)).astype(x.dtype, copy=False)
+
+
+def _load_numba(plan):
+    """The numba kernel, from a file named by the plan's key (numba's disk cache needs a
+    file; equal groups in any process share it)."""
+    fn = _loaded.get((plan.key, "numba"))
+    if fn is None:
+        path = cache_dir() / f"{plan.key}.py"
+        src = numba_source(plan)
+        if not path.exists() or path.read_text() != src:
+            tmp = path.with_suffix(".tmp")
+            tmp.write_text(src)
+            tmp.replace(path)  # atomic: parallel processes never import half a file
+        name = f"tensorix_kernels.{plan.key}"
+        spec = importlib.util.spec_from_file_location(name, path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+        fn = _loaded[(plan.key, "numba")] = module.kernel
+    return fn
+
+
+def _load_numpy(plan, xp):
+    fn = _loaded.get((plan.key, xp.__name__))
+    if fn is None:
+        namespace = {"_erf": _erf, "xp": xp}
+        exec(compile(numpy_source(plan), f"<{plan.key}>", "exec"), namespace)  # noqa: S102
+        fn = _loaded[(plan.key, xp.__name__)] = namespace["kernel"]
+    return fn
+
+
+def _finish(plan, outs, sums, xp):
+    result = [o.reshape(n.meta["shape"]) for o, n in zip(outs, plan.full_outputs)]
+    result += [s.astype(r.meta["dtype"].np).reshape(r.meta["shape"])
+               for s, (r, _) in zip(sums, plan.sums)]
+    return result
+
+
+def build(plan: KernelPlan, device, prefer: str = "auto", chunk: int | None = None):
+    """A ``run(arrays)`` for ``plan`` on ``device``. ``prefer``: "auto" (numba if available
+    on the CPU), "numba", "numpy"."""
+    xp = device.xp
+    if device.type == "cuda":
+        if backend.cuda_kernels_available():
+            return _build_cuda(plan, xp)
+        return _build_numpy(plan, xp, chunk)  # the stand-in: CuPy's rules, no CUDA C
+    if prefer in ("auto", "numba") and numba_available():
+        return _build_numba(plan)
+    return _build_numpy(plan, np, chunk)
+
+
+def _build_numba(plan):
+    fn = _load_numba(plan)
+
+    def run(arrays):
+        ins = run_prepare(plan, arrays, np)
+        outs, sums = allocate(plan, np)
+        fn(plan.outer, plan.inner, *ins, *outs, *sums)
+        return _finish(plan, outs, sums, np)
+
+    run.kind = "numba"
+    return run
+
+
+def _build_numpy(plan, xp, chunk):
+    fn = _load_numpy(plan, xp)
+    rows = max(1, (chunk or DEFAULT_CHUNK) // max(plan.inner, 1))
+    quiet = backend.quiet
+
+    def run(arrays):
+        ins = run_prepare(plan, arrays, xp)
+        outs, sums = allocate(plan, xp)
+        with quiet():
+            fn(plan.outer, plan.inner, rows, *ins, *outs, *sums)
+        return _finish(plan, outs, sums, xp)
+
+    run.kind = "numpy"
+    run.chunk = rows * max(plan.inner, 1)
+    return run
+
+
+def _build_cuda(plan, xp):  # pragma: no cover - needs a GPU
+    src = cuda_source(plan)
+    kernel = backend.elementwise_kernel(src["in_params"], src["out_params"], src["operation"],
+                                        src["name"])
+    n_full = len(plan.full_outputs)
+    dtypes = [n.meta["dtype"].np for n in plan.full_outputs] + \
+        [r.meta["dtype"].np for r, _ in plan.sums]
+
+    def run(arrays):
+        res = [xp.empty(plan.shape, dtype=d) for d in dtypes]  # CuPy broadcasts the inputs
+        kernel(*arrays, *res)
+        out = [r.reshape(n.meta["shape"]) for r, n in zip(res[:n_full], plan.full_outputs)]
+        for s, (r, _) in zip(res[n_full:], plan.sums):
+            s = s.reshape(plan.outer, plan.inner)
+            red = s.sum(axis=1 if plan.side == "inner" else 0, dtype=np.float64)
+            out.append(red.astype(r.meta["dtype"].np).reshape(r.meta["shape"]))
+        return out
+
+    run.kind = "cuda"
+    return run

@@ -1,0 +1,241 @@
+"""``tensorix.export``: a whole-program graph with symbolic dimensions, as torch.export.
+
+The trace is strict: where Python reads tensor data the export fails (:class:`GraphBreak`)
+rather than specializing silently. Each dimension named in ``dynamic_shapes`` becomes a
+symbol (``s0``, ``s1``, ... or the :class:`Dim`'s name). The function is traced once at the
+example shapes and once more per symbol with that dimension one larger; the traces must have
+the same ops (the program does not branch on those sizes), and every shape in ``meta`` and
+every integer argument (a reshape's target) that moved with a symbol is written as an
+expression in the symbols: ``k*s0*s1`` or ``a*s0 + b``, checked against all traces. The
+exported program then runs at other sizes: it binds the symbols from its inputs' shapes and
+evaluates those arguments.
+
+Example::
+
+    ep = tensorix.export(model, (x,), dynamic_shapes=({0: Dim("batch")},))
+    print(ep.graph)            # shapes like (batch, 4)
+    ep(tensorix.randn(16, 4))  # another batch size
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from ..tensor import Tensor
+from .graph import Graph, map_args
+from .graph_module import GraphModule, _arg_names, _attr_paths, symbolic_trace  # noqa: F401
+from .tracer import GraphBreak, trace
+
+__all__ = ["export", "Dim", "SymExpr", "ExportedProgram"]
+
+
+@dataclass(frozen=True)
+class Dim:
+    """A named dynamic dimension (``min``/``max`` checked when the program runs)."""
+
+    name: str
+    min: int = 0
+    max: int = 1 << 62
+
+
+class SymExpr:
+    """``coef * prod(symbols)`` (a product term) or ``const + sum(c_i * s_i)`` (affine)."""
+
+    def __init__(self, kind, coef, terms):
+        self.kind, self.coef, self.terms = kind, coef, terms  # terms: {name: c} or (names)
+
+    def evaluate(self, env: dict) -> int:
+        if self.kind == "prod":
+            return self.coef * math.prod(env[s] for s in self.terms)
+        return self.coef + sum(c * env[s] for s, c in self.terms.items())
+
+    def __repr__(self):
+        if self.kind == "prod":
+            head = [] if self.coef == 1 else [str(self.coef)]
+            return "*".join(head + list(self.terms))
+        parts = [(s if c == 1 else f"{c}*{s}") for s, c in self.terms.items()]
+        if self.coef:
+            parts.append(str(self.coef))
+        return " + ".join(parts) if parts else "0"
+
+    def __eq__(self, other):
+        return isinstance(other, SymExpr) and repr(self) == repr(other)
+
+    def __hash__(self):
+        return hash(repr(self))
+
+
+def _fit(values, base_env, names):
+    """The expression in the symbols that gives ``values[0]`` at the base sizes and
+    ``values[i + 1]`` with symbol i one larger; None if neither form fits."""
+    base = values[0]
+    deltas = {names[i]: v - base for i, v in enumerate(values[1:])}
+    moved = [s for s, d in deltas.items() if d]
+    if not moved:
+        return base
+    prod = math.prod(base_env[s] for s in moved)
+    if base % prod == 0:
+        k = base // prod
+        cand = SymExpr("prod", k, tuple(moved))
+        if all(cand.evaluate({**base_env, s: base_env[s] + 1}) == base + deltas[s]
+               for s in moved):
+            return cand
+    const = base - sum(deltas[s] * base_env[s] for s in moved)
+    return SymExpr("affine", const, {s: deltas[s] for s in moved})
+
+
+def _symbolize(values, base_env, names, where):
+    """Merge one value as seen by every trace: ints that moved become SymExprs, containers
+    recurse; anything else must agree."""
+    first = values[0]
+    if type(first) in (tuple, list) and all(type(v) is type(first) and len(v) == len(first)
+                                            for v in values):
+        return type(first)(_symbolize([v[i] for v in values], base_env, names, where)
+                           for i in range(len(first)))
+    if type(first) is slice and all(type(v) is slice for v in values):
+        parts = _symbolize([(v.start, v.stop, v.step) for v in values], base_env, names, where)
+        return slice(*parts)
+    if type(first) is int and all(type(v) is int for v in values):
+        return _fit(values, base_env, names)
+    if not isinstance(first, Tensor) and any(v != first and repr(v) != repr(first)
+                                             for v in values[1:]):
+        raise GraphBreak(f"export: {where} changes with a dynamic dim and is not an integer "
+                         "expression")
+    return first
+
+
+class ExportedProgram(GraphModule):
+    """A GraphModule with ``symbols`` and ``dims`` (per placeholder, per dim: an int or a
+    symbol): calls bind the symbols from the inputs' shapes and check the rest."""
+
+    def __init__(self, root, graph, dims, ranges):
+        super().__init__(root, graph)
+        self.dims, self.ranges = dims, ranges
+
+    def _bind(self, inputs):
+        env = {}
+        for k, (x, dims) in enumerate(zip(inputs, self.dims)):
+            for i, d in enumerate(dims):
+                n = x.shape[i]
+                if isinstance(d, SymExpr):
+                    (s,) = d.terms
+                    env[s] = n
+                    lo, hi = self.ranges[s]
+                    if not lo <= n <= hi:
+                        raise RuntimeError(f"export: input {k} dim {i} = {n} is outside "
+                                           f"{s}'s range [{lo}, {hi}]")
+                elif n != d:
+                    raise RuntimeError(f"export: input {k} dim {i} must be {d} (a static "
+                                       f"dim of the exported program), got {n}")
+        return env
+
+    def forward(self, *inputs):
+        from .graph_module import Interpreter
+
+        env = self._bind(inputs)
+        interp = Interpreter(self.graph, self.root)
+        base = interp.run_node
+
+        def run_node(node, args):
+            return base(node, _resolve(args, env) if node.is_call else args)
+
+        interp.run_node = run_node
+        return interp.run(*inputs)
+
+    __call__ = forward
+
+
+def _resolve(args, env):
+    if isinstance(args, SymExpr):
+        return args.evaluate(env)
+    if type(args) in (tuple, list):
+        return type(args)(_resolve(a, env) for a in args)
+    if type(args) is slice:
+        return slice(*_resolve((args.start, args.stop, args.step), env))
+    return args
+
+
+def export(fn, args, kwargs=None, *, dynamic_shapes=None, strict: bool = True):
+    """Capture ``fn(*args)`` as an :class:`ExportedProgram` whose dims named in
+    ``dynamic_shapes`` (per argument: None or ``{dim: Dim | name}``) are symbolic.
+
+    Raises :class:`~tensorix.fx.GraphBreak` where the program reads tensor data, and where it
+    depends on a dynamic size in a way the two-point fit cannot express.
+    """
+    if kwargs:
+        raise TypeError("export(): pass the arguments positionally (kwargs are not "
+                        "supported)")
+    args = tuple(args)
+    specs = list(dynamic_shapes or [None] * len(args))
+    if len(specs) != len(args):
+        raise ValueError(f"export(): dynamic_shapes has {len(specs)} entries for "
+                         f"{len(args)} arguments")
+    symbols, where = [], []  # (name, Dim), (arg index, dim)
+    for k, spec in enumerate(specs):
+        for dim, d in (spec or {}).items():
+            if not isinstance(args[k], Tensor) or not -args[k].ndim <= dim < args[k].ndim:
+                raise ValueError(f"export(): dynamic_shapes[{k}] names dim {dim} of an "
+                                 "argument that has no such dim")
+            d = d if isinstance(d, Dim) else Dim(d if isinstance(d, str) else
+                                                 f"s{len(symbols)}")
+            symbols.append(d)
+            where.append((k, dim % args[k].ndim))
+    attrs = _attr_paths(fn)
+    names = _arg_names(fn)
+    base_tracer, _ = trace(fn, args, attrs=attrs, strict=strict, names=names)
+    graphs = [base_tracer.graph]
+    for (k, dim) in where:
+        grown = list(args)
+        x = args[k].detach()
+        from ..ops.shape import cat
+
+        grown[k] = cat([x, x.narrow(dim, 0, 1)], dim)  # one size larger, same kind of values
+        graphs.append(trace(fn, tuple(grown), attrs=attrs, strict=strict, names=names)[0].graph)
+    base_env = {d.name: args[k].shape[dim] for d, (k, dim) in zip(symbols, where)}
+    sym_names = [d.name for d in symbols]
+    graph = _merge(graphs, base_env, sym_names)
+    dims = []
+    for a in args:
+        if isinstance(a, Tensor):
+            dims.append(list(a.shape))
+    for d, (k, dim) in zip(symbols, where):
+        dims[sum(isinstance(a, Tensor) for a in args[:k])][dim] = SymExpr("prod", 1, (d.name,))
+    ranges = {d.name: (d.min, d.max) for d in symbols}
+    return ExportedProgram(fn if attrs else None, graph, dims, ranges)
+
+
+def _merge(graphs, base_env, names) -> Graph:
+    """The base graph with shapes and integer arguments written in the symbols."""
+    base = graphs[0]
+    lists = [g.nodes for g in graphs]
+    if len({len(nodes) for nodes in lists}) != 1 or any(
+            [n.op for n in nodes] != [n.op for n in lists[0]] for nodes in lists[1:]):
+        raise GraphBreak("export: the program takes different ops at another size of a "
+                         "dynamic dim (it branches on a shape); mark that dim static")
+    for i, node in enumerate(lists[0]):
+        others = [nodes[i] for nodes in lists]
+        if node.op == "constant" and isinstance(node.target, Tensor) and any(
+                tuple(o.target.shape) != tuple(node.target.shape) for o in others):
+            raise GraphBreak(f"export: constant {node.name} (made outside the dispatcher, "
+                             "e.g. by arange or ones) changes shape with a dynamic dim")
+        if "shape" in node.meta:
+            node.meta["shape"] = tuple(_symbolize([tuple(o.meta["shape"]) for o in others],
+                                                  base_env, names, node.name))
+        if node.is_call:
+            plain = [map_args(o.args, lambda n: None) for o in others]
+            merged = _symbolize(plain, base_env, names, node.name)
+            it = iter(node.inputs)
+            node.set_args(_restore(node.args, merged, it))
+    return base
+
+
+def _restore(args, merged, it):
+    """``merged`` (with Nodes blanked to None) with the Nodes of ``args`` put back."""
+    from .graph import Node
+
+    if type(args) is Node:
+        return args
+    if type(args) in (tuple, list):
+        return type(args)(_restore(a, m, it) for a, m in zip(args, merged))
+    return merged

@@ -1,0 +1,199 @@
+"""tensorix.compile: compiled results equal eager (values and gradients, torch as the oracle
+where it has the op), guards recompile on new shapes/dtypes/devices and hit the cache
+otherwise, graph breaks fall back to eager, and the kernel forms (numba, NumPy fallback, the
+GPU stand-in) agree."""
+
+import numpy as np
+import pytest
+
+import tensorix as tx
+import tensorix.nn.functional as F
+from tensorix._compile import kernels
+from tensorix.fx import GraphBreak
+
+NUMPY = {"kernels": "numpy"}  # the fast-to-build form; numba has its own tests below
+
+
+def _np(t):
+    return t.detach().cpu().numpy()
+
+
+def _mlp(seed=0):
+    tx.manual_seed(seed)
+    return tx.nn.Sequential(tx.nn.Linear(6, 16), tx.nn.GELU(), tx.nn.Linear(16, 3))
+
+
+def _eager_and_compiled_grads(fn, compiled, *shapes, dtype=tx.float64):
+    xs = [tx.randn(*s, dtype=dtype, requires_grad=True) for s in shapes]
+    ref = fn(*xs)
+    g_ref = tx.autograd.grad(ref.sum(), xs)
+    out = compiled(*xs)
+    g_out = tx.autograd.grad(out.sum(), xs)
+    return ref, out, g_ref, g_out
+
+
+def test_gelu_forward_backward_matches_torch():
+    torch = pytest.importorskip("torch")
+    cg = tx.compile(lambda x: F.gelu(x) * x.tanh(), options=NUMPY)
+    x = np.random.default_rng(0).standard_normal((40, 30))
+    t = tx.tensor(x, requires_grad=True)
+    y = cg(t)
+    y.backward(tx.ones_like(y))
+    tt = torch.tensor(x, requires_grad=True)
+    yt = torch.nn.functional.gelu(tt) * tt.tanh()
+    yt.backward(torch.ones_like(yt))
+    np.testing.assert_allclose(_np(y), yt.detach().numpy(), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(_np(t.grad), tt.grad.numpy(), rtol=1e-10, atol=1e-12)
+    entry = next(iter(cg.entries.values()))
+    assert entry.bwd.report["groups"] >= 1  # the backward's elementwise chain is fused
+
+
+@pytest.mark.parametrize("fn", [
+    lambda x, y: (x * y + 1.0).exp().sum(-1),
+    lambda x, y: ((x - y) ** 2.0).mean(0),
+    lambda x, y: (x.sigmoid() * y.relu() - (x / (y.abs() + 1.0))).sum(),
+    lambda x, y: tx.where(x > y, x.sin(), y.cos()) * 2.0,
+    lambda x, y: (x @ y.T).softmax(-1),
+])
+def test_compiled_values_and_grads_equal_eager(fn):
+    cf = tx.compile(fn, options=NUMPY)
+    ref, out, g_ref, g_out = _eager_and_compiled_grads(fn, cf, (5, 7), (5, 7))
+    np.testing.assert_allclose(_np(out), _np(ref), rtol=1e-12, atol=1e-12)
+    for a, b in zip(g_out, g_ref):
+        np.testing.assert_allclose(_np(a), _np(b), rtol=1e-10, atol=1e-12)
+
+
+def test_module_training_step_equals_eager():
+    m_ref, m_c = _mlp(), _mlp()
+    cm = tx.compile(m_c, options=NUMPY)
+    opt_ref = tx.optim.SGD(m_ref.parameters(), lr=0.1)
+    opt_c = tx.optim.SGD(m_c.parameters(), lr=0.1)
+    x, target = tx.randn(8, 6), tx.randn(8, 3)
+    for _ in range(3):
+        for model, opt in ((m_ref, opt_ref), (cm, opt_c)):
+            opt.zero_grad()
+            loss = F.mse_loss(model(x), target)
+            loss.backward()
+            opt.step()
+    for p, q in zip(m_ref.parameters(), m_c.parameters()):
+        np.testing.assert_allclose(_np(q), _np(p), rtol=1e-5, atol=1e-6)
+    assert cm._compiled.stats == {**cm._compiled.stats, "compiles": 1, "hits": 2}
+
+
+def test_gpt_loss_gradients_equal_eager():
+    from tensorix import demo
+
+    tx.manual_seed(0)
+    model = demo.CharGPT(17, 8, d_model=16, n_heads=2, n_layers=1)
+    ids = tx.randint(0, 17, (2, 8), generator=tx.Generator().manual_seed(1))
+    tgt = tx.randint(0, 17, (2, 8), generator=tx.Generator().manual_seed(2))
+    loss_ref = demo._lm_loss(model, ids, tgt)
+    g_ref = tx.autograd.grad(loss_ref, list(model.parameters()))
+    step = tx.compile(lambda a, b: demo._lm_loss(model, a, b), options=NUMPY)
+    loss = step(ids, tgt)
+    g = tx.autograd.grad(loss, list(model.parameters()))
+    assert loss.item() == pytest.approx(loss_ref.item(), rel=1e-6)
+    for a, b in zip(g, g_ref):
+        np.testing.assert_allclose(_np(a), _np(b), rtol=2e-4, atol=2e-6)
+
+
+def test_guards_recompile_on_shape_dtype_and_grad_mode_and_hit_otherwise():
+    cf = tx.compile(lambda x: (x * 2.0).exp(), options=NUMPY)
+    cf(tx.randn(3))
+    cf(tx.randn(3))
+    assert cf.stats["compiles"] == 1 and cf.stats["hits"] == 1
+    y = cf(tx.randn(4))  # a new shape
+    assert tuple(y.shape) == (4,) and cf.stats["compiles"] == 2
+    cf(tx.randn(3, dtype=tx.float64))  # a new dtype
+    cf(tx.randn(3, requires_grad=True))  # now a gradient is needed
+    assert cf.stats["compiles"] == 4
+    cf.reset()
+    cf(tx.randn(3))
+    assert cf.stats["compiles"] == 5
+
+
+def test_guards_on_device(device):
+    cf = tx.compile(lambda x: (x * 3.0 + 1.0).tanh(), options=NUMPY)
+    x = tx.randn(4, 5, dtype=tx.float64)
+    ref = (x * 3.0 + 1.0).tanh()
+    out = cf(x.to(device))
+    assert out.device.type == device
+    np.testing.assert_allclose(_np(out), _np(ref), rtol=1e-12)
+    cf(x)
+    assert cf.stats["compiles"] == (2 if device == "cuda" else 1)
+
+
+def test_data_dependent_python_falls_back_to_eager_and_fullgraph_raises():
+    def f(x):
+        if x.sum() > 0:  # Python branches on data
+            return x * 2.0
+        return x - 1.0
+
+    cf = tx.compile(f, options=NUMPY)
+    pos, neg = tx.ones(3), -tx.ones(3)
+    np.testing.assert_array_equal(_np(cf(pos)), [2.0, 2.0, 2.0])
+    np.testing.assert_array_equal(_np(cf(neg)), [-2.0, -2.0, -2.0])  # not the traced branch
+    assert "item()/bool()" in cf.stats["breaks"][0]
+    with pytest.raises(GraphBreak, match="fullgraph"):
+        tx.compile(f, fullgraph=True)(pos)
+
+
+def test_dropout_in_training_is_a_graph_break_and_stays_random():
+    drop = tx.nn.Dropout(0.5)
+    cf = tx.compile(lambda x: drop(x) * 1.0, options=NUMPY)
+    a, b = cf(tx.ones(64)), cf(tx.ones(64))
+    assert not np.array_equal(_np(a), _np(b))
+    assert any("random" in r for r in cf.stats["breaks"])
+
+
+def test_backend_and_mode_arguments():
+    f = lambda x: x * 2.0  # noqa: E731
+    x = tx.randn(3)
+    for backend in ("inductor", "aot_eager", "eager"):
+        np.testing.assert_array_equal(_np(tx.compile(f, backend=backend)(x)), _np(x * 2.0))
+    assert tx.compile(f, mode="max-autotune", options=NUMPY)(x).shape == (3,)
+    with pytest.raises(ValueError, match="compile\\(\\): unknown backend 'tvm'"):
+        tx.compile(f, backend="tvm")
+    with pytest.raises(RuntimeError, match="unrecognized mode"):
+        tx.compile(f, mode="fastest")
+    with pytest.raises(TypeError, match="expected a module or a function"):
+        tx.compile(3)
+    deco = tx.compile(options=NUMPY)(f)
+    np.testing.assert_array_equal(_np(deco(x)), _np(x * 2.0))
+
+
+def test_optimized_module_forwards_attributes():
+    m = _mlp()
+    cm = tx.compile(m)
+    assert cm._orig_mod is m and len(list(cm.parameters())) == 4
+    cm.eval()
+    assert not m.training
+
+
+def test_numba_kernels_equal_the_numpy_fallback(monkeypatch):
+    pytest.importorskip("numba")
+    fn = lambda x, y: (F.gelu(x) * y + x.exp()).sum(-1)  # noqa: E731
+    x, y = tx.randn(6, 33), tx.randn(6, 33)
+    c_numba = tx.compile(fn, options={"kernels": "numba"})
+    out = c_numba(x, y)
+    entry = next(iter(c_numba.entries.values()))
+    assert entry.graph.kernel_kinds() == ["numba"]
+    monkeypatch.setattr(kernels, "numba_available", lambda: False)  # the jit extra absent
+    c_auto = tx.compile(fn)
+    out_np = c_auto(x, y)
+    assert next(iter(c_auto.entries.values())).graph.kernel_kinds() == ["numpy"]
+    np.testing.assert_allclose(_np(out), _np(fn(x, y)), rtol=2e-5, atol=1e-5)
+    np.testing.assert_allclose(_np(out_np), _np(fn(x, y)), rtol=2e-5, atol=1e-5)
+
+
+def test_nested_outputs_and_kwargs_and_non_tensor_results():
+    def f(x, *, scale):
+        return {"a": x * scale, "pair": (x + 1.0, 7)}
+
+    cf = tx.compile(f, options=NUMPY)
+    x = tx.randn(3)
+    out = cf(x, scale=2.0)
+    assert out["pair"][1] == 7
+    np.testing.assert_allclose(_np(out["a"]), _np(x * 2.0))
+    cf(x, scale=3.0)
+    assert cf.stats["compiles"] == 2  # a Python value is part of the guard
