@@ -226,6 +226,13 @@ def _gemm(inputs, attrs, opset):
     return out
 
 
+@_op("Det")
+def _det(inputs, attrs, opset):
+    from ..linalg import det
+
+    return det(inputs[0])
+
+
 @_op("Einsum")
 def _einsum(inputs, attrs, opset):
     return T.einsum(attrs["equation"], *inputs)

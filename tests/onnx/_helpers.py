@@ -65,11 +65,12 @@ def registry_case(info):
 
 
 def export_and_compare(info, opset=17):
-    """``(True, max_error)`` when the op exports and onnxruntime's result equals eager's;
+    """``(True, max_error)`` when the op exports and onnxruntime's result, and that of the
+    model loaded back by tensorix.onnx.load, equal eager's;
     ``(False, reason)`` when export refuses it (UnsupportedOperatorError). A mismatch or any
     other error raises."""
     import tensorix as tx
-    from tensorix.onnx import UnsupportedOperatorError, export
+    from tensorix.onnx import UnsupportedOperatorError, export, load
 
     fn, inputs, dtype = registry_case(info)
     expected = fn(*inputs)
@@ -78,9 +79,11 @@ def export_and_compare(info, opset=17):
     except UnsupportedOperatorError as e:
         return False, str(e)
     got = run_ort(model, [t.numpy() for t in inputs])
+    loaded = load(model)(*inputs)  # the round trip: tensorix runs what it wrote
+    loaded = [t.detach().numpy() for t in (loaded if isinstance(loaded, tuple) else (loaded,))]
     worst = 0.0
-    assert len(got) == len(expected), (len(got), len(expected))
-    for g, e in zip(got, expected):
+    assert len(got) == len(expected) == len(loaded), (len(got), len(expected), len(loaded))
+    for g, e in zip(got + loaded, list(expected) * 2):
         e = e.detach().numpy() if isinstance(e, tx.Tensor) else np.asarray(e)
         assert g.shape == e.shape, (info.name, g.shape, e.shape)
         assert g.dtype == e.dtype, (info.name, g.dtype, e.dtype)

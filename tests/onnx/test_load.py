@@ -126,8 +126,9 @@ def test_gemm(attrs):
     check(one_node("Gemm", [a, b, c], **attrs), [a, b, c])
 
 
-def test_matmul_einsum():
+def test_matmul_einsum_det():
     a, b = f32(2, 3, 4), f32(4, 5)
+    check(one_node("Det", [f32(2, 3, 3)]), [f32(2, 3, 3)], atol=1e-5)
     check(one_node("MatMul", [a, b]), [a, b])
     check(one_node("Einsum", [a, b], equation="bij,jk->bik"), [a, b])
 
@@ -304,7 +305,7 @@ def test_handler_table_is_covered():
                            "Max", "Min", "Sum", "Mean", "PRelu", "And", "Or", "Xor", "Not",
                            "Mod", "LeakyRelu", "Elu", "Selu", "HardSigmoid", "Gelu", "Softmax",
                            "LogSoftmax", "Where", "Clip", "Cast", "Gemm", "MatMul", "Einsum",
-                           "Conv", "MaxPool", "AveragePool", "GlobalAveragePool",
+                           "Det", "Conv", "MaxPool", "AveragePool", "GlobalAveragePool",
                            "GlobalMaxPool", "LayerNormalization", "BatchNormalization",
                            "Reshape", "Transpose", "Flatten", "Squeeze", "Unsqueeze", "Expand",
                            "Tile", "Concat", "Split", "Slice", "Gather", "GatherElements",
