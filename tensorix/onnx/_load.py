@@ -87,6 +87,8 @@ class OnnxModule(nn.Module):
         for name, value in zip(self.input_names, inputs):
             env[name] = value if isinstance(value, Tensor) else Tensor(np.asarray(value))
         env[""] = None  # an omitted optional input
+        first = next((v for v in env.values() if isinstance(v, Tensor)), None)
+        device = None if first is None else first.device
         for node in self._nodes:
             args = [env[name] for name in node.inputs]
             try:
@@ -100,7 +102,9 @@ class OnnxModule(nn.Module):
                 outs = (outs,)
             for name, out in zip(node.outputs, outs):
                 if name:
-                    env[name] = out
+                    # what Constant/Shape/Range make from host data joins the inputs' device
+                    moved = device is not None and out is not None and out.device != device
+                    env[name] = out.to(device) if moved else out
         results = tuple(env[name] for name in self.output_names)
         return results[0] if len(results) == 1 else results
 

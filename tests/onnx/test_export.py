@@ -178,3 +178,19 @@ def test_data_dependent_program_is_refused():
 def test_python_output_is_refused():
     with pytest.raises(UnsupportedOperatorError, match="output 'output_0' is a Python"):
         export(lambda x: 3, (tx.randn(2),))
+
+
+def test_export_and_load_on_device(device):
+    """A model on either device exports (initializers come back to the host) and the loaded
+    module, moved to the device, runs there and equals eager. (The demo CNN: the demo GPT
+    makes its positions with tx.arange on the host, so it runs on the CPU only.)"""
+    tx.manual_seed(0)
+    model = demo.digits_cnn().eval().to(device)
+    x = tx.randn(2, 1, 8, 8).to(device)
+    proto = export(model, (x,))
+    expected = model(x).detach().cpu().numpy()
+    np.testing.assert_allclose(run_ort(proto, [x.cpu().numpy()])[0], expected, atol=1e-5)
+    loaded = load(proto).to(device)
+    got = loaded(x)
+    assert got.device == x.device
+    np.testing.assert_allclose(got.detach().cpu().numpy(), expected, atol=1e-5)
