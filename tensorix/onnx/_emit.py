@@ -14,12 +14,14 @@ __all__ = ["Emitter", "Value"]
 
 
 class Value:
-    """An ONNX tensor: its ``name`` in the graph, tensorix ``shape`` and ``dtype``."""
+    """An ONNX tensor: its ``name`` in the graph, tensorix ``shape`` and ``dtype``, and the
+    ``dynamic`` dims whose size follows a dynamic axis (``shape`` holds the example's)."""
 
-    __slots__ = ("name", "shape", "dtype")
+    __slots__ = ("name", "shape", "dtype", "dynamic")
 
-    def __init__(self, name, shape, dtype):
+    def __init__(self, name, shape, dtype, dynamic=frozenset()):
         self.name, self.shape, self.dtype = name, tuple(shape), dtype
+        self.dynamic = dynamic
 
     @property
     def ndim(self) -> int:
@@ -37,6 +39,7 @@ class Emitter:
         self.opset = opset
         self.nodes, self.initializers = [], []
         self.current = None  # the fx node being lowered: names its ONNX nodes
+        self.dynamic = frozenset()  # its output's dynamic dims
         self._count = 0
         self._consts: dict = {}  # small constants, shared by value
 

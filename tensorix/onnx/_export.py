@@ -14,6 +14,7 @@ from .. import nn
 from ..autograd.grad_mode import no_grad
 from ..tensor import Tensor
 from ._common import DEFAULT_OPSET, UnsupportedOperatorError, check_opset, onnx_module, to_elem_type
+from ._dynamic import dynamic_dims, grown_inputs, verify
 from ._emit import Emitter, Value
 from ._symbolic import SYMBOLIC
 
@@ -41,25 +42,22 @@ def export(model, args, f=None, opset_version: int = DEFAULT_OPSET, input_names=
         tensorix.onnx.export(model, (tensorix.randn(2, 4),), "mlp.onnx",
                              input_names=["x"], dynamic_axes={"x": {0: "batch"}})
     """
-    from ..fx import symbolic_trace
-
     opset = check_opset("tensorix.onnx.export", opset_version)
     args = (args,) if isinstance(args, Tensor) else tuple(args)
-    training = isinstance(model, nn.Module) and model.training
-    if training:
-        model.eval()
-    try:
+    names = _input_names(input_names, len(args))
+    dynamic = _dynamic_axes(dynamic_axes)
+    gm = _trace(model, args)
+    dyn_nodes, grown = {}, None
+    if any(name in dynamic for name in names):
+        grown = grown_inputs(args, names, dynamic)
+        again = _trace(model, grown)
+        dyn_nodes = dynamic_dims(gm.graph, again.graph)
         with no_grad():
-            gm = symbolic_trace(model, *args)
-    finally:
-        if training:
-            model.train()
-    if gm.breaks:
-        raise UnsupportedOperatorError(
-            "tensorix.onnx.export: the traced program depends on tensor data, so no static "
-            f"graph stands for it: {'; '.join(gm.breaks)}")
-    proto = export_graph(gm.graph, gm.root, opset, input_names, output_names, dynamic_axes,
-                         do_constant_folding)
+            expected = again(*grown)
+    proto = export_graph(gm.graph, gm.root, opset, names, output_names, dynamic_axes,
+                         do_constant_folding, dyn_nodes)
+    if grown is not None:
+        verify(proto, grown, expected if isinstance(expected, (tuple, list)) else (expected,))
     if f is not None:
         data = proto.SerializeToString()
         if hasattr(f, "write"):
@@ -71,22 +69,24 @@ def export(model, args, f=None, opset_version: int = DEFAULT_OPSET, input_names=
 
 
 def export_graph(graph, root=None, opset=DEFAULT_OPSET, input_names=None, output_names=None,
-                 dynamic_axes=None, do_constant_folding=True):
+                 dynamic_axes=None, do_constant_folding=True, dynamic_nodes=None):
     """The ONNX ModelProto of a ``tensorix.fx`` Graph (``root``: the module its get_attr
-    nodes read)."""
+    nodes read; ``dynamic_nodes``: the dynamic dims of each node, from ``_dynamic``)."""
     onnx = onnx_module()
     helper = onnx.helper
     em = Emitter(opset)
     dynamic = _dynamic_axes(dynamic_axes)
     placeholders = graph.placeholders
-    names = list(input_names or []) + [f"input_{i}" for i in range(len(placeholders))]
+    names = _input_names(input_names, len(placeholders))
+    dyn = dynamic_nodes or {}
     env: dict = {}
     folded = _foldable(graph) if do_constant_folding else set()
     concrete: dict = {}  # folded node -> its tensor, computed in tensorix
     inputs = []
     for node, name in zip(placeholders, names):
         axes = dynamic.get(name, {})
-        env[node] = Value(name, node.meta["shape"], node.meta["dtype"])
+        env[node] = Value(name, node.meta["shape"], node.meta["dtype"],
+                          frozenset(axes) | dyn.get(node, frozenset()))
         inputs.append(_value_info(helper, name, node.meta, axes))
     for node in graph.nodes:
         if node.op in ("placeholder", "output"):
@@ -94,12 +94,17 @@ def export_graph(graph, root=None, opset=DEFAULT_OPSET, input_names=None, output
         if node in folded:
             concrete[node] = _evaluate(node, concrete, root)
             if _feeds_unfolded(node, folded):
+                if node in dyn:
+                    raise UnsupportedOperatorError(
+                        f"tensorix.onnx.export: dynamic_axes: node {node.name} is computed "
+                        "from no input, yet its shape follows a dynamic axis (the program "
+                        "made it from the example's size, as tx.arange(T) does)")
                 env[node] = em.initializer(concrete[node], _init_name(node))
             continue
         if node.op == "getitem":
             env[node] = env[node.args[0]][node.target]
             continue
-        env[node] = _lower(em, node, env)
+        env[node] = _lower(em, node, env, dyn)
     result = graph.output_node.args[0]
     flat = list(result) if isinstance(result, (tuple, list)) else [result]
     out_names = list(output_names or []) + [f"output_{i}" for i in range(len(flat))]
@@ -120,7 +125,7 @@ def export_graph(graph, root=None, opset=DEFAULT_OPSET, input_names=None, output
     return model
 
 
-def _lower(em, node, env):
+def _lower(em, node, env, dyn):
     """The ONNX value(s) of one call node, by its primitive's symbolic."""
     from ..fx.graph import map_args
 
@@ -136,13 +141,39 @@ def _lower(em, node, env):
             f"tensorix.onnx.export: op {name} (node {node.name}) needs opset >= {since}, but "
             f"opset_version is {em.opset}")
     args = map_args(node.args, lambda n: env[n])
-    em.current = node
+    em.current, em.dynamic = node, dyn.get(node, frozenset())
     out = fn(em, node, *args)
     meta = node.meta
     if isinstance(out, (tuple, list)):
         return [Value(o, m.get("shape"), m.get("dtype")) if isinstance(o, str) else o
                 for o, m in zip(out, meta["outputs"])]
-    return Value(out, meta["shape"], meta["dtype"])
+    return Value(out, meta["shape"], meta["dtype"], em.dynamic)
+
+
+def _trace(model, args):
+    """The fx trace of ``model(*args)``: a Module in eval mode (then put back), no autograd
+    graph, and no dependence on tensor data."""
+    from ..fx import symbolic_trace
+
+    training = isinstance(model, nn.Module) and model.training
+    if training:
+        model.eval()
+    try:
+        with no_grad():
+            gm = symbolic_trace(model, *args)
+    finally:
+        if training:
+            model.train()
+    if gm.breaks:
+        raise UnsupportedOperatorError(
+            "tensorix.onnx.export: the traced program depends on tensor data, so no static "
+            f"graph stands for it: {'; '.join(gm.breaks)}")
+    return gm
+
+
+def _input_names(given, n) -> list:
+    given = list(given or [])
+    return given + [f"input_{i}" for i in range(len(given), n)]
 
 
 def _foldable(graph) -> set:

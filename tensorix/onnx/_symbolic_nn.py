@@ -39,6 +39,7 @@ INT64_MIN, INT64_MAX = -(2 ** 63), 2 ** 63 - 1
 
 def by_positions(em, node, a, *rest):
     """``node.op(a, *rest)`` as one Gather of positions from the flattened ``a``."""
+    _static(em, node, a, "its position table")
     table = np.arange(1, math.prod(a.shape) + 1, dtype=np.int64).reshape(a.shape)
     positions = node.op.apply(Tensor(table), *rest).numpy()
     flat = em.op("Reshape", a, em.ints([-1]))
@@ -50,15 +51,36 @@ def by_positions(em, node, a, *rest):
     return em.op("Gather", flat, em.const(positions.astype(np.int64)), axis=0)
 
 
+def _static(em, node, a, what):
+    if a.dynamic or em.dynamic:
+        raise _unsupported(node, em, f"{what} fixes the shape, and dims "
+                           f"{sorted(a.dynamic | em.dynamic)} are dynamic")
+
+
 for _cls in (movement.StridedView, movement.AsStrided, shape.Roll, _semiring.Diagonal,
-             _conv.Unfold, _along.Flip, _along.TakeAlong):
+             _along.Flip, _along.TakeAlong):
     symbolic(_cls)(by_positions)
+
+
+@symbolic(_conv.Unfold)
+def unfold(em, node, x, kernel, stride, padding, dilation):
+    """im2col windows (N, C, *K, *O): one Gather along the flattened (C, *S) of each sample,
+    by the positions of one sample's windows, so the batch may be dynamic."""
+    if x.dynamic - {0}:
+        return by_positions(em, node, x, kernel, stride, padding, dilation)
+    sample = (1,) + x.shape[1:]
+    table = np.arange(1, math.prod(sample) + 1, dtype=np.int64).reshape(sample)
+    positions = node.op.apply(Tensor(table), kernel, stride, padding, dilation).numpy()[0]
+    rows = em.op("Reshape", x, em.ints([0, -1]))
+    rows = em.op("Pad", rows, em.ints([0, 1, 0, 0]), mode="constant")  # position 0: a zero
+    return em.op("Gather", rows, em.const(positions), axis=1)
 
 
 @symbolic(inplace.CopySlices, structured.ViewScatter)
 def view_scatter(em, node, base, value, view_fn):
     """``base`` with the window ``view_fn`` selects replaced by ``value``: the window's
     positions (from the table) scattered into the flattened base."""
+    _static(em, node, base, "the window's position table")
     table = Tensor(np.arange(math.prod(base.shape), dtype=np.int64).reshape(base.shape))
     window = view_fn(table)
     positions = window.numpy().reshape(-1)
@@ -73,16 +95,24 @@ def view_scatter(em, node, base, value, view_fn):
 
 @symbolic(movement.Reshape, movement.View)
 def reshape(em, node, a, target, strides=None):
-    """Dims equal to the input's at the same place are written 0 (copy), one other dim -1
-    (infer), so a reshape follows a dynamic batch axis instead of baking in its size."""
-    target = list(node.meta["shape"])
-    if 0 in target or 0 in a.shape:
-        return em.op("Reshape", a, em.ints(target), allowzero=1)
-    spec = [0 if i < a.ndim and s == a.shape[i] else s for i, s in enumerate(target)]
-    rest = [i for i, s in enumerate(spec) if s != 0]
-    if rest:
-        spec[max(rest, key=lambda i: target[i])] = -1
-    return em.op("Reshape", a, em.ints(spec))
+    return em.op("Reshape", a, em.ints(shape_spec(em, node, a)),
+                 allowzero=1 if 0 in node.meta["shape"] else None)
+
+
+def shape_spec(em, node, a) -> list:
+    """The output shape as ONNX Reshape reads it: static dims as numbers; a dynamic dim that
+    sits where the input has it as 0 (copy); one other dynamic dim as -1 (infer)."""
+    spec = list(node.meta["shape"])
+    infer = []
+    for i in sorted(em.dynamic):
+        if i < a.ndim and i in a.dynamic and a.shape[i] == spec[i]:
+            spec[i] = 0
+        else:
+            spec[i] = -1
+            infer.append(i)
+    if len(infer) > 1:
+        raise _unsupported(node, em, f"a reshape with dims {infer} all following dynamic axes")
+    return spec
 
 
 @symbolic(movement.Permute)
@@ -92,7 +122,13 @@ def permute(em, node, a, dims):
 
 @symbolic(movement.Expand)
 def expand(em, node, a, target):
-    return em.op("Expand", a, em.ints(node.meta["shape"]))
+    out = list(node.meta["shape"])
+    lead = len(out) - a.ndim
+    for i in em.dynamic:  # ONNX Expand keeps the input's dim where the target says 1
+        if i < lead or i - lead not in a.dynamic:
+            raise _unsupported(node, em, f"an expand to dynamic dim {i} the input lacks")
+        out[i] = 1
+    return em.op("Expand", a, em.ints(out))
 
 
 @symbolic(movement.Clone)
@@ -124,14 +160,17 @@ def getitem(em, node, a, index):
 
 
 def _slice_one(b, dim, a, acc):
+    """Slice bounds as written (ONNX clamps and wraps them as Python does), not resolved
+    against the example's size, so slicing a dynamic axis stays right."""
     starts, ends, axes, steps, drop = acc
     if isinstance(b, int):
-        i = b + a.shape[dim] if b < 0 else b
-        starts.append(i), ends.append(i + 1), axes.append(dim), steps.append(1)
-        drop.append(dim)
+        starts.append(b), ends.append(INT64_MAX if b == -1 else b + 1), axes.append(dim)
+        steps.append(1), drop.append(dim)
     elif b != slice(None):
-        start, stop, step = b.indices(a.shape[dim])
-        starts.append(start), ends.append(stop), axes.append(dim), steps.append(step)
+        step = 1 if b.step is None else b.step
+        starts.append(0 if b.start is None else b.start)
+        ends.append(INT64_MAX if b.stop is None else b.stop)
+        axes.append(dim), steps.append(step)
     return dim + 1
 
 
@@ -169,7 +208,7 @@ def sum_to(em, node, a, target):
     if not axes:
         return em.op("Identity", a)
     summed = em.op("ReduceSum", a, em.ints(axes), keepdims=1)
-    return em.op("Reshape", summed, em.ints(target))
+    return em.op("Reshape", summed, em.ints(shape_spec(em, node, a)))
 
 
 # -- indexing ----------------------------------------------------------------------------------

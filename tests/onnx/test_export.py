@@ -194,3 +194,27 @@ def test_export_and_load_on_device(device):
     got = loaded(x)
     assert got.device == x.device
     np.testing.assert_allclose(got.detach().cpu().numpy(), expected, atol=1e-5)
+
+
+def test_dynamic_batch_cnn():
+    tx.manual_seed(0)
+    model = demo.digits_cnn().eval()
+    proto = export(model, (tx.randn(2, 1, 8, 8),), input_names=["x"],
+                   dynamic_axes={"x": [0], "output_0": [0]})
+    for batch in (1, 7):
+        x = tx.randn(batch, 1, 8, 8)
+        np.testing.assert_allclose(run_ort(proto, [x.numpy()])[0],
+                                   model(x).detach().numpy(), atol=1e-5)
+
+
+def test_dynamic_axis_the_program_bakes_in_is_refused():
+    # CharGPT makes its positions with tx.arange(T) and its mask T x T: T cannot vary
+    model = demo.CharGPT(vocab_size=30, context=16, d_model=32, n_heads=4, n_layers=1).eval()
+    with pytest.raises(UnsupportedOperatorError, match="dynamic_axes"):
+        export(model, (tx.randint(0, 30, (2, 8)),), input_names=["ids"],
+               dynamic_axes={"ids": {1: "time"}})
+
+
+def test_dynamic_axes_bad_axis():
+    with pytest.raises(ValueError, match="axis 3 of input 'x', which has shape"):
+        export(tx.relu, (tx.randn(2, 3),), input_names=["x"], dynamic_axes={"x": [3]})
