@@ -1,9 +1,10 @@
 """Dynamic axes, found by tracing twice: ``export`` traces the program again on inputs whose
-dynamic axes are one longer; the dims of each value that differ between the two traces are
-its dynamic dims (what the reshape and expand symbolics write as "copy" or "infer" rather than
-as numbers). The written model is then run by ``tensorix.onnx.load`` on the longer inputs and
-compared with eager, so a size the program baked in (a ``tx.arange(T)``, a mask made from the
-example's length) is an error at export, not a silently wrong model.
+dynamic axes are one shorter (one longer from size 1); the dims of each value that differ
+between the two traces are its dynamic dims (what the reshape and expand symbolics write as
+"copy" or "infer" rather than as numbers). The written model is then run by
+``tensorix.onnx.load`` on those inputs and compared with eager, so a size the program baked
+in (a ``tx.arange(T)``, a mask made from the example's length) is an error at export, not a
+silently wrong model.
 """
 
 from __future__ import annotations
@@ -14,12 +15,11 @@ from ..ops.shape import cat
 from ..tensor import Tensor
 from ._common import UnsupportedOperatorError
 
-__all__ = ["grown_inputs", "dynamic_dims", "verify"]
+__all__ = ["resized_inputs", "dynamic_dims", "verify"]
 
 
-def grown_inputs(args, names, axes_by_name) -> tuple:
-    """``args`` with each dynamic axis one longer (the first slice repeated at the end, so
-    integer inputs such as token ids stay valid)."""
+def resized_inputs(args, names, axes_by_name) -> tuple:
+    """``args`` with each dynamic axis of another size."""
     out = []
     for a, name in zip(args, names):
         for axis in sorted(axes_by_name.get(name, {})):
@@ -27,14 +27,17 @@ def grown_inputs(args, names, axes_by_name) -> tuple:
                 shape = tuple(getattr(a, "shape", ()))
                 raise ValueError(f"tensorix.onnx.export: dynamic_axes names axis {axis} of "
                                  f"input {name!r}, which has shape {shape}")
-            a = cat([a, a.narrow(axis, 0, 1)], axis)
+            size = a.shape[axis]
+            # one shorter where it can (a model may cap a length, as a GPT's context), else
+            # one longer by repeating the first slice (token ids stay valid)
+            a = a.narrow(axis, 0, size - 1) if size > 1 else cat([a, a], axis)
         out.append(a)
     return tuple(out)
 
 
 def dynamic_dims(graph, other) -> dict:
     """``{node: frozenset(dims)}``: the dims of each node of ``graph`` whose size differs in
-    ``other``, the same program traced on the grown inputs."""
+    ``other``, the same program traced on the resized inputs."""
     nodes, others = graph.nodes, other.nodes
     if len(nodes) != len(others) or any(_kind(a) != _kind(b) for a, b in zip(nodes, others)):
         raise UnsupportedOperatorError(
@@ -58,12 +61,12 @@ def _kind(node):
                                                          if node.op == "getitem" else None)
 
 
-def verify(proto, grown, expected) -> None:
-    """Run the written model in tensorix on the grown inputs; it must equal eager there."""
+def verify(proto, resized, expected) -> None:
+    """Run the written model in tensorix on the resized inputs; it must equal eager there."""
     from ._load import OnnxModule
 
     try:
-        got = OnnxModule(proto)(*grown)
+        got = OnnxModule(proto)(*resized)
     except Exception as e:  # a baked size surfaces as a shape error somewhere in the graph
         raise UnsupportedOperatorError(
             "tensorix.onnx.export: dynamic_axes: the exported graph does not run at another "

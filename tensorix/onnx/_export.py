@@ -14,7 +14,7 @@ from .. import nn
 from ..autograd.grad_mode import no_grad
 from ..tensor import Tensor
 from ._common import DEFAULT_OPSET, UnsupportedOperatorError, check_opset, onnx_module, to_elem_type
-from ._dynamic import dynamic_dims, grown_inputs, verify
+from ._dynamic import dynamic_dims, resized_inputs, verify
 from ._emit import Emitter, Value
 from ._symbolic import SYMBOLIC
 
@@ -47,17 +47,24 @@ def export(model, args, f=None, opset_version: int = DEFAULT_OPSET, input_names=
     names = _input_names(input_names, len(args))
     dynamic = _dynamic_axes(dynamic_axes)
     gm = _trace(model, args)
-    dyn_nodes, grown = {}, None
+    dyn_nodes, resized = {}, None
     if any(name in dynamic for name in names):
-        grown = grown_inputs(args, names, dynamic)
-        again = _trace(model, grown)
+        resized = resized_inputs(args, names, dynamic)
+        try:
+            again = _trace(model, resized)
+        except UnsupportedOperatorError:
+            raise
+        except Exception as e:
+            raise UnsupportedOperatorError(
+                "tensorix.onnx.export: dynamic_axes: the program fails at another size of the "
+                f"dynamic axes ({type(e).__name__}: {e})") from None
         dyn_nodes = dynamic_dims(gm.graph, again.graph)
         with no_grad():
-            expected = again(*grown)
+            expected = again(*resized)
     proto = export_graph(gm.graph, gm.root, opset, names, output_names, dynamic_axes,
                          do_constant_folding, dyn_nodes)
-    if grown is not None:
-        verify(proto, grown, expected if isinstance(expected, (tuple, list)) else (expected,))
+    if resized is not None:
+        verify(proto, resized, expected if isinstance(expected, (tuple, list)) else (expected,))
     if f is not None:
         data = proto.SerializeToString()
         if hasattr(f, "write"):
