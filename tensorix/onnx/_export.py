@@ -13,8 +13,8 @@ from __future__ import annotations
 from .. import nn
 from ..autograd.grad_mode import no_grad
 from ..tensor import Tensor
+from ._checks import dynamic_dims, probe_inputs, resized_inputs, verify
 from ._common import DEFAULT_OPSET, UnsupportedOperatorError, check_opset, onnx_module, to_elem_type
-from ._dynamic import dynamic_dims, resized_inputs, verify
 from ._emit import Emitter, Value
 from ._symbolic import SYMBOLIC
 
@@ -62,9 +62,17 @@ def export(model, args, f=None, opset_version: int = DEFAULT_OPSET, input_names=
         with no_grad():
             expected = again(*resized)
     proto = export_graph(gm.graph, gm.root, opset, names, output_names, dynamic_axes,
-                         do_constant_folding, dyn_nodes)
+                         do_constant_folding, dyn_nodes, _examples(gm, args))
     if resized is not None:
-        verify(proto, resized, expected if isinstance(expected, (tuple, list)) else (expected,))
+        verify(proto, resized, _flat(expected), "another size of the dynamic axes")
+    probe = probe_inputs(args)
+    try:
+        with no_grad():
+            expected = _trace(model, probe)(*probe)
+    except Exception:  # the program does not accept other values (a Cholesky of a non-SPD
+        expected = None  # matrix...): nothing to compare against
+    if expected is not None:
+        verify(proto, probe, _flat(expected), "other input values")
     if f is not None:
         data = proto.SerializeToString()
         if hasattr(f, "write"):
@@ -76,12 +84,14 @@ def export(model, args, f=None, opset_version: int = DEFAULT_OPSET, input_names=
 
 
 def export_graph(graph, root=None, opset=DEFAULT_OPSET, input_names=None, output_names=None,
-                 dynamic_axes=None, do_constant_folding=True, dynamic_nodes=None):
+                 dynamic_axes=None, do_constant_folding=True, dynamic_nodes=None, examples=None):
     """The ONNX ModelProto of a ``tensorix.fx`` Graph (``root``: the module its get_attr
-    nodes read; ``dynamic_nodes``: the dynamic dims of each node, from ``_dynamic``)."""
+    nodes read; ``dynamic_nodes``: the dynamic dims of each node, from ``_checks``;
+    ``examples``: node values on the example inputs, for symbolics that need them)."""
     onnx = onnx_module()
     helper = onnx.helper
     em = Emitter(opset)
+    em.examples = examples or {}
     dynamic = _dynamic_axes(dynamic_axes)
     placeholders = graph.placeholders
     names = _input_names(input_names, len(placeholders))
@@ -176,6 +186,32 @@ def _trace(model, args):
             "tensorix.onnx.export: the traced program depends on tensor data, so no static "
             f"graph stands for it: {'; '.join(gm.breaks)}")
     return gm
+
+
+def _examples(gm, args) -> dict:
+    """The example value of every input of a node whose symbolic reads example values (only
+    EvenSelect: the IR has its result, not which reduction made it)."""
+    from ..fx.graph_module import Interpreter
+
+    wanted = {n.args[0] for n in gm.graph.call_nodes() if n.op.__name__ == "EvenSelect"}
+    if not wanted:
+        return {}
+    values = {ph: a for ph, a in zip(gm.graph.placeholders, args) if ph in wanted}
+
+    class Recorder(Interpreter):
+        def run_node(self, node, node_args):
+            out = super().run_node(node, node_args)
+            if node in wanted:
+                values[node] = out
+            return out
+
+    with no_grad():
+        Recorder(gm.graph, gm.root).run(*args)
+    return values
+
+
+def _flat(result) -> tuple:
+    return tuple(result) if isinstance(result, (tuple, list)) else (result,)
 
 
 def _input_names(given, n) -> list:

@@ -331,6 +331,31 @@ def _norm(em, node, x, p, dims, keepdim):
     return em.op("Pow", _reduce(em, "ReduceSum", powered, dims, keepdim), em.scalar(1 / p, a))
 
 
+@symbolic(reduce.EvenSelect)
+def _even_select(em, node, a, out, dims, keepdim):
+    """amax or amin: the IR carries the chosen value, not the reduction, so the example's
+    value tells which (an ambiguous example, with every candidate equal, is refused)."""
+    example = em.examples.get(node.args[0])
+    if example is None:
+        raise _refuse(em, node, "the reduction (amax, amin, median) is not in the IR")
+    data = example.detach().cpu().numpy()
+    axes = tuple(range(data.ndim)) if dims is None else dims
+    found = np.asarray(out)
+    fits = [name for name, fn in (("ReduceMax", np.max), ("ReduceMin", np.min))
+            if np.array_equal(fn(data, axis=axes, keepdims=keepdim), found, equal_nan=True)]
+    if len(fits) != 1:
+        why = "the example cannot tell amax from amin" if fits else "a median has no ONNX form"
+        raise _refuse(em, node, why)
+    return _reduce(em, fits[0], a, dims, keepdim)
+
+
+def _refuse(em, node, why):
+    from ._common import UnsupportedOperatorError
+
+    return UnsupportedOperatorError(f"tensorix.onnx.export: op {node.op.__name__} (node "
+                                    f"{node.name}) has no ONNX form at opset {em.opset}: {why}")
+
+
 def typed(em, v, dtype, shape=None):
     """``v`` (a Value or a name) cast to ``dtype``, as a Value (for the helpers that read the
     rank)."""

@@ -1,10 +1,15 @@
-"""Dynamic axes, found by tracing twice: ``export`` traces the program again on inputs whose
-dynamic axes are one shorter (one longer from size 1); the dims of each value that differ
-between the two traces are its dynamic dims (what the reshape and expand symbolics write as
-"copy" or "infer" rather than as numbers). The written model is then run by
-``tensorix.onnx.load`` on those inputs and compared with eager, so a size the program baked
-in (a ``tx.arange(T)``, a mask made from the example's length) is an error at export, not a
-silently wrong model.
+"""What export checks about the graph it wrote, beyond onnx.checker.
+
+Dynamic axes, found by tracing twice: the program is traced again on inputs whose dynamic axes
+are one shorter (one longer from size 1); the dims of each value that differ between the two
+traces are its dynamic dims (what the reshape and expand symbolics write as "copy" or "infer"
+rather than as numbers).
+
+Values the trace baked in: a primitive that takes raw data made from an input (an index array
+inside a GetItem, the result EvenSelect carries) would replay the example's values whatever
+the input. So the written model is run by ``tensorix.onnx.load`` on other inputs (the dynamic
+axes resized; every value changed, see ``probe_inputs``) and compared with eager there: a
+baked-in size or value is an error at export, not a silently wrong model.
 """
 
 from __future__ import annotations
@@ -15,7 +20,7 @@ from ..ops.shape import cat
 from ..tensor import Tensor
 from ._common import UnsupportedOperatorError
 
-__all__ = ["resized_inputs", "dynamic_dims", "verify"]
+__all__ = ["resized_inputs", "probe_inputs", "dynamic_dims", "verify"]
 
 
 def resized_inputs(args, names, axes_by_name) -> tuple:
@@ -31,6 +36,20 @@ def resized_inputs(args, names, axes_by_name) -> tuple:
             # one shorter where it can (a model may cap a length, as a GPT's context), else
             # one longer by repeating the first slice (token ids stay valid)
             a = a.narrow(axis, 0, size - 1) if size > 1 else cat([a, a], axis)
+        out.append(a)
+    return tuple(out)
+
+
+def probe_inputs(args) -> tuple:
+    """``args`` with other values: every tensor reversed along all its dims (indices stay
+    valid, a symmetric positive definite matrix stays one, an order changes) and floats
+    scaled by 1.5 too (an extreme changes)."""
+    out = []
+    for a in args:
+        if isinstance(a, Tensor) and a.numel() > 0 and a.ndim > 0:
+            a = a.flip(tuple(range(a.ndim)))
+        if isinstance(a, Tensor) and a.is_floating_point():
+            a = a * 1.5
         out.append(a)
     return tuple(out)
 
@@ -61,21 +80,23 @@ def _kind(node):
                                                          if node.op == "getitem" else None)
 
 
-def verify(proto, resized, expected) -> None:
-    """Run the written model in tensorix on the resized inputs; it must equal eager there."""
+def verify(proto, inputs, expected, what) -> None:
+    """Run the written model in tensorix on ``inputs``; it must equal ``expected`` (eager)
+    there, else UnsupportedOperatorError saying ``what`` the inputs changed."""
     from ._load import OnnxModule
 
     try:
-        got = OnnxModule(proto)(*resized)
+        got = OnnxModule(proto)(*inputs)
     except Exception as e:  # a baked size surfaces as a shape error somewhere in the graph
         raise UnsupportedOperatorError(
-            "tensorix.onnx.export: dynamic_axes: the exported graph does not run at another "
-            f"size of the dynamic axes ({type(e).__name__}: {e})") from None
+            f"tensorix.onnx.export: the exported graph does not run at {what} "
+            f"({type(e).__name__}: {e})") from None
     got = got if isinstance(got, tuple) else (got,)
     for i, (g, e) in enumerate(zip(got, expected)):
         g, e = g.detach().cpu().numpy(), e.detach().cpu().numpy()
         if g.shape != e.shape or not np.allclose(g, e, rtol=1e-4, atol=1e-5, equal_nan=True):
             raise UnsupportedOperatorError(
-                f"tensorix.onnx.export: dynamic_axes: output {i} of the exported graph differs "
-                "from eager at another size of the dynamic axes: the program bakes a size in "
-                "(a tensor made from the example's shape, such as tx.arange(T) or a T x T mask)")
+                f"tensorix.onnx.export: output {i} of the exported graph differs from eager at "
+                f"{what}: the trace baked the example's {what.split()[-1]} in (a tensor made "
+                "from the example's shape such as tx.arange(T), or an op that read an input's "
+                "data outside the dispatcher, such as an index tensor in x[i])")
