@@ -471,6 +471,30 @@ def _scatter_elements(inputs, attrs, opset):
     return T.scatter_reduce(x, axis, idx, src, names[reduction], include_self=True)
 
 
+@_op("ScatterND")
+def _scatter_nd(inputs, attrs, opset):
+    """Rows of ``updates`` written (or reduced) into ``data`` at the multi-indices in the
+    last axis of ``indices``: as index_copy/index_add/index_reduce along the flattened
+    leading dims they address."""
+    x, idx, upd = inputs
+    k = idx.shape[-1]
+    lead = x.shape[:k]
+    flat_x = x.reshape(math.prod(lead), *x.shape[k:])
+    idx = T.where(idx < 0, idx + Tensor(np.asarray(lead, np.int64)), idx).long()
+    strides = np.cumprod((1,) + tuple(lead[:0:-1]))[::-1].copy()
+    positions = (idx * Tensor(strides.astype(np.int64))).sum(-1).reshape(-1)
+    rows = upd.reshape(-1, *x.shape[k:])
+    reduction = attrs.get("reduction", "none")
+    if reduction == "none":
+        out = T.index_copy(flat_x, 0, positions, rows)
+    elif reduction == "add":
+        out = T.index_add(flat_x, 0, positions, rows)
+    else:
+        names = {"mul": "prod", "max": "amax", "min": "amin"}
+        out = T.index_reduce(flat_x, 0, positions, rows, names[reduction])
+    return out.reshape(x.shape)
+
+
 @_op("Pad")
 def _pad(inputs, attrs, opset):
     x = inputs[0]

@@ -19,7 +19,7 @@ import numpy as np
 
 from .. import dtypes as dt
 from ..ops import activation as act
-from ..ops import bitwise, elementwise, linalg_norm, pointwise, reduce, unary
+from ..ops import bitwise, elementwise, linalg_norm, pointwise, reduce, special, unary
 
 __all__ = ["SYMBOLIC", "symbolic"]
 
@@ -415,6 +415,48 @@ def _xlogy(em, node, x, y):
     zero = em.const(0, out_dtype(node))
     keep_zero = em.op("And", em.op("Equal", x, zero), em.op("Not", em.op("IsNaN", y)))
     return em.op("Where", keep_zero, zero, em.op("Mul", x, em.op("Log", y)))
+
+
+@symbolic(elementwise.LogAddExp2)
+def _logaddexp2(em, node, a, b):
+    """max + log2(1 + 2^-|a - b|)."""
+    a, b = _same(em, node, a, b)
+    dtype = out_dtype(node)
+    gap = em.op("Neg", em.op("Abs", em.op("Sub", a, b)))
+    inner = em.op("Add", em.const(1, dtype), em.op("Pow", em.const(2, dtype), gap))
+    log2 = em.op("Div", em.op("Log", inner), em.const(math.log(2.0), dtype))
+    return em.op("Add", em.op("Max", a, b), log2)
+
+
+@symbolic(special.Sinc)
+def _sinc(em, node, a):
+    """sin(pi x) / (pi x), 1 at 0."""
+    (a,) = _same(em, node, a)
+    dtype = out_dtype(node)
+    zero, one = em.const(0, dtype), em.const(1, dtype)
+    is_zero = em.op("Equal", a, zero)
+    px = em.op("Mul", em.op("Where", is_zero, one, a), em.const(math.pi, dtype))
+    return em.op("Where", is_zero, one, em.op("Div", em.op("Sin", px), px))
+
+
+@symbolic(elementwise.Atan2)
+def _atan2(em, node, a, b):
+    """atan(a / b) moved into the quadrant of (b, a); on the axes: +-pi/2, 0 and pi (the
+    signs of zeros are not distinguished: atan2(-0, -1) is pi here)."""
+    a, b = _same(em, node, a, b)
+    dtype = out_dtype(node)
+    zero, pi = em.const(0, dtype), em.const(math.pi, dtype)
+    base = em.op("Atan", em.op("Div", a, em.op("Where", em.op("Equal", b, zero),
+                                                 em.const(1, dtype), b)))
+    a_neg = em.op("Less", a, zero)
+    shift = em.op("Where", a_neg, em.op("Neg", pi), pi)
+    left = em.op("Add", base, shift)  # b < 0
+    half = em.op("Where", a_neg, em.const(-math.pi / 2, dtype),
+                 em.op("Where", em.op("Equal", a, zero), zero, em.const(math.pi / 2, dtype)))
+    out = em.op("Where", em.op("Less", b, zero), left, base)
+    out = em.op("Where", em.op("Equal", b, zero), half, out)
+    nan = em.op("Or", em.op("IsNaN", a), em.op("IsNaN", b))
+    return em.op("Where", nan, em.op("Add", a, b), out)
 
 
 from . import _symbolic_nn  # noqa: E402,F401  (registers the movement and nn symbolics)

@@ -24,13 +24,15 @@ from ..ops import (
     inplace,
     linalg,
     linalg_decomp,
+    linalg_norm,
     movement,
     reduce,
     shape,
     structured,
 )
 from ..tensor import Tensor
-from ._symbolic import _same, symbolic
+from ._emit import Value
+from ._symbolic import _same, out_dtype, symbolic
 
 INT64_MIN, INT64_MAX = -(2 ** 63), 2 ** 63 - 1
 
@@ -239,6 +241,64 @@ def scatter_add(em, node, a, dim, index, src):
                  reduction="add")
 
 
+def _along_front(em, a, dim):
+    """``a`` with ``dim`` moved to the front, and the permutation that moves it back."""
+    perm = [dim] + [d for d in range(a.ndim) if d != dim]
+    back = [perm.index(d) for d in range(a.ndim)]
+    return em.op("Transpose", a, perm=perm), perm, back
+
+
+def _slices_put(em, node, a, dim, index, src, reduction=None):
+    """index_copy / index_fill / index_add: whole slices along ``dim`` written (or added) at
+    ``index``, as one ScatterND on ``a`` with ``dim`` in front."""
+    a, src = _same(em, node, a, src)
+    n = node.meta["shape"][dim]
+    dim %= len(node.meta["shape"])
+    front, perm, back = _along_front(em, Value(a, node.meta["shape"], out_dtype(node)), dim)
+    k = index.shape[0] if index.ndim else 1
+    idx = em.op("Reshape", em.cast(index, dt.int64), em.ints([k, 1]))
+    idx = em.op("Where", em.op("Less", idx, em.const(np.int64(0))),
+                em.op("Add", idx, em.const(np.int64(n))), idx)
+    rest = [node.meta["shape"][d] for d in perm[1:]]
+    if node.op is indexing.IndexFill:  # a value: one slice of it per index
+        updates = em.op("Expand", src, em.ints([k] + rest))
+    else:
+        updates = em.op("Transpose", src, perm=perm)
+    out = em.op("ScatterND", front, idx, updates, reduction=reduction)
+    return em.op("Transpose", out, perm=back)
+
+
+@symbolic(indexing.IndexCopy, indexing.IndexFill)
+def index_copy(em, node, a, dim, index, src):
+    return _slices_put(em, node, a, dim, index, src)
+
+
+@symbolic(indexing.IndexAdd, since=16)
+def index_add(em, node, a, dim, index, src):
+    return _slices_put(em, node, a, dim, index, src, reduction="add")
+
+
+_SCATTER_REDUCE = {"sum": ("add", 16, 0.0), "prod": ("mul", 16, 1.0),
+                   "amax": ("max", 18, -math.inf), "amin": ("min", 18, math.inf)}
+
+
+@symbolic(indexing.ScatterReduce, since=16)
+def scatter_reduce(em, node, a, dim, index, src, reduce, include_self):
+    if reduce not in _SCATTER_REDUCE or em.opset < _SCATTER_REDUCE[reduce][1]:
+        raise _unsupported(node, em, f"scatter_reduce with reduce={reduce!r}")
+    reduction, _, identity = _SCATTER_REDUCE[reduce]
+    a, src = _same(em, node, a, src)
+    index = em.cast(index, dt.int64)
+    if not include_self:  # the landing positions start from the reduction's identity
+        dtype = out_dtype(node)
+        if dtype.category < 2 and math.isinf(identity):
+            info = np.iinfo(dtype.np)
+            identity = info.min if identity < 0 else info.max
+        fill = em.op("Expand", em.const(identity, dtype), em.op("Shape", index))
+        a = em.op("ScatterElements", a, index, fill, axis=dim)
+    return em.op("ScatterElements", a, index, src, axis=dim, reduction=reduction)
+
+
 @symbolic(_core.Embedding)
 def embedding(em, node, weight, idx, padding_idx):
     return em.op("Gather", weight, em.cast(idx, dt.int64), axis=0)
@@ -272,6 +332,30 @@ def contract(em, node, a, b, spec):
     operands = [a] if b is None else [a, b]
     inputs = word(sa) if b is None else f"{word(sa)},{word(sb)}"
     return em.op("Einsum", *_same(em, node, *operands), equation=f"{inputs}->{word(out)}")
+
+
+@symbolic(linalg_norm.Cross)
+def cross(em, node, a, b, dim):
+    """The three components along ``dim``, each a difference of products."""
+    a, b = _same(em, node, a, b)
+    nd = len(node.meta["shape"])
+    dim %= nd
+
+    def part(v, i):
+        return em.op("Slice", v, em.ints([i]), em.ints([i + 1]), em.ints([dim]))
+
+    av, bv = [part(a, i) for i in range(3)], [part(b, i) for i in range(3)]
+    comps = [em.op("Sub", em.op("Mul", av[(i + 1) % 3], bv[(i + 2) % 3]),
+                   em.op("Mul", av[(i + 2) % 3], bv[(i + 1) % 3])) for i in range(3)]
+    return em.op("Concat", *comps, axis=dim)
+
+
+@symbolic(linalg_decomp.Slogdet)
+def slogdet(em, node, a):
+    """(sign, log|det|) from ONNX Det: fine while det stays in range (slogdet exists for the
+    matrices whose det overflows; onnxruntime has no LU to do better)."""
+    d = em.op("Det", a)
+    return [em.op("Sign", d), em.op("Log", em.op("Abs", d))]
 
 
 @symbolic(linalg_decomp.Det)

@@ -213,6 +213,14 @@ def test_scatter_elements(reduction):
           [x])
 
 
+@pytest.mark.parametrize("reduction", ["none", "add", "mul", "max"])
+def test_scatter_nd(reduction):
+    x, upd = f32(4, 3, 2), f32(2, 2)
+    idx = np.array([[0, 1], [3, -1]], np.int64)
+    check(one_node("ScatterND", [x], {"i": idx, "u": upd}, opset=18, reduction=reduction),
+          [x])
+
+
 @pytest.mark.parametrize("mode", ["constant", "reflect", "edge"])
 def test_pad(mode):
     x = f32(2, 3, 4)
@@ -309,7 +317,8 @@ def test_handler_table_is_covered():
                            "GlobalMaxPool", "LayerNormalization", "BatchNormalization",
                            "Reshape", "Transpose", "Flatten", "Squeeze", "Unsqueeze", "Expand",
                            "Tile", "Concat", "Split", "Slice", "Gather", "GatherElements",
-                           "ScatterElements", "Pad", "ReduceSum", "ReduceMean", "ReduceMax",
+                           "ScatterElements", "ScatterND", "Pad", "ReduceSum", "ReduceMean",
+                           "ReduceMax",
                            "ReduceMin", "ReduceProd", "ReduceLogSumExp", "ReduceL2",
                            "ReduceL1", "ReduceSumSquare", "ArgMax", "ArgMin", "CumSum", "TopK",
                            "Trilu", "Shape", "ConstantOfShape", "Range", "Constant", "Dropout"}
