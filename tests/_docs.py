@@ -1,22 +1,24 @@
-"""Run a tutorial page: every ```python block of a docs/*.md file, in order, in one namespace
-(the blocks carry their own assertions). Shared by the docs tests of each subpackage."""
+"""Running a tutorial's code: every ```python block of a docs/*.md page, in order, in one
+namespace (shared by the docs tests, so a page stays true)."""
 
 from __future__ import annotations
 
 import pathlib
 import re
 
+import tensorix as tx
+
 DOCS = pathlib.Path(__file__).resolve().parents[1] / "docs"
 
 
-def python_blocks(path) -> list[str]:
-    return re.findall(r"```python\n(.*?)```", pathlib.Path(path).read_text(), flags=re.S)
-
-
-def run_blocks(path, namespace=None) -> dict:
-    """Execute the page's Python blocks in order; returns the namespace they built."""
-    namespace = {} if namespace is None else namespace
-    for i, block in enumerate(python_blocks(path)):
-        code = compile(block, f"{pathlib.Path(path).name} block {i}", "exec")
-        exec(code, namespace)  # noqa: S102 - the tutorials are ours
+def run_python_blocks(name: str, min_blocks: int) -> dict:
+    """Execute the ```python blocks of ``docs/<name>`` (seeded with 0) and return the
+    namespace; fails if the page has fewer than ``min_blocks`` blocks."""
+    path = DOCS / name
+    blocks = re.findall(r"```python\n(.*?)```", path.read_text(), flags=re.S)
+    assert len(blocks) >= min_blocks, f"{name} lost its code blocks"
+    namespace: dict = {}
+    tx.manual_seed(0)
+    for i, block in enumerate(blocks):
+        exec(compile(block, f"{name} block {i}", "exec"), namespace)  # noqa: S102 - ours
     return namespace

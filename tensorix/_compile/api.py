@@ -28,7 +28,7 @@ from ..autograd.function import Function, once_differentiable
 from ..autograd.grad_mode import modes
 from ..fx.graph_module import _arg_names, _attr_paths, _get_attr
 from ..fx.split import split_joint
-from ..fx.tracer import GraphBreak, Tracer, _outputs, _placeholders
+from ..fx.tracer import GraphBreak, Tracer, _outputs, _placeholders, trace_backward
 from ..tensor import Tensor
 from .executor import CompiledGraph
 
@@ -125,7 +125,8 @@ class CompiledFunction:
             # module's parameters or tensors the function closes over
             needs_grad = modes.state.enabled and any(_diff(o) for o in outs)
             if needs_grad:
-                tangents, grads, leaves = _trace_backward(tracer, outs)
+                tangents, grads, leaves = trace_backward(tracer, outs)
+        tracer.check_side_effects()
         if _rng_states() != rng:
             tracer.graph_break("random numbers were drawn outside the dispatcher (dropout "
                                "in training mode, rand in the function)")
@@ -156,32 +157,6 @@ class CompiledFunction:
 
 def _diff(t):
     return isinstance(t, Tensor) and t.requires_grad
-
-
-def _trace_backward(tracer, outs):
-    """Record ``autograd.grad(outputs, leaves, tangents)`` into the trace; returns the
-    tangent placeholders, the gradients and the leaves (as (node, tensor))."""
-    from ..autograd import grad as autograd_grad
-    from ..ops.creation import zeros_like
-
-    leaves, seen = [], set()
-    for t in tracer._keep:
-        node = tracer._env[id(t)][0]
-        if node.op in ("placeholder", "get_attr", "constant") and t.requires_grad and \
-                t.grad_fn is None and node not in seen:
-            seen.add(node)
-            leaves.append((node, t))
-    diff = [o for o in outs if _diff(o)]
-    tangents, tangent_tensors = [], []
-    for i, o in enumerate(diff):
-        tan = zeros_like(o)
-        node = tracer.graph.placeholder(f"tangent_{i}", **tracer.node_of(o).meta)
-        tracer.bind(tan, node)
-        tangents.append(node)
-        tangent_tensors.append(tan)
-    grads = autograd_grad(diff, [t for _, t in leaves], grad_outputs=tangent_tensors,
-                          create_graph=True, allow_unused=True) if diff and leaves else ()
-    return tangents, list(grads) or [None] * len(leaves), leaves
 
 
 class _Eager:

@@ -22,6 +22,7 @@ import hashlib
 import math
 import os
 import pathlib
+import re
 
 import numpy as np
 
@@ -104,11 +105,23 @@ def _index(kind, a, b):
             "col": f"[{a}, 0]", "scalar": "[0, 0]"}[kind]
 
 
+# Eigen's float32 tanh (generic_fast_tanh_float): odd rational 13/6 on [-7.9, 7.9], within 7
+# ulp of tanh; a pure-arithmetic loop body LLVM vectorizes, where libm's tanhf is a scalar call
+_TANH32_P = (-2.76076847742355e-16, 2.00018790482477e-13, -8.60467152213735e-11,
+             5.12229709037114e-08, 1.48572235717979e-05, 6.37261928875436e-04,
+             4.89352455891786e-03)
+_TANH32_Q = (1.19825839466702e-06, 1.18534705686654e-04, 2.26843463243900e-03,
+             4.89352518554385e-03)
+_LITERAL = re.compile(r"(?<![\w.])(\d+\.\d*(?:e[-+]?\d+)?)")
+
+
 def _erf32_source():
     from ..ops._erf import _ERF32_P, _ERF32_Q
 
     p = ", ".join(f"np.float32({float(c)!r})" for c in _ERF32_P)
     q = ", ".join(f"np.float32({float(c)!r})" for c in _ERF32_Q)
+    tp = ", ".join(f"np.float32({c!r})" for c in _TANH32_P)
+    tq = ", ".join(f"np.float32({c!r})" for c in _TANH32_Q)
     return f"""_P = ({p})
 _Q = ({q})
 
@@ -124,6 +137,24 @@ def _erf32(x):
     for c in _Q[2:]:
         q = q * x2 + c
     return min(max(x * (p / q), np.float32(-1.0)), np.float32(1.0))
+
+
+_TP = ({tp})
+_TQ = ({tq})
+
+
+@numba.njit(cache=True, inline="always", error_model="numpy")
+def _tanh32(x):
+    x = np.float32(min(max(x, np.float32(-7.90531110763549805)),
+                       np.float32(7.90531110763549805)))
+    x2 = x * x
+    p = x2 * _TP[0] + _TP[1]
+    for c in _TP[2:]:
+        p = p * x2 + c
+    q = x2 * _TQ[0] + _TQ[1]
+    for c in _TQ[2:]:
+        q = q * x2 + c
+    return x * p / q
 """
 
 
@@ -134,11 +165,22 @@ def numba_source(plan: KernelPlan) -> str:
     """A module defining ``kernel(outer, inner, x..., o..., r...)`` compiled by numba."""
     ins, outs, sums = plan.signature()
     lines = ["import math", "import numba", "import numpy as np", "", _ERF32_SOURCE,
-             "", "@numba.njit(cache=True, nogil=True, error_model='numpy')",
+             "", "@numba.njit(cache=True, nogil=True, error_model='numpy', "
+             "fastmath={'reassoc', 'contract'})",
              f"def kernel({', '.join(['outer', 'inner'] + ins + outs + sums)}):"]
-    # float32 groups take erf from Eigen's float32 rational form (ops/_erf.py's erf32, the
-    # eager float32 erf, within 8 ulp) rather than libm's double erf, several times slower
-    erf = "_erf32(" if plan.group.dtype.name == "float32" else "math.erf("
+    # float32 groups: erf and tanh as float32 rational forms (ops/_erf.py's erf32, the eager
+    # float32 erf, within 8 ulp; Eigen's tanh, 7 ulp) instead of libm's scalar calls, and
+    # literals as float32 constants (a float64 literal would widen the whole expression):
+    # the loop body is then plain float32 arithmetic that LLVM vectorizes
+    f32 = plan.group.dtype.name == "float32"
+    consts: dict = {}
+
+    def lower(e):
+        if not f32:
+            return e
+        e = e.replace("math.erf(", "_erf32(").replace("math.tanh(", "_tanh32(")
+        return _LITERAL.sub(lambda m: consts.setdefault(m.group(1), f"_c{len(consts)}"), e)
+
     for j, kind in enumerate(plan.kinds):
         if kind == "scalar":
             lines.append(f"    v{j} = x{j}[0, 0]")
@@ -151,7 +193,7 @@ def numba_source(plan: KernelPlan) -> str:
         if kind != "scalar":
             lines.append(f"            v{j} = x{j}{_index(kind, 'a', 'b')}")
     for var, _n, e in plan.body:
-        lines.append(f"            {var} = {e['py'].replace('math.erf(', erf)}")
+        lines.append(f"            {var} = {lower(e['py'])}")
     for j, n in enumerate(plan.full_outputs):
         lines.append(f"            o{j}[a, b] = {plan.names[n]}")
     for j, (_, v) in enumerate(plan.sums):
@@ -161,6 +203,8 @@ def numba_source(plan: KernelPlan) -> str:
             lines.append(f"            r{j}[b] += {v}")
     for j, _ in inner_sums:
         lines.append(f"        r{j}[a] = acc{j}")
+    head = lines.index("") + 1  # the constants go after the imports
+    lines[head:head] = [f"{name} = np.float32({lit})" for lit, name in consts.items()]
     return "\n".join(lines) + "\n"
 
 

@@ -19,6 +19,7 @@ from ..tensor import _make
 from .codegen import KernelPlan
 from .fusion import partition
 from .kernels import build
+from .tune import choose
 
 __all__ = ["CompiledGraph"]
 
@@ -101,11 +102,15 @@ class CompiledGraph:
         flat = all(type(a) is _Slot or type(a) not in (tuple, list, dict) for a in args)
         return ("call", slot[node], node.op.apply, args, flat)
 
-    def _kernel(self, gi, device):
+    def _kernel(self, gi, device, arrays):
         k = self._kernels[gi]
         if k is None:
             plan = self.plans[gi]
-            k = self._kernels[gi] = build(plan, device, self.prefer, self.chunks.get(plan.key))
+            if self.prefer == "auto":  # numba or NumPy blocks: measured (tensorix._compile.tune)
+                k = choose(plan, device, arrays, chunks=self.autotune)
+            else:
+                k = build(plan, device, self.prefer, self.chunks.get(plan.key))
+            self._kernels[gi] = k
         return k
 
     def __call__(self, *inputs):
@@ -138,8 +143,9 @@ class CompiledGraph:
         elif kind == "group":
             _, gi, ins, outs, dtypes = step
             tensors = [env[i] for i in ins]
-            run = self._kernel(gi, tensors[0].device)
-            for s, arr, dt in zip(outs, run([t._data for t in tensors]), dtypes):
+            arrays = [t._data for t in tensors]
+            run = self._kernel(gi, tensors[0].device, arrays)
+            for s, arr, dt in zip(outs, run(arrays), dtypes):
                 env[s] = _make(arr, dt)
         elif kind == "const":
             env[step[1]] = step[2]

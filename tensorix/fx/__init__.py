@@ -6,8 +6,8 @@ docs/compile.md for a tour, and tensorix/fx/README.md for what lives where.
 """
 
 from .graph import Graph, Node, map_args
-from .graph_module import GraphModule, Interpreter, symbolic_trace
+from .graph_module import GraphModule, Interpreter, joint_trace, symbolic_trace
 from .tracer import GraphBreak, Tracer
 
 __all__ = ["Graph", "Node", "GraphModule", "Interpreter", "Tracer", "GraphBreak",
-           "symbolic_trace", "map_args"]
+           "symbolic_trace", "joint_trace", "map_args"]

@@ -120,7 +120,9 @@ class ExportedProgram(GraphModule):
                 n = x.shape[i]
                 if isinstance(d, SymExpr):
                     (s,) = d.terms
-                    env[s] = n
+                    if env.setdefault(s, n) != n:
+                        raise RuntimeError(f"export: input {k} dim {i} = {n}, but {s} is "
+                                           f"{env[s]} from an earlier input")
                     lo, hi = self.ranges[s]
                     if not lo <= n <= hi:
                         raise RuntimeError(f"export: input {k} dim {i} = {n} is outside "
@@ -171,7 +173,7 @@ def export(fn, args, kwargs=None, *, dynamic_shapes=None, strict: bool = True):
     if len(specs) != len(args):
         raise ValueError(f"export(): dynamic_shapes has {len(specs)} entries for "
                          f"{len(args)} arguments")
-    symbols, where = [], []  # (name, Dim), (arg index, dim)
+    symbols, where = {}, {}  # name -> Dim; name -> [(arg index, dim)]: a name may recur
     for k, spec in enumerate(specs):
         for dim, d in (spec or {}).items():
             if not isinstance(args[k], Tensor) or not -args[k].ndim <= dim < args[k].ndim:
@@ -179,29 +181,34 @@ def export(fn, args, kwargs=None, *, dynamic_shapes=None, strict: bool = True):
                                  "argument that has no such dim")
             d = d if isinstance(d, Dim) else Dim(d if isinstance(d, str) else
                                                  f"s{len(symbols)}")
-            symbols.append(d)
-            where.append((k, dim % args[k].ndim))
+            symbols.setdefault(d.name, d)
+            where.setdefault(d.name, []).append((k, dim % args[k].ndim))
     attrs = _attr_paths(fn)
     names = _arg_names(fn)
     base_tracer, _ = trace(fn, args, attrs=attrs, strict=strict, names=names)
     graphs = [base_tracer.graph]
-    for (k, dim) in where:
-        grown = list(args)
-        x = args[k].detach()
-        from ..ops.shape import cat
+    from ..ops.shape import cat
 
-        grown[k] = cat([x, x.narrow(dim, 0, 1)], dim)  # one size larger, same kind of values
+    for places in where.values():  # one more trace per symbol, all its dims grown
+        grown = list(args)
+        for k, dim in places:
+            x = args[k].detach()
+            grown[k] = cat([x, x.narrow(dim, 0, 1)], dim)  # one larger, same kind of values
         graphs.append(trace(fn, tuple(grown), attrs=attrs, strict=strict, names=names)[0].graph)
-    base_env = {d.name: args[k].shape[dim] for d, (k, dim) in zip(symbols, where)}
-    sym_names = [d.name for d in symbols]
-    graph = _merge(graphs, base_env, sym_names)
-    dims = []
-    for a in args:
-        if isinstance(a, Tensor):
-            dims.append(list(a.shape))
-    for d, (k, dim) in zip(symbols, where):
-        dims[sum(isinstance(a, Tensor) for a in args[:k])][dim] = SymExpr("prod", 1, (d.name,))
-    ranges = {d.name: (d.min, d.max) for d in symbols}
+    base_env = {}
+    for name, places in where.items():
+        sizes = {args[k].shape[dim] for k, dim in places}
+        if len(sizes) != 1:
+            raise ValueError(f"export(): the dims named {name!r} have different sizes "
+                             f"{sorted(sizes)} in the example inputs")
+        base_env[name] = sizes.pop()
+    graph = _merge(graphs, base_env, list(where))
+    dims = [list(a.shape) for a in args if isinstance(a, Tensor)]
+    for name, places in where.items():
+        for k, dim in places:
+            dims[sum(isinstance(a, Tensor) for a in args[:k])][dim] = SymExpr("prod", 1,
+                                                                              (name,))
+    ranges = {d.name: (d.min, d.max) for d in symbols.values()}
     return ExportedProgram(fn if attrs else None, graph, dims, ranges)
 
 

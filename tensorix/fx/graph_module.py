@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from .graph import Graph, map_args
 
-__all__ = ["GraphModule", "Interpreter", "symbolic_trace"]
+__all__ = ["GraphModule", "Interpreter", "symbolic_trace", "joint_trace"]
 
 
 def _get_attr(root, path):
@@ -107,6 +107,34 @@ def symbolic_trace(module_or_fn, *example_args) -> GraphModule:
     tracer, _ = trace(module_or_fn, example_args, attrs=attrs, names=_arg_names(module_or_fn))
     root = module_or_fn if attrs else None
     return GraphModule(root, tracer.graph, tracer.breaks)
+
+
+def joint_trace(module_or_fn, *example_args) -> GraphModule:
+    """The joint forward-backward graph of ``module_or_fn(*example_args)``: placeholders are
+    the inputs then one ``tangent_i`` per output that requires grad; the output is
+    ``(*outputs, *gradients)``, one gradient per leaf that requires grad (inputs, parameters,
+    closed-over tensors; None where unused), listed in ``gm.leaves`` as node names.
+
+    Example::
+
+        gm = tensorix.fx.joint_trace(lambda x: (x * x).sum(), tensorix.randn(3, requires_grad=True))
+        loss, grad = gm(x, tensorix.ones(()))        # grad = 2 * x
+    """
+    from .tracer import Tracer, _outputs, _placeholders, trace_backward
+
+    attrs = _attr_paths(module_or_fn)
+    tracer = Tracer(attrs)
+    _placeholders(tracer, example_args, _arg_names(module_or_fn))
+    with tracer:
+        result = module_or_fn(*example_args)
+        outs = list(result) if type(result) in (tuple, list) else [result]
+        _tangents, grads, leaves = trace_backward(tracer, outs)
+    tracer.check_side_effects()
+    grad_nodes = tuple(None if g is None else tracer.node_of(g) for g in grads)
+    tracer.graph.output(tuple(_outputs(tracer, tuple(outs))) + grad_nodes)
+    gm = GraphModule(module_or_fn if attrs else None, tracer.graph, tracer.breaks)
+    gm.leaves = [n.name for n, _ in leaves]
+    return gm
 
 
 def _attr_paths(obj) -> dict:

@@ -114,9 +114,11 @@ def _add(a, b):
 
 RULES = (
     Rule("mul-one", ("Mul", "?x", ("const", 1.0)), "?x", lambda x: x * 1.0),
-    Rule("one-mul", ("Mul", ("const", 1.0), "?x"), "?x", lambda x: 1.0 * x),
+    Rule("one-mul", ("Mul", ("const", 1.0), "?x"), "?x",
+         lambda x: x.new_ones(()) * x),
     Rule("add-zero", ("Add", "?x", ("const", 0.0)), "?x", lambda x: x + 0.0),
-    Rule("zero-add", ("Add", ("const", 0.0), "?x"), "?x", lambda x: 0.0 + x),
+    Rule("zero-add", ("Add", ("const", 0.0), "?x"), "?x",
+         lambda x: x.new_zeros(()) + x),
     Rule("sub-zero", ("Sub", "?x", ("const", 0.0)), "?x", lambda x: x - 0.0),
     Rule("div-one", ("Div", "?x", ("const", 1.0)), "?x", lambda x: x / 1.0),
     Rule("pow-one", ("Pow", "?x", ("const", 1.0)), "?x", lambda x: x ** 1.0),

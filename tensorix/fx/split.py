@@ -55,7 +55,7 @@ def split_joint(graph: Graph, tangents: list, n_fwd_outputs: int):
         raise RuntimeError("split_joint: a forward output depends on a tangent")
     fwd_nodes = [n for n in graph.nodes if n not in on_bwd and n.op not in ("output",)
                  and n.op != "placeholder"]
-    bwd_nodes = [n for n in graph.nodes if n in on_bwd and n.op != "placeholder"]
+    bwd_nodes = [n for n in graph.nodes if n in on_bwd and n.op not in ("placeholder", "output")]
     saved = []
     for n in bwd_nodes:
         for i in n.inputs:

@@ -18,7 +18,8 @@ from ..autograd.grad_mode import modes
 from ..tensor import Tensor
 from .graph import Graph
 
-__all__ = ["Tracer", "GraphBreak", "trace", "tensor_meta", "DATA_DEPENDENT"]
+__all__ = ["Tracer", "GraphBreak", "trace", "trace_backward", "tensor_meta",
+           "DATA_DEPENDENT"]
 
 # primitives whose output *shape* depends on input values: a trace cannot stand for other
 # values, so recording one is a graph break (matched by class name: they live in several
@@ -53,11 +54,28 @@ class Tracer:
         self.breaks: list[str] = []
         self._env: dict[int, tuple] = {}  # id(tensor) -> (node, array, version)
         self._keep: list = []  # the traced tensors stay alive, so their ids stay unique
+        self._grads: dict = {}  # id(leaf) -> (leaf, its .grad when first seen)
+        self._arrays: dict = {}  # id(array) -> the entry of the first tensor bound to it
 
     # -- bookkeeping ---------------------------------------------------------------------
     def bind(self, t: Tensor, node) -> None:
-        self._env[id(t)] = (node, t._data, t._version[0])
+        entry = (node, t._data, t._version[0])
+        self._env[id(t)] = entry
+        self._arrays.setdefault(id(t._data), entry)
         self._keep.append(t)
+        if t.grad_fn is None and t._rg:  # a leaf: .grad written during the trace is a break
+            self._grads[id(t)] = (t, t.grad)
+
+    def check_side_effects(self) -> None:
+        """A break for each leaf whose ``.grad`` the traced code wrote (``.backward()``):
+        the engine's accumulation into .grad is not an op, so a graph would not redo it."""
+        for t, grad in self._grads.values():
+            if t.grad is not grad:
+                self.graph_break(f"{self._env[id(t)][0].name}.grad was written during the "
+                                 "trace (.backward() or an optimizer); trace the gradients "
+                                 "with tensorix.fx.joint_trace, or compile the loss and call "
+                                 ".backward() outside")
+                return
 
     def node_of(self, t: Tensor):
         """The node standing for tensor ``t``, made a get_attr/constant on first sight."""
@@ -68,6 +86,12 @@ class Tracer:
                 return node
             self.graph_break(f"tensor {node.name} was changed in place outside the traced "
                              "ops (an in-place op or a write through .data)")
+        # a new handle on a traced array: autograd re-wraps a saved output for backward
+        # (Function._unpack), sharing the array and the version counter
+        alias = self._arrays.get(id(t._data))
+        if alias is not None and alias[1] is t._data and alias[2] == t._version[0]:
+            self.bind(t, alias[0])
+            return alias[0]
         path = self.attrs.get(id(t))
         if path is not None:
             node = self.graph.get_attr(path, **tensor_meta(t))
@@ -94,6 +118,11 @@ class Tracer:
         """One primitive ran: ``cls.apply(*args)`` returned ``out``."""
         if cls.__name__ in DATA_DEPENDENT:
             self.graph_break(f"{cls.__name__}: output shape depends on data")
+        if _has_array(args):
+            # a backend array an op was handed (sort's indices for take_along_dim): it was
+            # computed outside the dispatcher, likely from data, so the trace froze it
+            self.graph_break(f"{cls.__name__}: got a raw array argument computed outside "
+                             "the dispatcher")
         node = self.graph.call(cls, self._arg(args), **tensor_meta(out))
         if type(out) is tuple:
             node.meta["outputs"] = [tensor_meta(o) for o in out]
@@ -121,6 +150,15 @@ class Tracer:
     def __exit__(self, *exc):
         modes.state.tracer = None
         return False
+
+
+def _has_array(args) -> bool:
+    for a in args:
+        if type(a).__name__ == "ndarray" and getattr(a, "size", 0) > 1:
+            return True
+        if type(a) in (tuple, list) and _has_array(a):
+            return True
+    return False
 
 
 def _placeholders(tracer, args, names=None):
@@ -159,5 +197,36 @@ def trace(fn, args, attrs=None, strict=False, names=None):
     _placeholders(tracer, args, names)
     with tracer:
         result = fn(*args)
+    tracer.check_side_effects()
     tracer.graph.output(_outputs(tracer, result))
     return tracer, result
+
+
+def trace_backward(tracer, outs):
+    """Record ``autograd.grad(outs, leaves, tangents, create_graph=True)`` into ``tracer``'s
+    trace (it must be running): the engine's backward calls ops through the dispatcher, and
+    with create_graph it also sums gradients with ops, so all of backward is recorded.
+    Returns the tangent placeholders, the gradients (None where unused) and the leaves as
+    ``(node, tensor)``: every placeholder, parameter or closed-over tensor that requires grad.
+    """
+    from ..autograd import grad as autograd_grad
+    from ..ops.creation import zeros_like
+
+    leaves, seen = [], set()
+    for t in tracer._keep:
+        node = tracer._env[id(t)][0]
+        if node.op in ("placeholder", "get_attr", "constant") and t.requires_grad and \
+                t.grad_fn is None and node not in seen:
+            seen.add(node)
+            leaves.append((node, t))
+    diff = [o for o in outs if isinstance(o, Tensor) and o.requires_grad]
+    tangents, tangent_tensors = [], []
+    for i, o in enumerate(diff):
+        tan = zeros_like(o)
+        node = tracer.graph.placeholder(f"tangent_{i}", **tracer.node_of(o).meta)
+        tracer.bind(tan, node)
+        tangents.append(node)
+        tangent_tensors.append(tan)
+    grads = autograd_grad(diff, [t for _, t in leaves], grad_outputs=tangent_tensors,
+                          create_graph=True, allow_unused=True) if diff and leaves else ()
+    return tangents, list(grads) or [None] * len(leaves), leaves

@@ -197,3 +197,55 @@ def test_nested_outputs_and_kwargs_and_non_tensor_results():
     np.testing.assert_allclose(_np(out["a"]), _np(x * 2.0))
     cf(x, scale=3.0)
     assert cf.stats["compiles"] == 2  # a Python value is part of the guard
+
+
+def test_cost_model_fits_measured_runs_and_predicts(tmp_path):
+    from tensorix._compile.tune import CostModel
+
+    model = CostModel(tmp_path / "tuning.json")
+    assert model.predict("k", "numba", 1000) is None  # nothing measured yet
+    model.add("k", "numba", 1000, 2e-3 + 1e-6 * 1000)
+    assert model.predict("k", "numba", 5000) is None  # one size: no slope yet
+    model.add("k", "numba", 4000, 2e-3 + 1e-6 * 4000)
+    assert model.predict("k", "numba", 10_000) == pytest.approx(2e-3 + 1e-2, rel=1e-9)
+    model.save()
+    assert CostModel(tmp_path / "tuning.json").predict("k", "numba", 10_000) == \
+        pytest.approx(0.012, rel=1e-9)
+
+
+def test_autotune_measures_then_picks_a_form(monkeypatch, tmp_path):
+    pytest.importorskip("numba")
+    from tensorix._compile import tune
+
+    monkeypatch.setattr(tune, "_model", [tune.CostModel(tmp_path / "tuning.json")])
+    fn = lambda x: (x * 2.0 + 1.0).tanh().sum(-1)  # noqa: E731
+    x = tx.randn(64, 128)
+    cf = tx.compile(fn, mode="max-autotune")
+    np.testing.assert_allclose(_np(cf(x)), _np(fn(x)), rtol=1e-5, atol=1e-5)
+    runs = tune._model[0].runs
+    (key,) = runs
+    assert set(runs[key]) == {"numba"} | {f"numpy:{c}" for c in tune.CHUNKS}
+    kind = next(iter(cf.entries.values())).graph.kernel_kinds()[0]
+    assert kind in ("numba", "numpy")
+
+
+def test_saved_outputs_are_graph_values_not_trace_constants():
+    """Regression: autograd re-wraps a saved output (exp, tanh, sigmoid) in a new handle for
+    backward; the trace must map it to the output's node, or the compiled backward would use
+    the values of the traced call forever."""
+    fn = lambda x: (x.exp() * x.tanh() + x.sigmoid()).sum()  # noqa: E731
+    cf = tx.compile(fn, options=NUMPY)
+    cf(tx.randn(4, 3, dtype=tx.float64, requires_grad=True))  # the trace, on other values
+    x = tx.randn(4, 3, dtype=tx.float64, requires_grad=True)
+    (g,) = tx.autograd.grad(cf(x), [x])
+    (g_ref,) = tx.autograd.grad(fn(x), [x])
+    np.testing.assert_allclose(_np(g), _np(g_ref), rtol=1e-12)
+
+
+def test_an_op_given_an_array_computed_outside_the_dispatcher_is_a_break():
+    cf = tx.compile(lambda x: tx.msort(x) * 2.0, options=NUMPY)  # sort's indices: raw array
+    a = tx.tensor([[3.0, 1.0], [2.0, 4.0]])
+    b = tx.tensor([[1.0, 3.0], [4.0, 2.0]])
+    cf(a)
+    np.testing.assert_array_equal(_np(cf(b)), _np(tx.msort(b) * 2.0))
+    assert "raw array" in cf.stats["breaks"][0]

@@ -6,7 +6,7 @@ import pytest
 
 import tensorix as tx
 from tensorix.autograd.grad_mode import modes
-from tensorix.fx import Graph, GraphBreak, Tracer, symbolic_trace
+from tensorix.fx import Graph, GraphBreak, Tracer, joint_trace, symbolic_trace
 from tensorix.ops.elementwise import Add, Mul
 
 
@@ -116,3 +116,31 @@ def test_in_place_write_outside_the_dispatcher_is_a_graph_break():
 def test_nested_trace_refused():
     with Tracer(), pytest.raises(RuntimeError, match="already running"), Tracer():
         pass
+
+
+def test_joint_trace_records_the_backward_and_equals_autograd():
+    model = _mlp()
+    x = tx.randn(5, 4, requires_grad=True)
+    gm = joint_trace(lambda x: model(x).tanh().sum(), x)
+    assert gm.leaves[0] == "x" and len(gm.leaves) == 5  # the input and 4 parameters
+    names = {n.op.__name__ for n in gm.graph.call_nodes()}
+    assert "GeluBackward" not in names and "Tanh" in names  # primitives of the backward too
+    x2 = tx.randn(5, 4, requires_grad=True)
+    loss, *grads = gm(x2, tx.ones(()))
+    ref = model(x2).tanh().sum()
+    ref_grads = tx.autograd.grad(ref, [x2, *model.parameters()])
+    np.testing.assert_allclose(loss.item(), ref.item(), rtol=1e-6)
+    for a, b in zip(grads, ref_grads):
+        np.testing.assert_allclose(a.detach().numpy(), b.numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_backward_inside_a_trace_is_a_graph_break():
+    w = tx.randn(3, requires_grad=True)
+
+    def step(x):
+        loss = (w * x).sum()
+        loss.backward()  # writes w.grad: not an op, a graph would not redo it
+        return loss
+
+    gm = symbolic_trace(step, tx.randn(3))
+    assert any(".grad was written" in b for b in gm.breaks)

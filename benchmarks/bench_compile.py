@@ -1,0 +1,185 @@
+"""tensorix.compile against eager tensorix, torch eager and torch.compile, in one process
+(ratios in the same run are what to read on a busy machine), plus the compiler fuzzer at scale.
+
+    python benchmarks/bench_compile.py                 # gelu + GPT step + compile times
+    python benchmarks/bench_compile.py --inductor      # also torch.compile (Inductor, CPU)
+    python benchmarks/bench_compile.py --fuzz 500      # 500 random programs, numba kernels
+    python benchmarks/bench_compile.py --quick         # small sizes (a smoke run)
+
+Cases (the workloads of benchmarks/workloads.py, so torch and tensorix run the same program):
+``gelu_fwd_bwd`` is gelu_tanh(x * 1.5 + 0.3) on 4M floats, forward and backward of the sum;
+``gpt_step`` the 2-layer GPT (d=128, T=64, batch 16) AdamW step, its loss compiled
+(``loss.backward()`` runs the compiled backward, the optimizer's update stays eager).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import pathlib
+import subprocess
+import sys
+import time
+
+HERE = pathlib.Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent))
+
+
+def best(fn, repeat, warmup=1):
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return min(times)
+
+
+def gelu_case(m, compiled, n, compile_fn=None):
+    F = m.nn.functional
+    import numpy as np
+
+    x = m.from_numpy(np.random.default_rng(0).standard_normal(n, dtype=np.float32))
+    x.requires_grad_(True)
+
+    def loss(x):
+        return F.gelu(x * 1.5 + 0.3, approximate="tanh").sum()
+
+    fn = compile_fn(loss) if compiled else loss
+
+    def step():
+        fn(x).backward()
+        x.grad = None
+
+    return step
+
+
+def gpt_case(m, compiled, weights=None, compile_fn=None, quick=False):
+    """The GPT train step of workloads.py, with the loss function compiled when asked."""
+    import workloads
+
+    F = m.nn.functional
+    model = workloads._models(m)["gpt_step"]()
+    if weights is None:
+        m.manual_seed(workloads.SEED)
+        workloads.torch_init(model)
+    else:
+        model.load_state_dict({k: m.from_numpy(v.copy()) for k, v in weights.items()})
+    opt = workloads._optimizer(m, "gpt_step", list(model.parameters()))
+    batches = [(m.from_numpy(x), m.from_numpy(y)) for x, y in workloads._batches("gpt_step")]
+
+    def loss_fn(x, y):
+        logits = model(x)
+        return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), y.reshape(-1))
+
+    fn = compile_fn(loss_fn) if compiled else loss_fn
+
+    def step(batch=batches[0]):
+        opt.zero_grad()
+        loss = fn(*batch)
+        loss.backward()
+        opt.step()
+        return loss
+
+    init = {k: v.detach().numpy().copy() for k, v in model.state_dict().items()}
+    return step, init, batches
+
+
+def compile_time_in_fresh_process(cache_dir) -> float:
+    """Seconds from the first call of the compiled GPT loss to its result, in a new process
+    (so the in-memory cache is empty; numba's disk cache under ``cache_dir`` is what a warm
+    run reuses)."""
+    code = (f"import sys, time; sys.path[:0] = [{str(HERE)!r}, {str(HERE.parent)!r}]; "
+            "import tensorix as tx; import bench_compile as b; "
+            "step, _, batches = b.gpt_case(tx, True, compile_fn=tx.compile); "
+            "t = time.perf_counter(); step(); print(time.perf_counter() - t)")
+    env = dict(os.environ, TENSORIX_CACHE_DIR=str(cache_dir))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env=env, timeout=900)
+    if out.returncode:
+        raise RuntimeError(out.stderr[-2000:])
+    return float(out.stdout.strip().splitlines()[-1])
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--inductor", action="store_true", help="also time torch.compile")
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--fuzz", type=int, default=0, help="random programs to check")
+    ap.add_argument("--kernels", default="auto", help="auto | numba | numpy")
+    ap.add_argument("--cache-dir", default=None, help="for the compile-time runs")
+    args = ap.parse_args(argv)
+
+    import tensorix as tx
+
+    opts = {"kernels": args.kernels}
+
+    def tx_compile(fn):
+        return tx.compile(fn, options=opts)
+
+    rows = []
+    n = (1 << 16) if args.quick else (1 << 22)
+    rep = 2 if args.quick else args.repeat
+    times = {"tensorix eager": best(gelu_case(tx, False, n), rep),
+             "tensorix compiled": best(gelu_case(tx, True, n, tx_compile), rep)}
+    try:
+        import torch
+
+        times["torch eager"] = best(gelu_case(torch, False, n), rep)
+        if args.inductor:
+            times["torch.compile"] = best(gelu_case(torch, True, n, torch.compile), rep, 2)
+    except ImportError:
+        torch = None
+    rows.append(("gelu_fwd_bwd", times))
+
+    if torch is not None:
+        step_t, weights, _ = gpt_case(torch, False)
+        times = {"torch eager": best(step_t, rep)}
+        if args.inductor:
+            step_i, _, _ = gpt_case(torch, True, compile_fn=torch.compile)
+            times["torch.compile"] = best(step_i, rep, 2)
+    else:
+        weights, times = None, {}
+    step_e, _, _ = gpt_case(tx, False, weights)
+    step_c, _, _ = gpt_case(tx, True, weights, compile_fn=tx_compile)
+    times["tensorix eager"] = best(step_e, rep)
+    start = time.perf_counter()
+    step_c()
+    first = time.perf_counter() - start
+    times["tensorix compiled"] = best(step_c, rep)
+    rows.append(("gpt_step", times))
+
+    cols = ["tensorix eager", "tensorix compiled", "torch eager", "torch.compile"]
+    print("| case | " + " | ".join(cols) + " | compiled / eager tensorix | "
+          "compiled / torch eager |\n|---" * 1 + "|---" * (len(cols) + 2) + "|")
+    for name, t in rows:
+        cells = " | ".join(f"{t[c] * 1e3:.1f} ms" if c in t else "-" for c in cols)
+        ratio_e = t["tensorix compiled"] / t["tensorix eager"]
+        ratio_t = t["tensorix compiled"] / t["torch eager"] if "torch eager" in t else float("nan")
+        print(f"| {name} | {cells} | {ratio_e:.2f} | {ratio_t:.2f} |")
+        if "torch.compile" in t:
+            print(f"|   {name}: compiled tensorix / torch.compile = "
+                  f"{t['tensorix compiled'] / t['torch.compile']:.2f} |")
+    print(f"\nGPT step, first compiled call in this process (trace + passes + kernels): "
+          f"{first:.2f} s")
+    if args.cache_dir:
+        cold = compile_time_in_fresh_process(args.cache_dir)
+        warm = compile_time_in_fresh_process(args.cache_dir)
+        print(f"GPT step first call in a fresh process: cold cache {cold:.2f} s, warm cache "
+              f"{warm:.2f} s")
+    if args.fuzz:
+        from tensorix._compile.fuzz import fuzz
+
+        start = time.perf_counter()
+        report = fuzz(seed=int(time.time()), programs=args.fuzz, options=opts)
+        print(f"\nfuzz: {report['programs']} programs over {report['pool']} pool ops, "
+              f"{len(report['failures'])} failures, {time.perf_counter() - start:.0f} s")
+        for listing, why in report["failures"][:10]:
+            print("  ", why, listing)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,105 @@
+"""Autotuning of the CPU kernel form: numba's per-element loop or NumPy's SIMD ufuncs over row
+blocks (and the block size), chosen by measurement with a small learned cost model.
+
+Why measure: a numba loop calls libm's scalar ``exp``/``tanh``/``erf`` per element, while
+NumPy's ufuncs run SIMD implementations; a group of cheap arithmetic wins in numba (one pass,
+no temporaries), a group heavy in transcendentals can win as NumPy blocks. Which one depends
+on the machine, so it is measured, not guessed.
+
+The cost model: per kernel (its key) and form, ``time = overhead + per_element * n`` with the
+two coefficients fitted by least squares to every run measured so far (stored in
+``<cache>/tuning.json``); a new shape of a known kernel is decided from the model without
+measuring again, once the kernel has been measured at two sizes or more.
+
+Example::
+
+    run = choose(plan, device, arrays, chunks=True)   # the fastest form, measured
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import time
+
+import numpy as np
+
+from . import kernels
+from .codegen import cache_dir
+from .kernels import DEFAULT_CHUNK, build
+
+__all__ = ["choose", "CostModel", "CHUNKS"]
+
+CHUNKS = (1 << 12, 1 << 14, 1 << 16, 1 << 18)  # elements per NumPy block, swept by max-autotune
+
+
+class CostModel:
+    """Measured runs per (kernel key, form) and the linear fit over them."""
+
+    def __init__(self, path=None):
+        self.path = path or cache_dir() / "tuning.json"
+        try:
+            self.runs = json.loads(self.path.read_text())
+        except (OSError, ValueError):
+            self.runs = {}
+
+    def add(self, key, form, n, seconds):
+        self.runs.setdefault(key, {}).setdefault(form, []).append([n, seconds])
+
+    def predict(self, key, form, n):
+        """Predicted seconds at ``n`` elements, or None without two distinct sizes."""
+        pts = np.array(self.runs.get(key, {}).get(form, []), dtype=float)
+        if len(pts) < 2 or len(set(pts[:, 0])) < 2:
+            return None
+        a = np.stack([np.ones(len(pts)), pts[:, 0]], 1)
+        (c0, c1), *_ = np.linalg.lstsq(a, pts[:, 1], rcond=None)
+        return max(c0, 0.0) + max(c1, 0.0) * n
+
+    def save(self):
+        tmp = self.path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(self.runs))
+        tmp.replace(self.path)
+
+
+_model: list = []
+
+
+def _cost_model():
+    if not _model:
+        _model.append(CostModel())
+    return _model[0]
+
+
+def _time(run, arrays, repeat=3):
+    run(arrays)  # first call: numba compiles or loads its cache here, not in the timing
+    best = float("inf")
+    for _ in range(repeat):
+        t = time.perf_counter()
+        run(arrays)
+        best = min(best, time.perf_counter() - t)
+    return best
+
+
+def choose(plan, device, arrays, chunks: bool = False, prefer: str = "auto"):
+    """The fastest ``run`` for ``plan`` among numba and the NumPy form (at the default block
+    size, or every size in :data:`CHUNKS` with ``chunks``), predicted by the cost model where
+    it can, else measured on ``arrays`` (and the measurements added to the model)."""
+    if device.type != "cpu" or prefer == "numpy" or not kernels.numba_available():
+        return build(plan, device, prefer)
+    forms = {"numba": lambda: build(plan, device, "numba")}
+    for c in (CHUNKS if chunks else (DEFAULT_CHUNK,)):
+        forms[f"numpy:{c}"] = lambda c=c: build(plan, device, "numpy", c)
+    n = plan.outer * plan.inner
+    model = _cost_model()
+    predicted = {f: model.predict(plan.key, f, n) for f in forms}
+    if all(p is not None for p in predicted.values()):
+        return forms[min(predicted, key=predicted.get)]()
+    measured = {}
+    for form, make in forms.items():
+        run = make()
+        measured[form] = (_time(run, arrays), run)
+        model.add(plan.key, form, n, measured[form][0])
+    with contextlib.suppress(OSError):  # a read-only cache: the choice stands for this run
+        model.save()
+    best = min(measured, key=lambda f: measured[f][0])
+    return measured[best][1]
