@@ -181,11 +181,17 @@ def _trace(model, args):
     finally:
         if training:
             model.train()
-    if gm.breaks:
+    # EvenSelect's raw argument is its result on the example: the symbolic only reads which
+    # reduction made it, and the check on other input values (verify) backs that up
+    breaks = [b for b in gm.breaks if not b.startswith(_RAW_OK)]
+    if breaks:
         raise UnsupportedOperatorError(
             "tensorix.onnx.export: the traced program depends on tensor data, so no static "
-            f"graph stands for it: {'; '.join(gm.breaks)}")
+            f"graph stands for it: {'; '.join(breaks)}")
     return gm
+
+
+_RAW_OK = ("EvenSelect: got a raw array argument",)
 
 
 def _examples(gm, args) -> dict:
