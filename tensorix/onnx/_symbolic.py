@@ -21,7 +21,7 @@ from .. import dtypes as dt
 from ..ops import activation as act
 from ..ops import bitwise, elementwise, linalg_norm, pointwise, reduce, special, unary
 
-__all__ = ["SYMBOLIC", "symbolic"]
+__all__ = ["SYMBOLIC", "symbolic", "refuse"]
 
 SYMBOLIC: dict = {}  # Function class -> (symbolic, lowest opset)
 
@@ -337,7 +337,7 @@ def _even_select(em, node, a, out, dims, keepdim):
     value tells which (an ambiguous example, with every candidate equal, is refused)."""
     example = em.examples.get(node.args[0])
     if example is None:
-        raise _refuse(em, node, "the reduction (amax, amin, median) is not in the IR")
+        raise refuse(em, node, "the reduction (amax, amin, median) is not in the IR")
     data = example.detach().cpu().numpy()
     axes = tuple(range(data.ndim)) if dims is None else dims
     found = np.asarray(out)
@@ -345,11 +345,12 @@ def _even_select(em, node, a, out, dims, keepdim):
             if np.array_equal(fn(data, axis=axes, keepdims=keepdim), found, equal_nan=True)]
     if len(fits) != 1:
         why = "the example cannot tell amax from amin" if fits else "a median has no ONNX form"
-        raise _refuse(em, node, why)
+        raise refuse(em, node, why)
     return _reduce(em, fits[0], a, dims, keepdim)
 
 
-def _refuse(em, node, why):
+def refuse(em, node, why):
+    """The error of a primitive with no ONNX form here, naming it, its node and the opset."""
     from ._common import UnsupportedOperatorError
 
     return UnsupportedOperatorError(f"tensorix.onnx.export: op {node.op.__name__} (node "

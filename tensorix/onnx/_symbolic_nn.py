@@ -32,7 +32,7 @@ from ..ops import (
 )
 from ..tensor import Tensor
 from ._emit import Value
-from ._symbolic import _same, out_dtype, symbolic
+from ._symbolic import _same, out_dtype, refuse, symbolic
 
 INT64_MIN, INT64_MAX = -(2 ** 63), 2 ** 63 - 1
 
@@ -55,7 +55,7 @@ def by_positions(em, node, a, *rest):
 
 def _static(em, node, a, what):
     if a.dynamic or em.dynamic:
-        raise _unsupported(node, em, f"{what} fixes the shape, and dims "
+        raise refuse(em, node, f"{what} fixes the shape, and dims "
                            f"{sorted(a.dynamic | em.dynamic)} are dynamic")
 
 
@@ -113,7 +113,7 @@ def shape_spec(em, node, a) -> list:
             spec[i] = -1
             infer.append(i)
     if len(infer) > 1:
-        raise _unsupported(node, em, f"a reshape with dims {infer} all following dynamic axes")
+        raise refuse(em, node, f"a reshape with dims {infer} all following dynamic axes")
     return spec
 
 
@@ -128,7 +128,7 @@ def expand(em, node, a, target):
     lead = len(out) - a.ndim
     for i in em.dynamic:  # ONNX Expand keeps the input's dim where the target says 1
         if i < lead or i - lead not in a.dynamic:
-            raise _unsupported(node, em, f"an expand to dynamic dim {i} the input lacks")
+            raise refuse(em, node, f"an expand to dynamic dim {i} the input lacks")
         out[i] = 1
     return em.op("Expand", a, em.ints(out))
 
@@ -285,7 +285,7 @@ _SCATTER_REDUCE = {"sum": ("add", 16, 0.0), "prod": ("mul", 16, 1.0),
 @symbolic(indexing.ScatterReduce, since=16)
 def scatter_reduce(em, node, a, dim, index, src, reduce, include_self):
     if reduce not in _SCATTER_REDUCE or em.opset < _SCATTER_REDUCE[reduce][1]:
-        raise _unsupported(node, em, f"scatter_reduce with reduce={reduce!r}")
+        raise refuse(em, node, f"scatter_reduce with reduce={reduce!r}")
     reduction, _, identity = _SCATTER_REDUCE[reduce]
     a, src = _same(em, node, a, src)
     index = em.cast(index, dt.int64)
@@ -323,7 +323,7 @@ def linear(em, node, x, w, b):
 def contract(em, node, a, b, spec):
     sa, sb, out, sizes = spec
     if sizes:
-        raise _unsupported(node, em, "an einsum output label no operand has (broadcast)")
+        raise refuse(em, node, "an einsum output label no operand has (broadcast)")
     letters = {}
 
     def word(labels):
@@ -395,19 +395,12 @@ def layer_norm(em, node, x, weight, bias, nd, eps):
 @symbolic(_pool.MaxPool)
 def max_pool(em, node, x, kernel, stride, padding, dilation, out_sizes, with_indices=False):
     if with_indices:
-        raise _unsupported(node, em, "max pooling with indices (ONNX's are flat over N and C)")
+        raise refuse(em, node, "max pooling with indices (ONNX's are flat over N and C)")
     floor_sizes = [(x.shape[2 + i] + 2 * padding[i] - dilation[i] * (kernel[i] - 1) - 1)
                    // stride[i] + 1 for i in range(len(kernel))]
     return em.op("MaxPool", x, kernel_shape=list(kernel), strides=list(stride),
                  pads=list(padding) * 2, dilations=list(dilation),
                  ceil_mode=int(list(out_sizes) != floor_sizes))
-
-
-def _unsupported(node, em, why):
-    from ._common import UnsupportedOperatorError
-
-    return UnsupportedOperatorError(f"tensorix.onnx.export: op {node.op.__name__} (node "
-                                    f"{node.name}) has no ONNX form at opset {em.opset}: {why}")
 
 
 __all__ = ["by_positions"]

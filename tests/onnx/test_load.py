@@ -338,3 +338,13 @@ def test_remaining(op):
     a, b = np.array([3, 5, -2], np.int32), np.array([6, 1, 7], np.int32)
     inputs = [a] if op in ("Size", "BitwiseNot") else [a, f32(2)] if op == "CastLike" else [a, b]
     check(one_node(op, inputs, opset=18), inputs)
+
+
+def test_onnx_is_imported_lazily():
+    """``import tensorix.onnx`` works without the extra: onnx loads on first export/load."""
+    import subprocess
+    import sys
+
+    code = ("import sys, tensorix, tensorix.onnx; "
+            "assert 'onnx' not in sys.modules and 'onnxruntime' not in sys.modules")
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
