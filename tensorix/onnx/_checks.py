@@ -85,8 +85,12 @@ def verify(proto, inputs, expected, what) -> None:
     there, else UnsupportedOperatorError saying ``what`` the inputs changed."""
     from ._load import OnnxModule
 
+    module = OnnxModule(proto)
+    device = next((t.device for t in inputs if isinstance(t, Tensor)), None)
+    if device is not None:
+        module.to(device)  # the initializers come back to the host; run where the inputs are
     try:
-        got = OnnxModule(proto)(*inputs)
+        got = module(*inputs)
     except Exception as e:  # a baked size surfaces as a shape error somewhere in the graph
         raise UnsupportedOperatorError(
             f"tensorix.onnx.export: the exported graph does not run at {what} "

@@ -16,7 +16,9 @@ from ..tensor import Tensor
 from ._checks import dynamic_dims, probe_inputs, resized_inputs, verify
 from ._common import DEFAULT_OPSET, UnsupportedOperatorError, check_opset, onnx_module, to_elem_type
 from ._emit import Emitter, Value
+from ._fuse import conv_chains
 from ._symbolic import SYMBOLIC
+from ._symbolic_nn import conv
 
 __all__ = ["export", "export_graph"]
 
@@ -105,8 +107,15 @@ def export_graph(graph, root=None, opset=DEFAULT_OPSET, input_names=None, output
         env[node] = Value(name, node.meta["shape"], node.meta["dtype"],
                           frozenset(axes) | dyn.get(node, frozenset()))
         inputs.append(_value_info(helper, name, node.meta, axes))
+    convs = conv_chains(graph, folded)
+    inside = {m for chain in convs.values() for m in chain.members}
     for node in graph.nodes:
-        if node.op in ("placeholder", "output"):
+        if node.op in ("placeholder", "output") or node in inside:
+            continue
+        if node in convs:
+            em.current, em.dynamic = node, dyn.get(node, frozenset())
+            env[node] = Value(conv(em, node, convs[node], env), node.meta["shape"],
+                              node.meta["dtype"], em.dynamic)
             continue
         if node in folded:
             concrete[node] = _evaluate(node, concrete, root)

@@ -358,6 +358,18 @@ def slogdet(em, node, a):
     return [em.op("Sign", d), em.op("Log", em.op("Abs", d))]
 
 
+def conv(em, node, chain, env):
+    """A traced convolution chain (see ``_fuse.py``) as one ONNX Conv: the weight matrix
+    (G, O/G, C/G * K) reshaped back to (O, C/G, *K)."""
+    x, w = env[chain.x], env[chain.weight]
+    out_channels = w.shape[0] * w.shape[1]
+    weight = em.op("Reshape", w, em.ints([out_channels, x.shape[1] // chain.groups,
+                                          *chain.kernel]))
+    return em.op("Conv", x, weight, kernel_shape=list(chain.kernel), strides=list(chain.stride),
+                 pads=list(chain.padding) * 2, dilations=list(chain.dilation),
+                 group=chain.groups)
+
+
 @symbolic(linalg_decomp.Det)
 def det(em, node, a):
     return em.op("Det", a)

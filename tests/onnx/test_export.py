@@ -80,6 +80,8 @@ def test_demo_cnn_exports_and_equals_eager():
     x = tx.randn(4, 1, 8, 8)
     proto = export(model, (x,))
     assert model.training, "export puts a training module back in training mode"
+    kinds = [n.op_type for n in proto.graph.node]
+    assert kinds.count("Conv") == 2 and "Gather" not in kinds  # im2col chains fused
     expected = model.eval()(x).detach().numpy()
     np.testing.assert_allclose(run_ort(proto, [x.numpy()])[0], expected, atol=1e-5, rtol=0)
     got = load(proto)(x)
