@@ -26,15 +26,19 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 
 
-def best(fn, repeat, warmup=1):
-    for _ in range(warmup):
-        fn()
-    times = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return min(times)
+def interleaved(steps: dict, rounds: int, warmup: int = 2) -> dict:
+    """Best time per step, sampled round-robin (one of each per round), so a change in the
+    machine's load hits every variant alike."""
+    for fn in steps.values():
+        for _ in range(warmup):
+            fn()
+    best = dict.fromkeys(steps, float("inf"))
+    for _ in range(rounds):
+        for name, fn in steps.items():
+            t = time.perf_counter()
+            fn()
+            best[name] = min(best[name], time.perf_counter() - t)
+    return best
 
 
 def gelu_case(m, compiled, n, compile_fn=None):
@@ -62,9 +66,14 @@ def gpt_case(m, compiled, weights=None, compile_fn=None, quick=False):
 
     F = m.nn.functional
     model = workloads._models(m)["gpt_step"]()
-    if weights is None:
+    if weights is None and m.__name__ == "torch":
         m.manual_seed(workloads.SEED)
         workloads.torch_init(model)
+    elif weights is None:  # tensorix alone (the compile-time runs): any weights will do
+        m.manual_seed(workloads.SEED)
+        with m.no_grad():
+            for p in model.parameters():
+                p.normal_(0.0, 0.02)
     else:
         model.load_state_dict({k: m.from_numpy(v.copy()) for k, v in weights.items()})
     opt = workloads._optimizer(m, "gpt_step", list(model.parameters()))
@@ -111,6 +120,7 @@ def main(argv=None):
     ap.add_argument("--fuzz", type=int, default=0, help="random programs to check")
     ap.add_argument("--kernels", default="auto", help="auto | numba | numpy")
     ap.add_argument("--cache-dir", default=None, help="for the compile-time runs")
+    ap.add_argument("--threads", type=int, default=2, help="per framework")
     args = ap.parse_args(argv)
 
     import tensorix as tx
@@ -120,37 +130,35 @@ def main(argv=None):
     def tx_compile(fn):
         return tx.compile(fn, options=opts)
 
-    rows = []
-    n = (1 << 16) if args.quick else (1 << 22)
-    rep = 2 if args.quick else args.repeat
-    times = {"tensorix eager": best(gelu_case(tx, False, n), rep),
-             "tensorix compiled": best(gelu_case(tx, True, n, tx_compile), rep)}
+    tx.set_num_threads(args.threads)
     try:
         import torch
 
-        times["torch eager"] = best(gelu_case(torch, False, n), rep)
-        if args.inductor:
-            times["torch.compile"] = best(gelu_case(torch, True, n, torch.compile), rep, 2)
+        torch.set_num_threads(args.threads)
     except ImportError:
         torch = None
-    rows.append(("gelu_fwd_bwd", times))
-
+    rows = []
+    n = (1 << 16) if args.quick else (1 << 22)
+    rep = 2 if args.quick else args.repeat
+    steps = {"tensorix eager": gelu_case(tx, False, n),
+             "tensorix compiled": gelu_case(tx, True, n, tx_compile)}
     if torch is not None:
-        step_t, weights, _ = gpt_case(torch, False)
-        times = {"torch eager": best(step_t, rep)}
+        steps["torch eager"] = gelu_case(torch, False, n)
         if args.inductor:
-            step_i, _, _ = gpt_case(torch, True, compile_fn=torch.compile)
-            times["torch.compile"] = best(step_i, rep, 2)
-    else:
-        weights, times = None, {}
-    step_e, _, _ = gpt_case(tx, False, weights)
-    step_c, _, _ = gpt_case(tx, True, weights, compile_fn=tx_compile)
-    times["tensorix eager"] = best(step_e, rep)
+            steps["torch.compile"] = gelu_case(torch, True, n, torch.compile)
+    rows.append(("gelu_fwd_bwd", interleaved(steps, rep)))
+
+    steps, weights = {}, None
+    if torch is not None:
+        steps["torch eager"], weights, _ = gpt_case(torch, False)
+        if args.inductor:
+            steps["torch.compile"], _, _ = gpt_case(torch, True, compile_fn=torch.compile)
+    steps["tensorix eager"], _, _ = gpt_case(tx, False, weights)
+    steps["tensorix compiled"], _, _ = gpt_case(tx, True, weights, compile_fn=tx_compile)
     start = time.perf_counter()
-    step_c()
+    steps["tensorix compiled"]()
     first = time.perf_counter() - start
-    times["tensorix compiled"] = best(step_c, rep)
-    rows.append(("gpt_step", times))
+    rows.append(("gpt_step", interleaved(steps, rep)))
 
     cols = ["tensorix eager", "tensorix compiled", "torch eager", "torch.compile"]
     print("| case | " + " | ".join(cols) + " | compiled / eager tensorix | "

@@ -28,7 +28,7 @@ from ..autograd.function import Function, once_differentiable
 from ..autograd.grad_mode import modes
 from ..fx.graph_module import _arg_names, _attr_paths, _get_attr
 from ..fx.split import split_joint
-from ..fx.tracer import GraphBreak, Tracer, _outputs, _placeholders, trace_backward
+from ..fx.tracer import GraphBreak, Tracer, _outputs, _placeholders, flat_tensors, trace_backward
 from ..tensor import Tensor
 from .executor import CompiledGraph
 
@@ -174,7 +174,7 @@ class _Forward:
         self.graph, self.rebuild = graph, rebuild
 
     def __call__(self, flat, call):
-        return self.rebuild(list(self.graph(*_tensors(flat))))
+        return self.rebuild(list(self.graph(*flat_tensors(flat))))
 
 
 class _AOTBase(Function):
@@ -234,7 +234,7 @@ class _Joint:
         return tensor
 
     def __call__(self, flat, call):
-        inputs = _tensors(flat)
+        inputs = flat_tensors(flat)
         leaves = [self._leaf(n, t) for n, t in self.extra_leaves]
         outs = self.fn.apply(*inputs, *leaves)
         return self.rebuild(list(outs))
@@ -294,25 +294,6 @@ def _guard_key(flat, fn):
         key.append(tuple((tuple(p.shape), p.dtype.name, str(p.device), p.requires_grad)
                          for p in fn.parameters()))
     return tuple(key)
-
-
-def _tensors(args) -> list:
-    """The tensors among ``args``, nested ones too, in the order the trace made their
-    placeholders (tensorix.fx.tracer._placeholders)."""
-    out = []
-
-    def walk(a):
-        if isinstance(a, Tensor):
-            out.append(a)
-        elif type(a) in (tuple, list):
-            for x in a:
-                walk(x)
-        elif type(a) is dict:
-            for x in a.values():
-                walk(x)
-
-    walk(args)
-    return out
 
 
 def _flatten(result):

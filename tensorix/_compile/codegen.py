@@ -69,9 +69,10 @@ class KernelPlan:
         in_shapes = [tuple(i.meta["shape"]) for i in group.inputs]
         if group.split is not None:
             k = group.split[0]
-        else:  # the split that broadcasts the most inputs without copying them
+        else:  # the split that broadcasts the most inputs without copying them, then the
+            # longest inner loop (numba vectorizes the inner loop only)
             k = min(range(nd + 1), key=lambda k: (
-                sum(_kind(s, shape, k) == "mat" for s in in_shapes), -k))
+                sum(_kind(s, shape, k) == "mat" for s in in_shapes), k))
         self.k, self.shape = k, shape
         self.side = group.split[1] if group.split else None
         self.outer, self.inner = math.prod(shape[:k]), math.prod(shape[k:])
@@ -127,16 +128,21 @@ _Q = ({q})
 
 
 @numba.njit(cache=True, inline="always", error_model="numpy")
+def _rational(x, p_coeffs, q_coeffs):
+    x2 = x * x
+    p = x2 * p_coeffs[0] + p_coeffs[1]
+    for c in p_coeffs[2:]:
+        p = p * x2 + c
+    q = x2 * q_coeffs[0] + q_coeffs[1]
+    for c in q_coeffs[2:]:
+        q = q * x2 + c
+    return x * (p / q)
+
+
+@numba.njit(cache=True, inline="always", error_model="numpy")
 def _erf32(x):
     x = np.float32(min(max(x, np.float32(-4.0)), np.float32(4.0)))
-    x2 = x * x
-    p = x2 * _P[0] + _P[1]
-    for c in _P[2:]:
-        p = p * x2 + c
-    q = x2 * _Q[0] + _Q[1]
-    for c in _Q[2:]:
-        q = q * x2 + c
-    return min(max(x * (p / q), np.float32(-1.0)), np.float32(1.0))
+    return min(max(_rational(x, _P, _Q), np.float32(-1.0)), np.float32(1.0))
 
 
 _TP = ({tp})
@@ -147,14 +153,7 @@ _TQ = ({tq})
 def _tanh32(x):
     x = np.float32(min(max(x, np.float32(-7.90531110763549805)),
                        np.float32(7.90531110763549805)))
-    x2 = x * x
-    p = x2 * _TP[0] + _TP[1]
-    for c in _TP[2:]:
-        p = p * x2 + c
-    q = x2 * _TQ[0] + _TQ[1]
-    for c in _TQ[2:]:
-        q = q * x2 + c
-    return x * p / q
+    return _rational(x, _TP, _TQ)
 """
 
 
@@ -210,24 +209,32 @@ def numba_source(plan: KernelPlan) -> str:
 
 def numpy_source(plan: KernelPlan) -> str:
     """``kernel(outer, inner, chunk, x..., o..., r...)`` on ``xp`` arrays, ``chunk`` rows at a
-    time (``xp`` and ``_erf`` are supplied by the caller's namespace)."""
+    time, or ``chunk`` columns when there is one row (``xp`` and ``_erf`` are supplied by the
+    caller's namespace)."""
     ins, outs, sums = plan.signature()
-    lines = [f"def kernel({', '.join(['outer', 'inner', 'chunk'] + ins + outs + sums)}):",
-             "    for a0 in range(0, outer, chunk):",
-             "        a1 = min(a0 + chunk, outer)"]
+    by_cols = plan.outer == 1
+    rows, cols = ("0:1", "b0:b1") if by_cols else ("a0:a1", ":")
+    lines = [f"def kernel({', '.join(['outer', 'inner', 'chunk'] + ins + outs + sums)}):"]
+    if by_cols:
+        lines += ["    for b0 in range(0, inner, chunk):", "        b1 = min(b0 + chunk, inner)"]
+    else:
+        lines += ["    for a0 in range(0, outer, chunk):", "        a1 = min(a0 + chunk, outer)"]
     for j, kind in enumerate(plan.kinds):
-        part = f"x{j}[a0:a1]" if kind in ("full", "mat", "col") else f"x{j}"
-        lines.append(f"        v{j} = {part}")
+        idx = {"full": f"[{rows}, {cols}]", "mat": f"[{rows}, {cols}]",
+               "col": f"[{rows}, :]", "row": f"[:, {cols}]", "scalar": ""}[kind]
+        lines.append(f"        v{j} = x{j}{idx}")
     for var, _n, e in plan.body:
         lines.append(f"        {var} = {e['np'].replace('np.', 'xp.')}")
     for j, n in enumerate(plan.full_outputs):
-        lines.append(f"        o{j}[a0:a1] = {plan.names[n]}")
+        lines.append(f"        o{j}[{rows}, {cols}] = {plan.names[n]}")
+    block = "(1, b1 - b0)" if by_cols else "(a1 - a0, inner)"
     for j, (_, v) in enumerate(plan.sums):
-        full = f"xp.broadcast_to({v}, (a1 - a0, inner))"
+        full = f"xp.broadcast_to({v}, {block})"
         if plan.side == "inner":
-            lines.append(f"        r{j}[a0:a1] = {full}.sum(axis=1)")
+            lines.append(f"        r{j}[{rows}] += {full}.sum(axis=1)" if by_cols else
+                         f"        r{j}[a0:a1] = {full}.sum(axis=1)")
         else:
-            lines.append(f"        r{j} += {full}.sum(axis=0)")
+            lines.append(f"        r{j}[{cols}] += {full}.sum(axis=0)")
     return "\n".join(lines) + "\n"
 
 

@@ -98,6 +98,8 @@ class CompiledGraph:
             return ("attr", slot[node], node.target)
         if node.op == "getitem":
             return ("getitem", slot[node], slot[node.args[0]], node.target)
+        if node.op == "data":
+            return ("data", slot[node], slot[node.args[0]])
         args = map_args(node.args, lambda n: _Slot(slot[n]))
         flat = all(type(a) is _Slot or type(a) not in (tuple, list, dict) for a in args)
         return ("call", slot[node], node.op.apply, args, flat)
@@ -151,6 +153,8 @@ class CompiledGraph:
             env[step[1]] = step[2]
         elif kind == "attr":
             env[step[1]] = _get_attr(self.root, step[2])
+        elif kind == "data":
+            env[step[1]] = env[step[2]]._data
         else:
             env[step[1]] = env[step[2]][step[3]]
 

@@ -115,7 +115,9 @@ def _build_numba(plan):
 
 def _build_numpy(plan, xp, chunk):
     fn = _load_numpy(plan, xp)
-    rows = max(1, (chunk or DEFAULT_CHUNK) // max(plan.inner, 1))
+    # rows per block, or columns per block when the view is one long row
+    rows = (chunk or DEFAULT_CHUNK) if plan.outer == 1 else \
+        max(1, (chunk or DEFAULT_CHUNK) // max(plan.inner, 1))
     quiet = backend.quiet
 
     def run(arrays):
@@ -126,7 +128,7 @@ def _build_numpy(plan, xp, chunk):
         return _finish(plan, outs, sums, xp)
 
     run.kind = "numpy"
-    run.chunk = rows * max(plan.inner, 1)
+    run.chunk = rows if plan.outer == 1 else rows * max(plan.inner, 1)
     return run
 
 

@@ -47,8 +47,11 @@ class CostModel:
         self.runs.setdefault(key, {}).setdefault(form, []).append([n, seconds])
 
     def predict(self, key, form, n):
-        """Predicted seconds at ``n`` elements, or None without two distinct sizes."""
+        """Predicted seconds at ``n`` elements: the best run measured at ``n`` itself, else the
+        fit; None without a run at ``n`` or two distinct sizes."""
         pts = np.array(self.runs.get(key, {}).get(form, []), dtype=float)
+        if len(pts) and (pts[:, 0] == n).any():
+            return float(pts[pts[:, 0] == n, 1].min())
         if len(pts) < 2 or len(set(pts[:, 0])) < 2:
             return None
         a = np.stack([np.ones(len(pts)), pts[:, 0]], 1)

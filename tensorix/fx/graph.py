@@ -2,7 +2,8 @@
 dispatcher primitive (a :class:`~tensorix.autograd.Function` subclass) or one of the kinds
 ``placeholder`` (an input), ``get_attr`` (a module's parameter or buffer, read live),
 ``constant`` (a tensor or value captured by the trace), ``getitem`` (output ``i`` of a
-multi-output op) and ``output`` (the graph's result).
+multi-output op), ``data`` (the backend array of a tensor node, for ops that take raw arrays,
+such as embedding's backward its indices) and ``output`` (the graph's result).
 
 A node's ``op`` is the Function class for a call and the kind's name otherwise; ``args`` hold
 Nodes and Python values (possibly in lists and tuples); ``meta`` holds ``shape``, ``dtype``
@@ -23,7 +24,7 @@ from __future__ import annotations
 
 __all__ = ["Node", "Graph", "KINDS", "map_args", "op_name"]
 
-KINDS = ("placeholder", "get_attr", "constant", "getitem", "output")
+KINDS = ("placeholder", "get_attr", "constant", "getitem", "data", "output")
 
 
 def map_args(args, fn):
@@ -110,6 +111,8 @@ class Node:
             return f"{self.name} = {_fmt(self.args[0])}[{self.target}]"
         if self.op == "output":
             return f"return {args}"
+        if self.op == "data":
+            return f"{self.name} = {_fmt(self.args[0])}.data"
         return f"{self.name} = {op_name(self.op)}({args})"
 
     def __repr__(self):

@@ -49,6 +49,8 @@ class Interpreter:
             return _get_attr(self.root, node.target)
         if op == "getitem":
             return args[0][node.target]
+        if op == "data":
+            return args[0]._data
         return op.apply(*args)
 
 

@@ -18,7 +18,7 @@ from ..autograd.grad_mode import modes
 from ..tensor import Tensor
 from .graph import Graph
 
-__all__ = ["Tracer", "GraphBreak", "trace", "trace_backward", "tensor_meta",
+__all__ = ["Tracer", "GraphBreak", "trace", "trace_backward", "tensor_meta", "flat_tensors",
            "DATA_DEPENDENT"]
 
 # primitives whose output *shape* depends on input values: a trace cannot stand for other
@@ -56,6 +56,7 @@ class Tracer:
         self._keep: list = []  # the traced tensors stay alive, so their ids stay unique
         self._grads: dict = {}  # id(leaf) -> (leaf, its .grad when first seen)
         self._arrays: dict = {}  # id(array) -> the entry of the first tensor bound to it
+        self._data_nodes: dict = {}  # node -> its "data" node (the raw array)
 
     # -- bookkeeping ---------------------------------------------------------------------
     def bind(self, t: Tensor, node) -> None:
@@ -101,11 +102,25 @@ class Tracer:
         self.bind(t, node)
         return node
 
-    def _arg(self, a):
+    def _arg(self, a, op):
         if isinstance(a, Tensor):
             return self.node_of(a)
         if type(a) in (tuple, list):
-            return type(a)(self._arg(x) for x in a)
+            return type(a)(self._arg(x, op) for x in a)
+        if type(a).__name__ == "ndarray":
+            # a backend array an op was handed: a traced tensor's own array (embedding's
+            # indices, kept for backward) is a "data" node; any other was computed outside
+            # the dispatcher, likely from data (sort's indices), and the trace would freeze it
+            hit = self._arrays.get(id(a))
+            if hit is not None and hit[1] is a:
+                node = hit[0]
+                if node not in self._data_nodes:
+                    self._data_nodes[node] = self.graph.create_node("data", (node,),
+                                                                    meta=node.meta)
+                return self._data_nodes[node]
+            if getattr(a, "size", 0) > 1:
+                self.graph_break(f"{op}: got a raw array argument computed outside the "
+                                 "dispatcher")
         return a
 
     def graph_break(self, reason: str) -> None:
@@ -118,12 +133,7 @@ class Tracer:
         """One primitive ran: ``cls.apply(*args)`` returned ``out``."""
         if cls.__name__ in DATA_DEPENDENT:
             self.graph_break(f"{cls.__name__}: output shape depends on data")
-        if _has_array(args):
-            # a backend array an op was handed (sort's indices for take_along_dim): it was
-            # computed outside the dispatcher, likely from data, so the trace froze it
-            self.graph_break(f"{cls.__name__}: got a raw array argument computed outside "
-                             "the dispatcher")
-        node = self.graph.call(cls, self._arg(args), **tensor_meta(out))
+        node = self.graph.call(cls, self._arg(args, cls.__name__), **tensor_meta(out))
         if type(out) is tuple:
             node.meta["outputs"] = [tensor_meta(o) for o in out]
             for i, o in enumerate(out):
@@ -152,24 +162,14 @@ class Tracer:
         return False
 
 
-def _has_array(args) -> bool:
-    for a in args:
-        if type(a).__name__ == "ndarray" and getattr(a, "size", 0) > 1:
-            return True
-        if type(a) in (tuple, list) and _has_array(a):
-            return True
-    return False
-
-
-def _placeholders(tracer, args, names=None):
-    """Placeholder nodes for the tensors among ``args`` (nested in lists/tuples too)."""
-    count = [0]
+def flat_tensors(args) -> list:
+    """The tensors among ``args`` (nested in lists, tuples and dict values too), in order:
+    the order of the placeholders a trace makes for them."""
+    out = []
 
     def walk(a):
         if isinstance(a, Tensor):
-            name = names[count[0]] if names and count[0] < len(names) else f"arg{count[0]}"
-            count[0] += 1
-            tracer.bind(a, tracer.graph.placeholder(name, **tensor_meta(a)))
+            out.append(a)
         elif type(a) in (tuple, list):
             for x in a:
                 walk(x)
@@ -178,6 +178,14 @@ def _placeholders(tracer, args, names=None):
                 walk(x)
 
     walk(args)
+    return out
+
+
+def _placeholders(tracer, args, names=None):
+    """Placeholder nodes for the tensors among ``args`` (see :func:`flat_tensors`)."""
+    for k, t in enumerate(flat_tensors(args)):
+        name = names[k] if names and k < len(names) else f"arg{k}"
+        tracer.bind(t, tracer.graph.placeholder(name, **tensor_meta(t)))
 
 
 def _outputs(tracer, result):

@@ -206,6 +206,7 @@ def test_cost_model_fits_measured_runs_and_predicts(tmp_path):
     assert model.predict("k", "numba", 1000) is None  # nothing measured yet
     model.add("k", "numba", 1000, 2e-3 + 1e-6 * 1000)
     assert model.predict("k", "numba", 5000) is None  # one size: no slope yet
+    assert model.predict("k", "numba", 1000) == pytest.approx(3e-3)  # measured there
     model.add("k", "numba", 4000, 2e-3 + 1e-6 * 4000)
     assert model.predict("k", "numba", 10_000) == pytest.approx(2e-3 + 1e-2, rel=1e-9)
     model.save()
@@ -249,3 +250,19 @@ def test_an_op_given_an_array_computed_outside_the_dispatcher_is_a_break():
     cf(a)
     np.testing.assert_array_equal(_np(cf(b)), _np(tx.msort(b) * 2.0))
     assert "raw array" in cf.stats["breaks"][0]
+
+
+def test_ops_that_keep_an_input_array_for_backward_compile():
+    """Embedding keeps its indices' array for backward: the trace makes it a "data" node of
+    the indices' placeholder (not a frozen constant), so new indices get their gradient."""
+    tx.manual_seed(0)
+    emb = tx.nn.Embedding(10, 4)
+    cf = tx.compile(lambda i: emb(i).tanh().sum(), options=NUMPY)
+    cf(tx.tensor([1, 2, 3]))
+    ids = tx.tensor([7, 7, 0])
+    cf(ids).backward()
+    got = emb.weight.grad.clone()
+    emb.weight.grad = None
+    emb(ids).tanh().sum().backward()
+    np.testing.assert_allclose(_np(got), _np(emb.weight.grad), rtol=1e-6)
+    assert cf.stats["breaks"] == []

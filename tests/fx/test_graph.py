@@ -144,3 +144,25 @@ def test_backward_inside_a_trace_is_a_graph_break():
 
     gm = symbolic_trace(step, tx.randn(3))
     assert any(".grad was written" in b for b in gm.breaks)
+
+
+def test_primitives_called_inside_a_forward_are_not_recorded():
+    from tensorix.autograd import Function
+
+    class Composite(Function):  # its forward runs two primitives through the dispatcher
+        @staticmethod
+        def forward(ctx, x):
+            return (x * x).exp()._data
+
+        @staticmethod
+        def backward(ctx, g):
+            return g
+
+    tracer = Tracer()
+    x = tx.randn(3)
+    tracer.bind(x, tracer.graph.placeholder("x", shape=(3,)))
+    with tracer:
+        y = Composite.apply(x)
+        z = y + 1.0
+    assert [n.op.__name__ for n in tracer.graph.call_nodes()] == ["Composite", "Add"]
+    assert tracer.node_of(z).args[0] is tracer.node_of(y)
