@@ -27,7 +27,8 @@ __version__: str  # read on first use from the package metadata (see __getattr__
 # ``import tensorix`` stays fast and a subpackage's optional dependencies stay optional.
 _LAZY = ("nn", "optim", "data", "io", "linalg", "logic", "numerics", "quant", "decomp",
          "compile", "distributed", "cuda", "testing", "utils",
-         "fft", "special", "distributions", "backends", "accelerator", "amp", "func", "memory")
+         "fft", "special", "distributions", "backends", "accelerator", "amp", "func", "memory",
+         "onnx")
 
 
 _LAZY_ATTRS = {"save": "io", "load": "io", "serialization": "io", "autocast": "amp",

@@ -1,0 +1,463 @@
+"""The export op table: for each dispatcher primitive (a Function class) that ONNX can express,
+the *symbolic* that writes its ONNX node(s), and the lowest opset it needs.
+
+A symbolic is ``fn(em, node, *args)``: ``em`` the :class:`~._emit.Emitter`, ``node`` the fx
+node (its ``meta`` holds the output's shape and dtype), ``args`` the primitive's own forward
+arguments with tensors replaced by :class:`~._emit.Value` s. It returns the output name (or a
+list of names for a multi-output primitive). Arithmetic inputs are cast to the output dtype
+first: ONNX ops take one element type, while tensorix promotes at the call.
+
+Elementwise math and reductions are here; movement, indexing and nn primitives in
+``_symbolic_nn.py``, which registers into the same table.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .. import dtypes as dt
+from ..ops import activation as act
+from ..ops import bitwise, elementwise, linalg_norm, pointwise, reduce, special, unary
+
+__all__ = ["SYMBOLIC", "symbolic", "refuse"]
+
+SYMBOLIC: dict = {}  # Function class -> (symbolic, lowest opset)
+
+
+def symbolic(*classes, since=13):
+    def register(fn):
+        for cls in classes:
+            SYMBOLIC[cls] = (fn, since)
+        return fn
+    return register
+
+
+def out_dtype(node):
+    return node.meta["dtype"]
+
+
+def _same(em, node, *values):
+    """Every value cast to the output's dtype."""
+    return [em.cast(v, out_dtype(node)) for v in values]
+
+
+# -- elementwise -----------------------------------------------------------------------------
+
+_UNARY = {elementwise.Neg: "Neg", elementwise.Exp: "Exp", elementwise.Log: "Log",
+          unary.Abs: "Abs", unary.Sqrt: "Sqrt", unary.Reciprocal: "Reciprocal",
+          unary.Relu: "Relu", unary.Sin: "Sin", unary.Cos: "Cos", unary.Tan: "Tan",
+          unary.Asin: "Asin", unary.Acos: "Acos", unary.Atan: "Atan", unary.Sinh: "Sinh",
+          unary.Cosh: "Cosh", unary.Tanh: "Tanh", unary.Asinh: "Asinh", unary.Acosh: "Acosh",
+          unary.Atanh: "Atanh", unary.Erf: "Erf", act.Sigmoid: "Sigmoid",
+          pointwise.Floor: "Floor", pointwise.Ceil: "Ceil", pointwise.Sign: "Sign",
+          pointwise.IsNan: "IsNaN", pointwise.IsInf: "IsInf", bitwise.LogicalNot: "Not"}
+_BINARY = {elementwise.Add: "Add", elementwise.Sub: "Sub", elementwise.Mul: "Mul",
+           elementwise.Div: "Div", elementwise.Maximum: "Max", elementwise.Minimum: "Min",
+           elementwise.Pow: "Pow"}
+_COMPARE = {pointwise.Eq: "Equal", pointwise.Lt: "Less", pointwise.Le: "LessOrEqual",
+            pointwise.Gt: "Greater", pointwise.Ge: "GreaterOrEqual",
+            bitwise.LogicalAnd: "And", bitwise.LogicalOr: "Or", bitwise.LogicalXor: "Xor"}
+_BITWISE = {bitwise.BitwiseAnd: "BitwiseAnd", bitwise.BitwiseOr: "BitwiseOr",
+            bitwise.BitwiseXor: "BitwiseXor", bitwise.BitwiseNot: "BitwiseNot"}
+
+
+def _unary(op_type):
+    def fn(em, node, a):
+        if op_type == "Not":
+            return em.op(op_type, em.cast(a, dt.bool))
+        if op_type in ("IsNaN", "IsInf", "Sign"):
+            return em.op(op_type, a)
+        return em.op(op_type, *_same(em, node, a))
+    return fn
+
+
+def _binary(op_type):
+    def fn(em, node, a, b):
+        if op_type == "Pow" and b.dtype != a.dtype:  # ONNX Pow takes a mixed exponent type
+            return em.op("Pow", em.cast(a, out_dtype(node)), b)
+        return em.op(op_type, *_same(em, node, a, b))
+    return fn
+
+
+def _compare(op_type):
+    def fn(em, node, a, b):
+        if op_type in ("And", "Or", "Xor"):
+            return em.op(op_type, em.cast(a, dt.bool), em.cast(b, dt.bool))
+        common = dt.promote_types(a.dtype, b.dtype)
+        return em.op(op_type, em.cast(a, common), em.cast(b, common))
+    return fn
+
+
+for _cls, _name in _UNARY.items():
+    symbolic(_cls)(_unary(_name))
+for _cls, _name in _BINARY.items():
+    symbolic(_cls)(_binary(_name))
+for _cls, _name in _COMPARE.items():
+    symbolic(_cls)(_compare(_name))
+for _cls, _name in _BITWISE.items():
+    symbolic(_cls, since=18)(lambda em, node, *args, _n=_name: em.op(_n, *args))
+
+
+@symbolic(pointwise.Ne)
+def _not_equal(em, node, a, b):
+    return em.op("Not", _compare("Equal")(em, node, a, b))
+
+
+@symbolic(unary.Rsqrt)
+def _rsqrt(em, node, a):
+    return em.op("Reciprocal", em.op("Sqrt", *_same(em, node, a)))
+
+
+@symbolic(unary.Log1p)
+def _log1p(em, node, a):
+    (a,) = _same(em, node, a)
+    return em.op("Log", em.op("Add", a, em.const(1, out_dtype(node))))
+
+
+@symbolic(unary.Expm1)
+def _expm1(em, node, a):
+    (a,) = _same(em, node, a)
+    return em.op("Sub", em.op("Exp", a), em.const(1, out_dtype(node)))
+
+
+@symbolic(unary.Exp2)
+def _exp2(em, node, a):
+    (a,) = _same(em, node, a)
+    return em.op("Pow", em.const(2, out_dtype(node)), a)
+
+
+@symbolic(unary.Log2, unary.Log10)
+def _log_base(em, node, a):
+    (a,) = _same(em, node, a)
+    base = 2.0 if node.op is unary.Log2 else 10.0
+    return em.op("Div", em.op("Log", a), em.const(math.log(base), out_dtype(node)))
+
+
+@symbolic(unary.Erfc)
+def _erfc(em, node, a):
+    (a,) = _same(em, node, a)
+    return em.op("Sub", em.const(1, out_dtype(node)), em.op("Erf", a))
+
+
+@symbolic(pointwise.Trunc)
+def _trunc(em, node, a):
+    zero = em.const(0, a.dtype)
+    return em.op("Where", em.op("Less", a, zero), em.op("Ceil", a), em.op("Floor", a))
+
+
+@symbolic(pointwise.Frac)
+def _frac(em, node, a):
+    return em.op("Sub", a, _trunc(em, node, a))
+
+
+@symbolic(pointwise.Round)
+def _round(em, node, a, decimals):
+    if decimals == 0:
+        return em.op("Round", a)
+    scale = em.const(10.0 ** abs(decimals), a.dtype)
+    inner, outer = ("Mul", "Div") if decimals > 0 else ("Div", "Mul")
+    return em.op(outer, em.op("Round", em.op(inner, a, scale)), scale)
+
+
+@symbolic(pointwise.IsPosInf, pointwise.IsNegInf)
+def _isinf_signed(em, node, a):
+    pos = node.op is pointwise.IsPosInf
+    return em.op("IsInf", a, detect_positive=int(pos), detect_negative=int(not pos))
+
+
+@symbolic(pointwise.IsFinite)
+def _isfinite(em, node, a):
+    if a.dtype.category < 2:
+        return em.op("Not", em.op("IsNaN", em.cast(a, dt.float32)))
+    return em.op("Not", em.op("Or", em.op("IsNaN", a), em.op("IsInf", a)))
+
+
+@symbolic(pointwise.Where)
+def _where(em, node, cond, a, b):
+    return em.op("Where", em.cast(cond, dt.bool), *_same(em, node, a, b))
+
+
+@symbolic(pointwise.Clamp)
+def _clamp(em, node, x, lo, hi):
+    (out,) = _same(em, node, x)
+    if lo is not None:  # Max/Min broadcast tensor bounds, which Clip does not
+        out = em.op("Max", out, em.cast(lo, out_dtype(node)))
+    if hi is not None:
+        out = em.op("Min", out, em.cast(hi, out_dtype(node)))
+    return out
+
+
+@symbolic(act.Hardtanh)
+def _hardtanh(em, node, a, lo, hi):
+    return em.op("Clip", a, em.scalar(lo, a), em.scalar(hi, a))
+
+
+@symbolic(elementwise.Cast)
+def _cast(em, node, a, dtype):
+    return em.cast(a, dtype) if a.dtype != dtype else em.op("Identity", a)
+
+
+@symbolic(act.Softplus)
+def _softplus(em, node, a, beta, threshold):
+    z = em.op("Mul", a, em.scalar(beta, a)) if beta != 1 else a.name
+    soft = em.op("Softplus", z)
+    if beta != 1:
+        soft = em.op("Div", soft, em.scalar(beta, a))
+    return em.op("Where", em.op("Greater", z, em.scalar(threshold, a)), a, soft)
+
+
+@symbolic(act.Gelu)
+def _gelu(em, node, a, approximate):
+    if em.opset >= 20:
+        return em.op("Gelu", a, approximate=approximate)
+    half = em.op("Mul", a, em.scalar(0.5, a))
+    if approximate == "tanh":  # 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
+        cube = em.op("Mul", em.op("Mul", a, a), a)
+        inner = em.op("Add", a, em.op("Mul", cube, em.scalar(0.044715, a)))
+        t = em.op("Tanh", em.op("Mul", inner, em.scalar(math.sqrt(2 / math.pi), a)))
+    else:  # 0.5 x (1 + erf(x / sqrt 2))
+        t = em.op("Erf", em.op("Mul", a, em.scalar(1 / math.sqrt(2), a)))
+    return em.op("Mul", half, em.op("Add", t, em.scalar(1, a)))
+
+
+@symbolic(elementwise.Fmod)
+def _fmod(em, node, a, b):
+    return em.op("Mod", *_same(em, node, a, b), fmod=1)
+
+
+@symbolic(elementwise.Remainder)
+def _remainder(em, node, a, b):
+    a, b = _same(em, node, a, b)
+    if out_dtype(node).category < 2:
+        return em.op("Mod", a, b, fmod=0)  # integer Mod takes the divisor's sign
+    # a - floor(a / b) * b, as torch computes it for floats (fmod=0 is integers only)
+    return em.op("Sub", a, em.op("Mul", em.op("Floor", em.op("Div", a, b)), b))
+
+
+@symbolic(pointwise.FloorDivide)
+def _floor_divide(em, node, a, b):
+    a, b = _same(em, node, a, b)
+    if out_dtype(node).category >= 2:
+        return em.op("Floor", em.op("Div", a, b))
+    wide = dt.float64  # exact for int32 and for int64 below 2**53
+    q = em.op("Floor", em.op("Div", em.cast(a, wide), em.cast(b, wide)))
+    return em.cast(q, out_dtype(node))
+
+
+@symbolic(elementwise.Lerp)
+def _lerp(em, node, start, end, weight):
+    start, end, weight = _same(em, node, start, end, weight)
+    return em.op("Add", start, em.op("Mul", weight, em.op("Sub", end, start)))
+
+
+@symbolic(elementwise.Hypot)
+def _hypot(em, node, a, b):
+    a, b = _same(em, node, a, b)
+    return em.op("Sqrt", em.op("Add", em.op("Mul", a, a), em.op("Mul", b, b)))
+
+
+@symbolic(elementwise.LogAddExp)
+def _logaddexp(em, node, a, b):
+    # max + log(1 + exp(-|a - b|)): the stable form tensorix computes
+    a, b = _same(em, node, a, b)
+    big = em.op("Max", a, b)
+    gap = em.op("Neg", em.op("Abs", em.op("Sub", a, b)))
+    one = em.const(1, out_dtype(node))
+    return em.op("Add", big, em.op("Log", em.op("Add", one, em.op("Exp", gap))))
+
+
+# -- reductions ------------------------------------------------------------------------------
+
+def _dims(a, dims):
+    if dims is None:
+        return list(range(a.ndim))
+    return [dims] if isinstance(dims, int) else list(dims)
+
+
+def _reduce(em, op_type, a, dims, keepdim):
+    """ReduceX over ``dims`` (axes as an input: from opset 13 for ReduceSum, 18 the rest)."""
+    axes = _dims(a, dims)
+    if a.ndim == 0 or not axes:
+        return em.op("Identity", a)
+    if op_type == "ReduceSum" or em.opset >= 18:
+        return em.op(op_type, a, em.ints(axes), keepdims=int(keepdim))
+    return em.op(op_type, a, axes=axes, keepdims=int(keepdim))
+
+
+@symbolic(reduce.Sum)
+def _sum(em, node, a, dims, keepdim, dtype):
+    return _reduce(em, "ReduceSum", typed(em, a, out_dtype(node)), dims, keepdim)
+
+
+@symbolic(reduce.Prod)
+def _prod(em, node, a, dims, keepdim, dtype):
+    return _reduce(em, "ReduceProd", typed(em, a, out_dtype(node)), dims, keepdim)
+
+
+@symbolic(reduce._Logical)
+def _logical(em, node, a, fn, dims, keepdim):
+    # all: min over bools, any: max (ONNX has no boolean reductions)
+    as_int = em.cast(em.op("Not", em.op("Equal", a, em.const(0, a.dtype))), dt.int32)
+    op_type = {"all": "ReduceMin", "any": "ReduceMax"}[fn]
+    red = _reduce(em, op_type, typed(em, as_int, dt.int32, a.shape), dims, keepdim)
+    return em.cast(red, out_dtype(node))
+
+
+@symbolic(reduce.CumSum)
+def _cumsum(em, node, a, dim, dtype):
+    a = typed(em, a, out_dtype(node))
+    if a.ndim == 0:
+        return em.op("Identity", a)
+    return em.op("CumSum", a, em.const(np.int64(dim)))
+
+
+@symbolic(linalg_norm.VectorNorm, reduce.PNorm)
+def _norm(em, node, x, p, dims, keepdim):
+    """``ord``-norms over ``dims``: the L1/L2/max/min reductions where ONNX has them, else
+    ``(sum |x|^p)^(1/p)``."""
+    a = typed(em, em.op("Abs", x), out_dtype(node), x.shape)
+    if p == 2:
+        return _reduce(em, "ReduceL2", a, dims, keepdim)
+    if p == 1:
+        return _reduce(em, "ReduceL1", a, dims, keepdim)
+    if p in (math.inf, -math.inf):
+        return _reduce(em, "ReduceMax" if p > 0 else "ReduceMin", a, dims, keepdim)
+    if p == 0:
+        nonzero = em.cast(em.op("Not", em.op("Equal", a, em.scalar(0, a))), a.dtype)
+        return _reduce(em, "ReduceSum", typed(em, nonzero, a.dtype, a.shape), dims, keepdim)
+    powered = typed(em, em.op("Pow", a, em.scalar(p, a)), a.dtype, a.shape)
+    return em.op("Pow", _reduce(em, "ReduceSum", powered, dims, keepdim), em.scalar(1 / p, a))
+
+
+@symbolic(reduce.EvenSelect)
+def _even_select(em, node, a, out, dims, keepdim):
+    """amax or amin: the IR carries the chosen value, not the reduction, so the example's
+    value tells which (an ambiguous example, with every candidate equal, is refused)."""
+    example = em.examples.get(node.args[0])
+    if example is None:
+        raise refuse(em, node, "the reduction (amax, amin, median) is not in the IR")
+    data = example.detach().cpu().numpy()
+    axes = tuple(range(data.ndim)) if dims is None else dims
+    found = np.asarray(out)
+    fits = [name for name, fn in (("ReduceMax", np.max), ("ReduceMin", np.min))
+            if np.array_equal(fn(data, axis=axes, keepdims=keepdim), found, equal_nan=True)]
+    if len(fits) != 1:
+        why = "the example cannot tell amax from amin" if fits else "a median has no ONNX form"
+        raise refuse(em, node, why)
+    return _reduce(em, fits[0], a, dims, keepdim)
+
+
+def refuse(em, node, why):
+    """The error of a primitive with no ONNX form here, naming it, its node and the opset."""
+    from ._common import UnsupportedOperatorError
+
+    return UnsupportedOperatorError(f"tensorix.onnx.export: op {node.op.__name__} (node "
+                                    f"{node.name}) has no ONNX form at opset {em.opset}: {why}")
+
+
+def typed(em, v, dtype, shape=None):
+    """``v`` (a Value or a name) cast to ``dtype``, as a Value (for the helpers that read the
+    rank)."""
+    from ._emit import Value
+
+    shape = v.shape if shape is None else shape
+    return Value(em.cast(v, dtype), shape, dtype)
+
+
+
+# -- NaN-aware elementwise ops -----------------------------------------------------------------
+
+@symbolic(elementwise.Fmax, elementwise.Fmin)
+def _fmax(em, node, a, b):
+    """max/min that take the other operand where one is NaN."""
+    a, b = _same(em, node, a, b)
+    best = em.op("Max" if node.op is elementwise.Fmax else "Min", a, b)
+    return em.op("Where", em.op("IsNaN", a), b, em.op("Where", em.op("IsNaN", b), a, best))
+
+
+@symbolic(pointwise.NanToNum)
+def _nan_to_num(em, node, a, nan, posinf, neginf):
+    out = em.op("Where", em.op("IsNaN", a), em.scalar(nan, a), a)
+    out = em.op("Where", em.op("IsInf", a, detect_negative=0), em.scalar(posinf, a), out)
+    return em.op("Where", em.op("IsInf", a, detect_positive=0), em.scalar(neginf, a), out)
+
+
+@symbolic(pointwise.IsClose)
+def _isclose(em, node, a, b, rtol, atol, equal_nan):
+    """a == b, or both finite and |a - b| <= atol + rtol |b| (infinities only equal)."""
+    close = em.op("Equal", a, b)
+    if a.dtype.category >= 2:
+        finite = em.op("And", _isfinite(em, node, a), _isfinite(em, node, b))
+        bound = em.op("Add", em.scalar(atol, a), em.op("Mul", em.scalar(rtol, a),
+                                                       em.op("Abs", b)))
+        near = em.op("LessOrEqual", em.op("Abs", em.op("Sub", a, b)), bound)
+        close = em.op("Or", close, em.op("And", finite, near))
+        if equal_nan:
+            close = em.op("Or", close, em.op("And", em.op("IsNaN", a), em.op("IsNaN", b)))
+    return close
+
+
+@symbolic(pointwise.Heaviside)
+def _heaviside(em, node, a, values):
+    a, values = _same(em, node, a, values)
+    zero, one = em.const(0, out_dtype(node)), em.const(1, out_dtype(node))
+    step = em.op("Where", em.op("Less", a, zero), zero, one)
+    step = em.op("Where", em.op("Equal", a, zero), values, step)
+    return em.op("Where", em.op("IsNaN", a), a, step) if out_dtype(node).category >= 2 \
+        else step
+
+
+@symbolic(elementwise.Xlogy)
+def _xlogy(em, node, x, y):
+    """x log y, 0 where x == 0 unless y is NaN (tensorix's rule, as torch's)."""
+    x, y = _same(em, node, x, y)
+    zero = em.const(0, out_dtype(node))
+    keep_zero = em.op("And", em.op("Equal", x, zero), em.op("Not", em.op("IsNaN", y)))
+    return em.op("Where", keep_zero, zero, em.op("Mul", x, em.op("Log", y)))
+
+
+@symbolic(elementwise.LogAddExp2)
+def _logaddexp2(em, node, a, b):
+    """max + log2(1 + 2^-|a - b|)."""
+    a, b = _same(em, node, a, b)
+    dtype = out_dtype(node)
+    gap = em.op("Neg", em.op("Abs", em.op("Sub", a, b)))
+    inner = em.op("Add", em.const(1, dtype), em.op("Pow", em.const(2, dtype), gap))
+    log2 = em.op("Div", em.op("Log", inner), em.const(math.log(2.0), dtype))
+    return em.op("Add", em.op("Max", a, b), log2)
+
+
+@symbolic(special.Sinc)
+def _sinc(em, node, a):
+    """sin(pi x) / (pi x), 1 at 0."""
+    (a,) = _same(em, node, a)
+    dtype = out_dtype(node)
+    zero, one = em.const(0, dtype), em.const(1, dtype)
+    is_zero = em.op("Equal", a, zero)
+    px = em.op("Mul", em.op("Where", is_zero, one, a), em.const(math.pi, dtype))
+    return em.op("Where", is_zero, one, em.op("Div", em.op("Sin", px), px))
+
+
+@symbolic(elementwise.Atan2)
+def _atan2(em, node, a, b):
+    """atan(a / b) moved into the quadrant of (b, a); on the axes: +-pi/2, 0 and pi (the
+    signs of zeros are not distinguished: atan2(-0, -1) is pi here)."""
+    a, b = _same(em, node, a, b)
+    dtype = out_dtype(node)
+    zero, pi = em.const(0, dtype), em.const(math.pi, dtype)
+    base = em.op("Atan", em.op("Div", a, em.op("Where", em.op("Equal", b, zero),
+                                                 em.const(1, dtype), b)))
+    a_neg = em.op("Less", a, zero)
+    shift = em.op("Where", a_neg, em.op("Neg", pi), pi)
+    left = em.op("Add", base, shift)  # b < 0
+    half = em.op("Where", a_neg, em.const(-math.pi / 2, dtype),
+                 em.op("Where", em.op("Equal", a, zero), zero, em.const(math.pi / 2, dtype)))
+    out = em.op("Where", em.op("Less", b, zero), left, base)
+    out = em.op("Where", em.op("Equal", b, zero), half, out)
+    nan = em.op("Or", em.op("IsNaN", a), em.op("IsNaN", b))
+    return em.op("Where", nan, em.op("Add", a, b), out)
+
+
+from . import _symbolic_nn  # noqa: E402,F401  (registers the movement and nn symbolics)

@@ -1,0 +1,418 @@
+"""Symbolics of the movement, indexing, product and nn primitives (see ``_symbolic.py``).
+
+Movement primitives with a direct ONNX op (Reshape, Transpose, Expand, Slice, Concat, Pad,
+Trilu) use it. The others that only move elements of one tensor (a strided view, a diagonal,
+roll, advanced indexing, im2col windows) are lowered by their *position table*: the primitive
+is run once, in tensorix, on the table 1..n of element positions, and the ONNX graph gathers
+those positions from the flattened input (position 0 reads an appended zero, for the padding
+that im2col and triangles write). That is exact and one Gather, whatever the op, at the cost
+of an index constant the size of the output and a fixed input shape.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .. import dtypes as dt
+from ..nn.functional import _conv, _core, _norm, _pool
+from ..ops import (
+    _along,
+    _semiring,
+    indexing,
+    inplace,
+    linalg,
+    linalg_decomp,
+    linalg_norm,
+    movement,
+    reduce,
+    shape,
+    structured,
+)
+from ..tensor import Tensor
+from ._emit import Value
+from ._symbolic import _same, out_dtype, refuse, symbolic
+
+INT64_MIN, INT64_MAX = -(2 ** 63), 2 ** 63 - 1
+
+
+# -- position tables ---------------------------------------------------------------------------
+
+def by_positions(em, node, a, *rest):
+    """``node.op(a, *rest)`` as one Gather of positions from the flattened ``a``."""
+    _static(em, node, a, "its position table")
+    table = np.arange(1, math.prod(a.shape) + 1, dtype=np.int64).reshape(a.shape)
+    positions = node.op.apply(Tensor(table), *rest).numpy()
+    flat = em.op("Reshape", a, em.ints([-1]))
+    if (positions == 0).any():
+        zero = em.const(np.zeros(1, dtype=a.dtype.np))
+        flat = em.op("Concat", zero, flat, axis=0)
+    else:
+        positions = positions - 1
+    return em.op("Gather", flat, em.const(positions.astype(np.int64)), axis=0)
+
+
+def _static(em, node, a, what):
+    if a.dynamic or em.dynamic:
+        raise refuse(em, node, f"{what} fixes the shape, and dims "
+                           f"{sorted(a.dynamic | em.dynamic)} are dynamic")
+
+
+for _cls in (movement.StridedView, movement.AsStrided, shape.Roll, _semiring.Diagonal,
+             _along.Flip, _along.TakeAlong):
+    symbolic(_cls)(by_positions)
+
+
+@symbolic(_conv.Unfold)
+def unfold(em, node, x, kernel, stride, padding, dilation):
+    """im2col windows (N, C, *K, *O): one Gather along the flattened (C, *S) of each sample,
+    by the positions of one sample's windows, so the batch may be dynamic."""
+    if x.dynamic - {0}:
+        return by_positions(em, node, x, kernel, stride, padding, dilation)
+    sample = (1,) + x.shape[1:]
+    table = np.arange(1, math.prod(sample) + 1, dtype=np.int64).reshape(sample)
+    positions = node.op.apply(Tensor(table), kernel, stride, padding, dilation).numpy()[0]
+    rows = em.op("Reshape", x, em.ints([0, -1]))
+    rows = em.op("Pad", rows, em.ints([0, 1, 0, 0]), mode="constant")  # position 0: a zero
+    return em.op("Gather", rows, em.const(positions), axis=1)
+
+
+@symbolic(inplace.CopySlices, structured.ViewScatter)
+def view_scatter(em, node, base, value, view_fn):
+    """``base`` with the window ``view_fn`` selects replaced by ``value``: the window's
+    positions (from the table) scattered into the flattened base."""
+    _static(em, node, base, "the window's position table")
+    table = Tensor(np.arange(math.prod(base.shape), dtype=np.int64).reshape(base.shape))
+    window = view_fn(table)
+    positions = window.numpy().reshape(-1)
+    flat = em.op("Reshape", base, em.ints([-1]))
+    values = em.op("Expand", em.cast(value, base.dtype), em.ints(window.shape))
+    values = em.op("Reshape", values, em.ints([-1]))
+    out = em.op("ScatterElements", flat, em.const(positions), values, axis=0)
+    return em.op("Reshape", out, em.ints(base.shape))
+
+
+# -- views and shapes --------------------------------------------------------------------------
+
+@symbolic(movement.Reshape, movement.View)
+def reshape(em, node, a, target, strides=None):
+    return em.op("Reshape", a, em.ints(shape_spec(em, node, a)),
+                 allowzero=1 if 0 in node.meta["shape"] else None)
+
+
+def shape_spec(em, node, a) -> list:
+    """The output shape as ONNX Reshape reads it: static dims as numbers; a dynamic dim that
+    sits where the input has it as 0 (copy); one other dynamic dim as -1 (infer)."""
+    spec = list(node.meta["shape"])
+    infer = []
+    for i in sorted(em.dynamic):
+        if i < a.ndim and i in a.dynamic and a.shape[i] == spec[i]:
+            spec[i] = 0
+        else:
+            spec[i] = -1
+            infer.append(i)
+    if len(infer) > 1:
+        raise refuse(em, node, f"a reshape with dims {infer} all following dynamic axes")
+    return spec
+
+
+@symbolic(movement.Permute)
+def permute(em, node, a, dims):
+    return em.op("Transpose", a, perm=[d % max(a.ndim, 1) for d in dims])
+
+
+@symbolic(movement.Expand)
+def expand(em, node, a, target):
+    out = list(node.meta["shape"])
+    lead = len(out) - a.ndim
+    for i in em.dynamic:  # ONNX Expand keeps the input's dim where the target says 1
+        if i < lead or i - lead not in a.dynamic:
+            raise refuse(em, node, f"an expand to dynamic dim {i} the input lacks")
+        out[i] = 1
+    return em.op("Expand", a, em.ints(out))
+
+
+@symbolic(movement.Clone)
+def clone(em, node, a):
+    return em.op("Identity", a)
+
+
+@symbolic(movement.GetItem)
+def getitem(em, node, a, index):
+    """Basic indexing (ints, slices, Ellipsis) as Slice + Squeeze; anything else (None,
+    integer or boolean arrays) by its position table."""
+    basic = index.basic
+    if index.adv is not None or index.new_dims or any(
+            b is None or not isinstance(b, (int, slice, type(Ellipsis))) for b in basic):
+        return by_positions(em, node, a, index)
+    starts, ends, axes, steps, drop = [], [], [], [], []
+    dim = 0
+    for b in basic:
+        if b is Ellipsis:
+            dim = a.ndim - (len(basic) - 1 - basic.index(Ellipsis)) + 0
+            break
+        dim = _slice_one(b, dim, a, (starts, ends, axes, steps, drop))
+    out = a.name
+    if axes:
+        out = em.op("Slice", out, em.ints(starts), em.ints(ends), em.ints(axes), em.ints(steps))
+    if drop:
+        out = em.op("Squeeze", out, em.ints(drop))
+    return out if out != a.name else em.op("Identity", a)
+
+
+def _slice_one(b, dim, a, acc):
+    """Slice bounds as written (ONNX clamps and wraps them as Python does), not resolved
+    against the example's size, so slicing a dynamic axis stays right."""
+    starts, ends, axes, steps, drop = acc
+    if isinstance(b, int):
+        starts.append(b), ends.append(INT64_MAX if b == -1 else b + 1), axes.append(dim)
+        steps.append(1), drop.append(dim)
+    elif b != slice(None):
+        step = 1 if b.step is None else b.step
+        starts.append(0 if b.start is None else b.start)
+        ends.append(INT64_MAX if b.stop is None else b.stop)
+        axes.append(dim), steps.append(step)
+    return dim + 1
+
+
+@symbolic(shape.Cat)
+def cat(em, node, dim, *tensors):
+    parts = [t for t in tensors if not (t.ndim == 1 and t.shape[0] == 0)] or tensors[:1]
+    nd = len(node.meta["shape"])
+    return em.op("Concat", *_same(em, node, *parts), axis=dim % nd)
+
+
+@symbolic(shape.Flip)
+def flip(em, node, a, dims):
+    dims = [d % a.ndim for d in dims]
+    n = len(dims)
+    return em.op("Slice", a, em.ints([-1] * n), em.ints([INT64_MIN] * n), em.ints(dims),
+                 em.ints([-1] * n))
+
+
+@symbolic(shape.ConstantPad)
+def constant_pad(em, node, a, pads, value):
+    begins, ends = [b for b, _ in pads], [e for _, e in pads]
+    return em.op("Pad", a, em.ints(begins + ends), em.cast(value, a.dtype), mode="constant")
+
+
+@symbolic(shape.Tri, since=14)
+def tri(em, node, a, k, upper):
+    return em.op("Trilu", a, em.const(np.int64(k)), upper=int(upper))
+
+
+@symbolic(reduce.SumTo)
+def sum_to(em, node, a, target):
+    lead = a.ndim - len(target)
+    axes = list(range(lead)) + [lead + i for i, s in enumerate(target)
+                                if s == 1 and a.shape[lead + i] != 1]
+    if not axes:
+        return em.op("Identity", a)
+    summed = em.op("ReduceSum", a, em.ints(axes), keepdims=1)
+    return em.op("Reshape", summed, em.ints(shape_spec(em, node, a)))
+
+
+# -- indexing ----------------------------------------------------------------------------------
+
+@symbolic(indexing.Gather)
+def gather(em, node, a, dim, index):
+    return em.op("GatherElements", a, em.cast(index, dt.int64), axis=dim % a.ndim)
+
+
+@symbolic(indexing.IndexSelect)
+def index_select(em, node, a, dim, index):
+    index = em.cast(index, dt.int64)  # ONNX Gather wraps negatives
+    if a.ndim == 0:
+        return em.op("Identity", a)
+    return em.op("Gather", a, index, axis=dim % a.ndim)
+
+
+@symbolic(indexing.Scatter)
+def scatter(em, node, a, dim, index, src):
+    a, src = _same(em, node, a, src)
+    return em.op("ScatterElements", a, em.cast(index, dt.int64), src, axis=dim)
+
+
+@symbolic(indexing.ScatterAdd, since=16)
+def scatter_add(em, node, a, dim, index, src):
+    a, src = _same(em, node, a, src)
+    return em.op("ScatterElements", a, em.cast(index, dt.int64), src, axis=dim,
+                 reduction="add")
+
+
+def _along_front(em, a, dim):
+    """``a`` with ``dim`` moved to the front, and the permutation that moves it back."""
+    perm = [dim] + [d for d in range(a.ndim) if d != dim]
+    back = [perm.index(d) for d in range(a.ndim)]
+    return em.op("Transpose", a, perm=perm), perm, back
+
+
+def _slices_put(em, node, a, dim, index, src, reduction=None):
+    """index_copy / index_fill / index_add: whole slices along ``dim`` written (or added) at
+    ``index``, as one ScatterND on ``a`` with ``dim`` in front."""
+    a, src = _same(em, node, a, src)
+    n = node.meta["shape"][dim]
+    dim %= len(node.meta["shape"])
+    front, perm, back = _along_front(em, Value(a, node.meta["shape"], out_dtype(node)), dim)
+    k = index.shape[0] if index.ndim else 1
+    idx = em.op("Reshape", em.cast(index, dt.int64), em.ints([k, 1]))
+    idx = em.op("Where", em.op("Less", idx, em.const(np.int64(0))),
+                em.op("Add", idx, em.const(np.int64(n))), idx)
+    rest = [node.meta["shape"][d] for d in perm[1:]]
+    if node.op is indexing.IndexFill:  # a value: one slice of it per index
+        updates = em.op("Expand", src, em.ints([k] + rest))
+    else:
+        updates = em.op("Transpose", src, perm=perm)
+    out = em.op("ScatterND", front, idx, updates, reduction=reduction)
+    return em.op("Transpose", out, perm=back)
+
+
+@symbolic(indexing.IndexCopy, indexing.IndexFill)
+def index_copy(em, node, a, dim, index, src):
+    return _slices_put(em, node, a, dim, index, src)
+
+
+@symbolic(indexing.IndexAdd, since=16)
+def index_add(em, node, a, dim, index, src):
+    return _slices_put(em, node, a, dim, index, src, reduction="add")
+
+
+_SCATTER_REDUCE = {"sum": ("add", 16, 0.0), "prod": ("mul", 16, 1.0),
+                   "amax": ("max", 18, -math.inf), "amin": ("min", 18, math.inf)}
+
+
+@symbolic(indexing.ScatterReduce, since=16)
+def scatter_reduce(em, node, a, dim, index, src, reduce, include_self):
+    if reduce not in _SCATTER_REDUCE or em.opset < _SCATTER_REDUCE[reduce][1]:
+        raise refuse(em, node, f"scatter_reduce with reduce={reduce!r}")
+    reduction, _, identity = _SCATTER_REDUCE[reduce]
+    a, src = _same(em, node, a, src)
+    index = em.cast(index, dt.int64)
+    if not include_self:  # the landing positions start from the reduction's identity
+        dtype = out_dtype(node)
+        if dtype.category < 2 and math.isinf(identity):
+            info = np.iinfo(dtype.np)
+            identity = info.min if identity < 0 else info.max
+        fill = em.op("Expand", em.const(identity, dtype), em.op("Shape", index))
+        a = em.op("ScatterElements", a, index, fill, axis=dim)
+    return em.op("ScatterElements", a, index, src, axis=dim, reduction=reduction)
+
+
+@symbolic(_core.Embedding)
+def embedding(em, node, weight, idx, padding_idx):
+    return em.op("Gather", weight, em.cast(idx, dt.int64), axis=0)
+
+
+# -- products ----------------------------------------------------------------------------------
+
+@symbolic(linalg.MatMul)
+def matmul(em, node, a, b):
+    return em.op("MatMul", *_same(em, node, a, b))
+
+
+@symbolic(_core.Linear)
+def linear(em, node, x, w, b):
+    if x.ndim == 2:
+        return em.op("Gemm", x, w, b if b is not None else "", transB=1)
+    out = em.op("MatMul", x, em.op("Transpose", w, perm=[1, 0]))
+    return out if b is None else em.op("Add", out, b)
+
+
+@symbolic(_semiring.Contract)
+def contract(em, node, a, b, spec):
+    sa, sb, out, sizes = spec
+    if sizes:
+        raise refuse(em, node, "an einsum output label no operand has (broadcast)")
+    letters = {}
+
+    def word(labels):
+        return "".join(letters.setdefault(lab, chr(ord("a") + len(letters))) for lab in labels)
+
+    operands = [a] if b is None else [a, b]
+    inputs = word(sa) if b is None else f"{word(sa)},{word(sb)}"
+    return em.op("Einsum", *_same(em, node, *operands), equation=f"{inputs}->{word(out)}")
+
+
+@symbolic(linalg_norm.Cross)
+def cross(em, node, a, b, dim):
+    """The three components along ``dim``, each a difference of products."""
+    a, b = _same(em, node, a, b)
+    nd = len(node.meta["shape"])
+    dim %= nd
+
+    def part(v, i):
+        return em.op("Slice", v, em.ints([i]), em.ints([i + 1]), em.ints([dim]))
+
+    av, bv = [part(a, i) for i in range(3)], [part(b, i) for i in range(3)]
+    comps = [em.op("Sub", em.op("Mul", av[(i + 1) % 3], bv[(i + 2) % 3]),
+                   em.op("Mul", av[(i + 2) % 3], bv[(i + 1) % 3])) for i in range(3)]
+    return em.op("Concat", *comps, axis=dim)
+
+
+@symbolic(linalg_decomp.Slogdet)
+def slogdet(em, node, a):
+    """(sign, log|det|) from ONNX Det: fine while det stays in range (slogdet exists for the
+    matrices whose det overflows; onnxruntime has no LU to do better)."""
+    d = em.op("Det", a)
+    return [em.op("Sign", d), em.op("Log", em.op("Abs", d))]
+
+
+def conv(em, node, chain, env):
+    """A traced convolution chain (see ``_fuse.py``) as one ONNX Conv: the weight matrix
+    (G, O/G, C/G * K) reshaped back to (O, C/G, *K)."""
+    x, w = env[chain.x], env[chain.weight]
+    out_channels = w.shape[0] * w.shape[1]
+    weight = em.op("Reshape", w, em.ints([out_channels, x.shape[1] // chain.groups,
+                                          *chain.kernel]))
+    return em.op("Conv", x, weight, kernel_shape=list(chain.kernel), strides=list(chain.stride),
+                 pads=list(chain.padding) * 2, dilations=list(chain.dilation),
+                 group=chain.groups)
+
+
+@symbolic(linalg_decomp.Det)
+def det(em, node, a):
+    return em.op("Det", a)
+
+
+# -- nn ----------------------------------------------------------------------------------------
+
+@symbolic(_core.Softmax)
+def softmax(em, node, x, dim):
+    return em.op("Softmax", x, axis=dim % max(x.ndim, 1))
+
+
+@symbolic(_core.LogSoftmax)
+def log_softmax(em, node, x, dim):
+    return em.op("LogSoftmax", x, axis=dim % max(x.ndim, 1))
+
+
+@symbolic(_norm.LayerNorm)
+def layer_norm(em, node, x, weight, bias, nd, eps):
+    normalized = x.shape[x.ndim - nd:]
+    if em.opset >= 17:
+        scale = weight if weight is not None else em.const(np.ones(normalized, x.dtype.np))
+        return em.op("LayerNormalization", x, scale, bias if bias is not None else "",
+                     axis=-nd, epsilon=float(eps))
+    axes = list(range(x.ndim - nd, x.ndim))  # before 17: mean, variance, scale, shift
+    mean = em.op("ReduceMean", x, axes=axes, keepdims=1)
+    centred = em.op("Sub", x, mean)
+    var = em.op("ReduceMean", em.op("Mul", centred, centred), axes=axes, keepdims=1)
+    out = em.op("Div", centred, em.op("Sqrt", em.op("Add", var, em.scalar(eps, x))))
+    if weight is not None:
+        out = em.op("Mul", out, weight)
+    return out if bias is None else em.op("Add", out, bias)
+
+
+@symbolic(_pool.MaxPool)
+def max_pool(em, node, x, kernel, stride, padding, dilation, out_sizes, with_indices=False):
+    if with_indices:
+        raise refuse(em, node, "max pooling with indices (ONNX's are flat over N and C)")
+    floor_sizes = [(x.shape[2 + i] + 2 * padding[i] - dilation[i] * (kernel[i] - 1) - 1)
+                   // stride[i] + 1 for i in range(len(kernel))]
+    return em.op("MaxPool", x, kernel_shape=list(kernel), strides=list(stride),
+                 pads=list(padding) * 2, dilations=list(dilation),
+                 ceil_mode=int(list(out_sizes) != floor_sizes))
+
+
+__all__ = ["by_positions"]
