@@ -50,6 +50,13 @@ def test_sharded_training_matches_single_process(mpirun, n):
         # ZeRO-1: Adam's two moments per element, spread over the ranks
         states = [r[f"zero1_state_{name}"] for r in res]
         assert sum(states) == 2 * total and max(states) < 2 * total
+    # SOAP under ZeRO-1 (distributed matrix optimizer state) equals one process's SOAP
+    ref = script.build(0, tx.float64)
+    script.train(ref, tx.optim.SOAP(ref.parameters(), lr=0.05, precondition_frequency=2))
+    for r in res:
+        for k, v in ref.state_dict().items():
+            np.testing.assert_allclose(r["zero1_soap"][k], v.numpy(), rtol=1e-10, atol=1e-12,
+                                       err_msg=f"SOAP {k}")
     # float32 parameters and reduction on a float64 model: close to the float64 run
     for r in res:
         for k, v in want.items():

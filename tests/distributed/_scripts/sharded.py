@@ -97,6 +97,14 @@ def main():
                                         if isinstance(m, FSDP))
             out[key] = {k: v.to(tx.float64).numpy() for k, v in fsdp.state_dict().items()}
             out[f"held_{key}"] = sum(p.numel() for p in fsdp.parameters())
+        # ZeRO-1 with a matrix optimizer: each matrix's SOAP state lives on its owner only
+        if dtype == "float64":
+            model = build(0, dt)
+            ddp = DistributedDataParallel(model)
+            zero = ZeroRedundancyOptimizer(ddp.parameters(), tx.optim.SOAP, lr=0.05,
+                                           precondition_frequency=2)
+            train(ddp, zero, rank, world)
+            out["zero1_soap"] = {k: v.numpy() for k, v in model.state_dict().items()}
         # mixed precision: float32 compute and reduction on a float64 model
         fsdp = FSDP(build(0, tx.float64), auto_wrap_policy=ModuleWrapPolicy({Block}),
                     mixed_precision=MixedPrecision(tx.float32, tx.float32, tx.float32))
