@@ -33,7 +33,7 @@ LEFT_OUT = [
     ('torch.compile, dispatcher and build internals (torch.compile is owned by the compile issue)',
      """
     DisableTorchFunction DisableTorchFunctionSubclass DispatchKey DispatchKeySet
-    ExcludeDispatchKeyGuard Tag classproperty compile compiled_with_cxx11_abi cond
+    ExcludeDispatchKeyGuard Tag classproperty compiled_with_cxx11_abi cond
     get_device_module get_file_path hash_tensor is_distributed memory_format
     prepare_multiprocessing_environment
     profiler_allow_cudagraph_cupti_lazy_reinit_cuda12 thread_safe_generator while_loop
