@@ -77,8 +77,11 @@ class Sigmoid(Function):
     def forward(ctx, a):
         xp, x = _xp(a), _wide(a)
         with quiet():
-            e = xp.exp(-xp.abs(x))
-            out = xp.where(x >= 0, 1 / (1 + e), e / (1 + e))
+            if type(x) is np.ndarray:
+                out = _blocked(_sigmoid_kernel, np.empty(x.shape, x.dtype), x)
+            else:
+                e = xp.exp(-xp.abs(x))
+                out = xp.where(x >= 0, 1 / (1 + e), e / (1 + e))
         out = _make(out.astype(a._data.dtype, copy=False))
         ctx.save_for_backward(out)
         return out
@@ -87,6 +90,18 @@ class Sigmoid(Function):
     def backward(ctx, g):
         (out,) = ctx.saved_tensors
         return g * (out * (1 - out))
+
+
+def _sigmoid_kernel(out, x):
+    """out = where(x >= 0, 1 / (1 + e), e / (1 + e)) with e = exp(-|x|): Sigmoid's GPU
+    formula op for op, in cache-sized blocks (``_blocked``), so the same bits."""
+    e = np.abs(x)
+    np.negative(e, out=e)
+    np.exp(e, out=e)
+    d = e + 1
+    np.divide(e, d, out=out)
+    np.divide(1, d, out=d)
+    np.copyto(out, d, where=x >= 0)
 
 
 class Softplus(Function):
@@ -250,6 +265,28 @@ class Gelu(Function):
         return g * (cdf + a * pdf), None
 
 
+class LeakyRelu(Function):
+    """``where(a > 0, a, a * slope)``, a primitive for speed: for 0 < slope <= 1 it equals
+    ``maximum(a, a * slope)`` bit for bit (signed zeros and nan included), two fast passes
+    where NumPy's ``where`` branches per element (8x torch's time as a composite)."""
+
+    @staticmethod
+    def forward(ctx, a, slope):
+        ctx.save_for_backward(a)
+        ctx.slope = slope
+        xp, x = _xp(a), a._data
+        with quiet():
+            out = x * slope
+            if 0 < slope <= 1:
+                return _threads.ufunc(xp.maximum, x, out, min_part=_threads.CHEAP)
+            return xp.where(x > 0, x, out).astype(x.dtype, copy=False)
+
+    @staticmethod
+    def backward(ctx, g):
+        (a,) = ctx.saved_tensors
+        return where(a > 0, g, g * ctx.slope), None
+
+
 class Hardtanh(Function):
     @staticmethod
     def forward(ctx, a, lo, hi):
@@ -323,9 +360,9 @@ def leaky_relu(input, negative_slope=0.01, inplace=False) -> Tensor:
     Example: ``tensorix.leaky_relu(tensorix.tensor([-2.0, 2.0]), 0.1)`` is ``tensor([-0.2000,
     2.0000])``."""
     slope = _number(negative_slope, "leaky_relu", "negative_slope")
+
     def fn(x):
-        x = _real_float(x, "leaky_relu")
-        return where(x > 0, x, x * slope)
+        return LeakyRelu.apply(_real_float(x, "leaky_relu"), slope)
 
     return _maybe_inplace(fn, input, inplace, "leaky_relu")
 

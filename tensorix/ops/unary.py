@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-from .. import backend
+from .. import _threads, backend
 from .. import dtypes as dt
 from ..autograd.function import Function
 from ..backend import quiet
@@ -52,8 +52,8 @@ class _Math(Function):
     @classmethod
     def forward(cls, ctx, a):
         ctx.save_for_backward(a)
-        with quiet():
-            return getattr(_xp(a), cls.fn)(a._data)
+        with quiet():  # large arrays split over the library's threads (same bits)
+            return _threads.ufunc(getattr(_xp(a), cls.fn), a._data)
 
 
 class _MathOut(Function):
@@ -64,7 +64,7 @@ class _MathOut(Function):
     @classmethod
     def forward(cls, ctx, a):
         with quiet():
-            out = _make(getattr(_xp(a), cls.fn)(a._data))
+            out = _make(_threads.ufunc(getattr(_xp(a), cls.fn), a._data))
         ctx.save_for_backward(out)
         return out
 
