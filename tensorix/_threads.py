@@ -273,6 +273,7 @@ def blockwise(kernel, out, *arrays, finish=None):
 # 2^18 float32 1.5x faster split in two, add on 2^22 no faster; benchmarks/results.md).
 CHEAP = 1 << 21
 COSTLY = 1 << 17
+SUM_MIN_PART = 1 << 19  # a sum reads once and writes nothing: it gains from 1 Mi elements
 
 
 def _split_view(arr, out_shape, lo, hi, flat):
@@ -348,7 +349,7 @@ def ufunc(fn, *arrays, min_part=None):
 
 def reduce_sum(x):
     """The sum of every element of a NumPy float array, as per-part partial sums (each NumPy's
-    pairwise sum) added in part order, split over the pool above :data:`CHEAP` elements a
+    pairwise sum) added in part order, split over the pool above ``SUM_MIN_PART`` elements a
     part. A split sum rounds differently from ``x.sum()``: within ``n * eps * sum(|x|)`` of
     the exact sum, as NumPy's (float64 sums, which tests compare exactly, are not split).
     Returns a 0-d array of ``x``'s dtype.
@@ -356,7 +357,7 @@ def reduce_sum(x):
     Example: ``reduce_sum(np.ones(1 << 23, np.float32))`` is ``array(8388608., float32)``.
     """
     flat = x.reshape(-1) if x.flags.c_contiguous else None
-    parts = 1 if flat is None or x.dtype != np.float32 else parts_for(x.size, CHEAP)
+    parts = 1 if flat is None or x.dtype != np.float32 else parts_for(x.size, SUM_MIN_PART)
     if parts <= 1:
         return np.add.reduce(x, axis=None)
     sums = np.empty(parts, dtype=x.dtype)

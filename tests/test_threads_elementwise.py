@@ -121,7 +121,7 @@ def test_sigmoid_blocked_kernel_keeps_the_formula_bits():
 
 
 def test_reduce_sum_split_within_bound(split_small, monkeypatch):
-    monkeypatch.setattr(_threads, "CHEAP", 1 << 10)
+    monkeypatch.setattr(_threads, "SUM_MIN_PART", 1 << 10)
     x = np.random.default_rng(4).standard_normal(1 << 14).astype(np.float32)
     got = _threads.reduce_sum(x)
     assert split_small == [2] and got.dtype == np.float32
@@ -172,3 +172,68 @@ def test_lerp_scalar_weight_takes_its_branch_with_the_same_bits(w):
     # torch fuses the multiply-add (one rounding): within an ulp of it
     np.testing.assert_allclose(got, torch.lerp(torch.tensor(s), torch.tensor(e), w).numpy(),
                                rtol=2e-7, atol=2e-7)
+
+
+def test_full_float32_sum_splits_and_keeps_the_bound(split_small, monkeypatch):
+    monkeypatch.setattr(_threads, "SUM_MIN_PART", 1 << 10)
+    x = np.random.default_rng(8).standard_normal((64, 64)).astype(np.float32)
+    got = tx.tensor(x).sum()
+    assert split_small == [2] and got.dtype == tx.float32 and got.shape == ()
+    exact = np.sum(x.astype(np.float64))
+    assert abs(got.item() - exact) <= x.size * np.finfo(np.float32).eps * np.abs(x).sum()
+    assert tx.tensor(x.astype(np.float64)).sum().item() == x.astype(np.float64).sum()
+
+
+@pytest.mark.parametrize("shape, dim", [((64, 80), 0), ((64, 80), 1), ((7, 5, 300), 1),
+                                        ((300,), 0), ((3000, 2), 0), ((2, 0, 3), 1)])
+@pytest.mark.parametrize("op", ["cummax", "cummin"])
+def test_cummax_cummin_one_pass_match_torch(shape, dim, op):
+    """Values and indices (latest on ties, NaN propagating) as torch's, on both NumPy paths
+    (accumulate on the last axis, a loop per position over an outer axis of wide rows)."""
+    torch = pytest.importorskip("torch")
+    x = np.random.default_rng(9).integers(-3, 3, shape).astype(np.float32)
+    x.reshape(-1)[::17] = np.nan
+    v, i = getattr(tx, op)(tx.tensor(x), dim)
+    tv, ti = getattr(torch, op)(torch.tensor(x), dim)
+    np.testing.assert_array_equal(v.numpy(), tv.numpy())
+    np.testing.assert_array_equal(i.numpy(), ti.numpy())
+
+
+def test_nan_to_num_fast_path_matches_torch():
+    torch = pytest.importorskip("torch")
+    x = np.random.default_rng(10).standard_normal(5000).astype(np.float32)
+    x[[3, 70, 900]] = [np.nan, np.inf, -np.inf]
+    for args in [(), (1.0, 2.0, -3.0), (0.5, None, None)]:
+        np.testing.assert_array_equal(tx.nan_to_num(tx.tensor(x), *args).numpy(),
+                                      torch.nan_to_num(torch.tensor(x), *args).numpy())
+    finite = x[np.isfinite(x)]
+    out = tx.nan_to_num(tx.tensor(finite))
+    np.testing.assert_array_equal(out.numpy(), finite)
+    assert not np.shares_memory(out.numpy(), finite)
+
+
+def test_nansum_without_nan_skips_the_where_with_same_value_and_grad():
+    x = np.random.default_rng(11).standard_normal(999).astype(np.float32)
+    a = tx.tensor(x, requires_grad=True)
+    s = tx.nansum(a)
+    assert s.item() == tx.tensor(x).sum().item()
+    s.backward()
+    np.testing.assert_array_equal(a.grad.numpy(), np.ones_like(x))
+    x[5] = np.nan
+    b = tx.tensor(x, requires_grad=True)
+    tx.nansum(b).backward()
+    assert b.grad.numpy()[5] == 0 and b.grad.numpy()[4] == 1
+
+
+def test_large_float32_prod_within_bound():
+    y = (1 + np.random.default_rng(12).standard_normal(100_003) * 1e-3).astype(np.float32)
+    got = tx.prod(tx.tensor(y))
+    exact = np.prod(y.astype(np.float64))
+    assert got.dtype == tx.float32
+    assert abs(got.item() - exact) <= y.size * np.finfo(np.float32).eps * abs(exact)
+    torch = pytest.importorskip("torch")
+    g = tx.tensor(y[:3000], requires_grad=True)
+    t = torch.tensor(y[:3000], requires_grad=True)
+    tx.prod(g).backward()
+    torch.prod(t).backward()
+    np.testing.assert_allclose(g.grad.numpy(), t.grad.numpy(), rtol=1e-4)

@@ -312,6 +312,16 @@ class NanToNum(Function):
         ctx.save_for_backward(a)
         xp, x = _xp(a), a._data
         typ = x.dtype.type
+        if type(x) is np.ndarray:
+            # a copy and fixes at the few non-finite elements (found in one cheap pass): the
+            # three whole-array wheres below cost 15x torch's time on finite data
+            out = x.copy()
+            bad = np.flatnonzero(~np.isfinite(out))
+            if bad.size:
+                v = out.reshape(-1)[bad]
+                out.reshape(-1)[bad] = np.where(v != v, typ(nan), np.where(
+                    v > 0, typ(posinf), typ(neginf)))
+            return out
         out = xp.where(xp.isnan(x), typ(nan), x)
         out = xp.where(x == np.inf, typ(posinf), out)
         return xp.where(x == -np.inf, typ(neginf), out).astype(x.dtype, copy=False)
