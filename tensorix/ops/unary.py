@@ -18,7 +18,8 @@ from ..autograd.function import Function
 from ..backend import quiet
 from ..tensor import Tensor, _make
 from ._common import check_tensor, float_input
-from ._erf import erf_float32, erf_kernel, erfc_float32, erfc_kernel, erfinv_kernel
+from ._erf import (erf_float32, erf_kernel, erfc_float32, erfc_kernel, erfinv_float32,
+                   erfinv_kernel)
 
 __all__ = ["conj", "abs", "absolute", "sqrt", "rsqrt", "square", "reciprocal", "tanh", "relu",
            "exp2", "expm1", "log2", "log10", "log1p", "sin", "cos", "tan", "asin", "acos",
@@ -344,6 +345,7 @@ class Erfc(_Special):
 
 class Erfinv(_Special):
     kernel = staticmethod(erfinv_kernel)
+    kernel32 = staticmethod(erfinv_float32)
 
     @staticmethod
     def backward(ctx, g):
