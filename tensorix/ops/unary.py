@@ -18,8 +18,7 @@ from ..autograd.function import Function
 from ..backend import quiet
 from ..tensor import Tensor, _make
 from ._common import check_tensor, float_input
-from ._erf import (erf_float32, erf_kernel, erfc_float32, erfc_kernel, erfinv_float32,
-                   erfinv_kernel)
+from ._erf import erf_float32, erf_kernel, erfc_float32, erfc_kernel, erfinv_float32, erfinv_kernel
 
 __all__ = ["conj", "abs", "absolute", "sqrt", "rsqrt", "square", "reciprocal", "tanh", "relu",
            "exp2", "expm1", "log2", "log10", "log1p", "sin", "cos", "tan", "asin", "acos",
