@@ -21,7 +21,7 @@ from .. import _threads, backend
 from .. import dtypes as dt
 from ..autograd.function import Function
 from ..tensor import Tensor, _make
-from ._along import Flip, Shift, TakeAlong, return_type, scan
+from ._along import Flip, Shift, TakeAlong, return_type, running, scan
 from ._common import check_tensor, float_input, norm_dim, norm_dims
 
 __all__ = ["sum", "mean", "sum_to", "prod", "max", "min", "amax", "amin", "aminmax", "argmax",
@@ -140,10 +140,9 @@ _PROD_COLUMNS = 256
 
 
 def _prod_columns(flat):
-    """The product of a large float32 vector as ``_PROD_COLUMNS`` column products (vectorised
-    across columns; NumPy's own product is one serial chain, 14x torch's time) times the
-    tail's: a different order of roundings than ``flat.prod()``, within the same bound
-    (``n * eps`` relative), as torch's vectorised product is."""
+    """The product of a large float32 vector as ``_PROD_COLUMNS`` column products (vectorised;
+    NumPy's own product is one serial chain, 14x torch's time) times the tail's: another
+    order of roundings than ``flat.prod()``, within the same ``n * eps`` relative bound."""
     k = flat.size // _PROD_COLUMNS * _PROD_COLUMNS
     with np.errstate(all="ignore"):  # over/underflow is the product's value, as in torch
         cols = flat[:k].reshape(-1, _PROD_COLUMNS).prod(axis=0)
@@ -638,33 +637,14 @@ def _cum_extreme(x, dim, op, ufunc, rtype):
         return rtype(x.reshape(()), _make(_xp(x).zeros((), dtype=np.int64)))
     xp, data = _xp(x), x._data
     with np.errstate(invalid="ignore"):
-        running = _running(xp, data, d, getattr(xp, ufunc))
-    hit = data == running
+        extreme = running(xp, data, d, getattr(xp, ufunc))
+    hit = data == extreme
     if x._dtype.category >= 2:
         hit = hit | xp.isnan(data)
     pos = xp.arange(data.shape[d]).reshape((-1,) + (1,) * (data.ndim - d - 1))
     # the latest position reaching the running extreme (PyTorch takes the last on ties)
-    idx = _running(xp, hit * pos, d, xp.maximum).astype(xp.int64, copy=False)
+    idx = running(xp, hit * pos, d, xp.maximum).astype(xp.int64, copy=False)
     return rtype(TakeAlong.apply(x, idx, d), _make(idx))
-
-
-def _running(xp, data, d, op):
-    """The inclusive scan of ``op`` (maximum or minimum: exact, any order) along ``d``. NumPy:
-    ``op.accumulate`` (one pass) along the last axis, else one vectorised ``op`` per position
-    along ``d`` when rows are wide (NumPy's accumulate over an outer axis is 4x slower than
-    over the inner one); other
-    array modules: the log-step ``scan``."""
-    if xp is not np or data.size == 0:
-        return scan(xp, data, d, op)
-    n = data.shape[d]
-    if d == data.ndim - 1 or data.size < 64 * n:  # a loop per position repays on wide rows
-        return op.accumulate(data, axis=d)
-    out = np.empty(data.shape, data.dtype)
-    src, dst = np.moveaxis(data, d, 0), np.moveaxis(out, d, 0)
-    dst[0] = src[0]
-    for i in range(1, src.shape[0]):
-        op(dst[i - 1], src[i], out=dst[i])
-    return out
 
 
 def cummax(input, dim):
