@@ -237,3 +237,12 @@ def test_large_float32_prod_within_bound():
     tx.prod(g).backward()
     torch.prod(t).backward()
     np.testing.assert_allclose(g.grad.numpy(), t.grad.numpy(), rtol=1e-4)
+
+
+def test_prelu_per_channel_weight_needs_a_channel_dim_as_in_torch():
+    torch = pytest.importorskip("torch")
+    x, w = np.ones(3, np.float32), np.full(3, 0.2, np.float32)
+    with pytest.raises(RuntimeError):
+        torch.nn.functional.prelu(torch.tensor(x), torch.tensor(w))
+    with pytest.raises(RuntimeError, match=r"prelu\(\): mismatch .* channel size = 1"):
+        F.prelu(tx.tensor(x), tx.tensor(w))

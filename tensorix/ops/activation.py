@@ -547,7 +547,7 @@ def prelu(input, weight) -> Tensor:
     """``input`` where positive, ``weight * input`` elsewhere; ``weight`` holds one slope or
     one per channel (dim 1).
 
-    Shapes: input (N, C, *) or (C,)..., weight (1,) or (C,).
+    Shapes: input (N, C, *) with weight (C,) or (1,); an input of under 2 dims takes (1,) only.
     """
     check_tensor(input, "prelu")
     check_tensor(weight, "prelu", "weight")
@@ -557,7 +557,7 @@ def prelu(input, weight) -> Tensor:
     n = weight.numel()
     w = weight
     if n != 1:
-        c = input.shape[1] if input.ndim >= 2 else (input.shape[0] if input.ndim else 1)
+        c = input.shape[1] if input.ndim >= 2 else 1  # torch: no channel dim below 2-d
         if n != c:
             raise RuntimeError(f"prelu(): mismatch of parameter numbers and input channel size. "
                                f"Found parameter numbers = {n} and channel size = {c}.")
