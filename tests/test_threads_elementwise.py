@@ -246,3 +246,30 @@ def test_prelu_per_channel_weight_needs_a_channel_dim_as_in_torch():
         torch.nn.functional.prelu(torch.tensor(x), torch.tensor(w))
     with pytest.raises(RuntimeError, match=r"prelu\(\): mismatch .* channel size = 1"):
         F.prelu(tx.tensor(x), tx.tensor(w))
+
+
+def test_exact_gelu_numba_kernel_gives_the_numpy_kernels_bits():
+    """The jit extra's one-pass kernel against the NumPy block kernel it replaces."""
+    pytest.importorskip("numba")
+    from tensorix.ops import activation as act
+
+    kernel = act._gelu_erf_jit()
+    assert kernel is not act._gelu_erf_kernel, "numba is installed but the kernel did not build"
+    bits = np.arange(0, 0xFFFFFFFF, 4099, dtype=np.uint32).view(np.float32)  # every sign
+    x = np.concatenate([bits, np.linspace(-8, 8, 1 << 18, dtype=np.float32),
+                        np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1e-45], np.float32)])
+    got, want = np.empty_like(x), np.empty_like(x)
+    with np.errstate(all="ignore"):
+        kernel(got, x)
+        act._gelu_erf_kernel(want, x)
+    assert np.array_equal(_bits(got), _bits(want))
+
+
+def test_exact_gelu_without_numba_is_the_same(monkeypatch):
+    from tensorix.kernels import _cpu
+
+    x = np.random.default_rng(13).standard_normal(1 << 16).astype(np.float32) * 3
+    with_jit = F.gelu(tx.tensor(x)).numpy()
+    monkeypatch.setattr(_cpu, "_state", {"m": None})  # as without numba
+    assert _cpu.jit_kernel("gelu_erf32") is None
+    assert np.array_equal(_bits(F.gelu(tx.tensor(x)).numpy()), _bits(with_jit))

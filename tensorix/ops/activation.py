@@ -33,7 +33,7 @@ from ..autograd.grad_mode import is_grad_enabled
 from ..backend import quiet
 from ..tensor import Tensor, _make
 from ._common import check_tensor, float_input
-from ._erf import erf32_block, erf_kernel, normal_cdf_left_tail32
+from ._erf import _ERF32_P, _ERF32_Q, erf32_block, erf_kernel, normal_cdf_left_tail32
 from .pointwise import clamp, where
 from .unary import erf, expm1, tanh
 
@@ -170,11 +170,25 @@ def _gelu_erf_kernel(out, w):
     """out = w * (0.5 + 0.5 * erf(w / sqrt(2))) in float32 (erf within 8 ulp, ``_erf.py``);
     the few elements below -1.5 (7% of a standard normal) are recomputed as ``w * Phi(w)``
     with Phi's float32 tail kernel, so the result keeps relative accuracy down the left tail."""
-    t = w * np.float32(1 / math.sqrt(2))
+    t = w * _RSQRT2
     erf32_block(out, t)
     out *= np.float32(0.5)
     out += np.float32(0.5)
     out *= w
+
+
+_RSQRT2 = np.float32(1 / math.sqrt(2))
+
+
+def _gelu_erf_jit():
+    """``_gelu_erf_kernel`` as numba's one pass (the same float32 steps, so the same bits:
+    the NumPy kernel's ~25 passes per block cost 9x torch's time), or itself without numba."""
+    one = np.zeros(1, np.float32)
+    k = kernels.jit_kernel("gelu_erf32", np.empty(1, np.float32), one, _ERF32_P, _ERF32_Q,
+                           _RSQRT2)
+    if k is None:
+        return _gelu_erf_kernel
+    return lambda out, w: k(out, w, _ERF32_P, _ERF32_Q, _RSQRT2)
 
 
 def _gelu_erf_tail(out, w):
@@ -275,7 +289,7 @@ class Gelu(Function):
                 # float32 math (16-bit inputs widened, rounded once); a GPU without the fused
                 # kernel takes the float64 composite below (no masked tail on the device)
                 w = _wide(a)
-                out = _threads.blockwise(_gelu_erf_kernel, np.empty(w.shape, np.float32), w,
+                out = _threads.blockwise(_gelu_erf_jit(), np.empty(w.shape, np.float32), w,
                                          finish=_gelu_erf_tail)
             else:
                 w = x.astype(np.float64)
