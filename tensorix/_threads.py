@@ -59,7 +59,8 @@ def _check_count(n, op):
 
 def set_num_threads(n: int) -> None:
     """Threads tensorix uses inside one op (as ``torch.set_num_threads``): large GEMMs and
-    batches of GEMMs are split over them, and so are large numerics, erf and gelu kernels.
+    batches of GEMMs are split over them, and so are large elementwise kernels (unary,
+    binary, activations, erf/gelu, numerics) and float32 sums.
     The default is the number of cores this process may run on (``os.sched_getaffinity``);
     no environment variable is read. Results do not depend on it, except a GEMM's last bits.
 
