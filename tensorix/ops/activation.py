@@ -562,6 +562,8 @@ def prelu(input, weight) -> Tensor:
     one per channel (dim 1).
 
     Shapes: input (N, C, *) with weight (C,) or (1,); an input of under 2 dims takes (1,) only.
+    Example: ``F.prelu(tensorix.tensor([-2.0, 1.0]), tensorix.tensor([0.25]))`` is
+    ``tensor([-0.5000, 1.0000])``.
     """
     check_tensor(input, "prelu")
     check_tensor(weight, "prelu", "weight")
