@@ -280,7 +280,8 @@ class Lerp(Function):
         xp = backend.array_module(s)
         with quiet():  # PyTorch's two-sided form: exact at both ends
             diff = e - s
-            if w.shape == () and s.shape == e.shape and s.dtype == e.dtype == w.dtype:
+            if (type(w) is np.ndarray and w.shape == () and s.shape == e.shape
+                    and s.dtype == e.dtype == w.dtype):  # (a GPU would sync on the test)
                 # one weight: only its branch (the where below computes both), same bits
                 if abs(w) < 0.5:
                     diff *= w
