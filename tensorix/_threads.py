@@ -10,10 +10,13 @@ tensorix splits large GEMMs itself: by batch for batches of small GEMMs, by rows
 for one large GEMM, each part a single-threaded BLAS call on a thread of the pool below.
 The pool's idle threads sleep on a lock; they never spin.
 
-Large NumPy kernels elsewhere (numerics, erf/gelu) split their work over the same pool with
-:func:`parallel`; NumPy releases the GIL inside each pass, so the parts run in parallel.
-Results never depend on the thread count, except a GEMM's last bits (the BLAS may block a
-split part differently), as in PyTorch.
+Large NumPy kernels elsewhere split their work over the same pool: :func:`elementwise` (and
+:func:`ufunc`, its one-ufunc form) for the unary, binary and activation kernels, :func:`blockwise`
+for fused multi-pass kernels (erf, gelu), :func:`reduce_sum` for whole-array float32 sums, and
+:func:`parallel` underneath; NumPy releases the GIL inside each pass, so the parts run in
+parallel. Results never depend on the thread count, except a GEMM's last bits (the BLAS may
+block a split part differently) and a float32 sum's rounding (:func:`reduce_sum`), as in
+PyTorch.
 """
 
 from __future__ import annotations
@@ -26,7 +29,8 @@ import threading
 import numpy as np
 
 __all__ = ["set_num_threads", "get_num_threads", "set_num_interop_threads",
-           "get_num_interop_threads", "parallel", "matmul", "blockwise", "parts_for"]
+           "get_num_interop_threads", "parallel", "matmul", "blockwise", "parts_for",
+           "elementwise", "ufunc", "reduce_sum", "CHEAP", "COSTLY"]
 
 
 def _cores() -> int:
@@ -55,7 +59,8 @@ def _check_count(n, op):
 
 def set_num_threads(n: int) -> None:
     """Threads tensorix uses inside one op (as ``torch.set_num_threads``): large GEMMs and
-    batches of GEMMs are split over them, and so are large numerics, erf and gelu kernels.
+    batches of GEMMs are split over them, and so are large elementwise kernels (unary,
+    binary, activations, erf/gelu, numerics) and float32 sums.
     The default is the number of cores this process may run on (``os.sched_getaffinity``);
     no environment variable is read. Results do not depend on it, except a GEMM's last bits.
 
@@ -258,3 +263,109 @@ def blockwise(kernel, out, *arrays, finish=None):
 
     parallel(-(-n // BLOCK), run, 4)  # >= 4 blocks (256 Ki elements) per thread
     return out
+
+
+# -- elementwise and reductions ------------------------------------------------------------
+
+# Elements per part below which a split does not repay the hand-off to a pool thread (~20-50 us
+# on a busy machine). A memory-bound op (add, mul, compare: ~0.3 ns an element) gains little
+# from a second core, so it splits only on multi-million-element arrays; a transcendental one
+# (exp, tanh, log: 3-10 ns an element) gains from 256 Ki elements (measured: exp and tanh on
+# 2^18 float32 1.5x faster split in two, add on 2^22 no faster; benchmarks/results.md).
+CHEAP = 1 << 21
+COSTLY = 1 << 17
+SUM_MIN_PART = 1 << 19  # a sum reads once and writes nothing: it gains from 1 Mi elements
+
+
+def _split_view(arr, out_shape, lo, hi, flat):
+    """The part ``[lo, hi)`` of ``arr``'s broadcast against ``out_shape``: along the flat
+    index (``flat``: ``arr`` is C-contiguous of that shape, or has one element) or along
+    axis 0 (an operand whose axis 0 broadcasts, or that has fewer dims, is passed whole)."""
+    if flat:
+        return arr.reshape(-1)[lo:hi] if arr.size > 1 else arr.reshape(())
+    if arr.ndim == len(out_shape) and arr.shape[0] != 1:
+        return arr[lo:hi]
+    return arr
+
+
+def _split_plan(out, inputs, min_part):
+    """(parts, flat) for splitting ``out`` and its ``inputs``; parts 1 when it does not gain."""
+    parts = parts_for(out.size, min_part)
+    if parts <= 1 or type(out) is not np.ndarray:
+        return 1, False
+    if any(type(a) is not np.ndarray for a in inputs):
+        return 1, False
+    if out.ndim and out.shape[0] >= parts:
+        return parts, False
+    flat = out.flags.c_contiguous and all(
+        a.size == 1 or (a.shape == out.shape and a.flags.c_contiguous) for a in inputs)
+    return (parts, True) if flat else (1, False)
+
+
+def elementwise(fn, out, *inputs, min_part=None):
+    """``fn(out_part, *input_parts)`` over parts of ``out`` (a NumPy array) split over the pool
+    when each part has at least ``min_part`` elements (:data:`CHEAP` for memory-bound kernels,
+    :data:`COSTLY` for transcendental ones). ``inputs`` broadcast against ``out``: the parts
+    are rows of axis 0 (an input whose axis 0 broadcasts is shared whole) or, for arrays
+    whose first axis is too short, ranges of the flat index of C-contiguous operands. ``fn``
+    must compute each element from the same elements of its inputs (an elementwise kernel):
+    then the result is bit-identical to ``fn(out, *inputs)``, whatever the split. Returns
+    ``out``; anything but NumPy arrays (a GPU) runs unsplit.
+
+    Example: ``elementwise(lambda o, x: np.exp(x, out=o), np.empty_like(x), x)``.
+    """
+    parts, flat = _split_plan(out, inputs, COSTLY if min_part is None else min_part)
+    if parts <= 1:
+        fn(out, *inputs)
+        return out
+    n = out.size if flat else out.shape[0]
+    shape = out.shape
+
+    def work(lo, hi):
+        fn(_split_view(out, shape, lo, hi, flat),
+           *[_split_view(a, shape, lo, hi, flat) for a in inputs])
+
+    cuts = [n * i // parts for i in range(parts + 1)]
+    _run_parts([lambda a=a, b=b: work(a, b) for a, b in zip(cuts[:-1], cuts[1:])])
+    return out
+
+
+def ufunc(fn, *arrays, min_part=None):
+    """``fn(*arrays)`` for a NumPy ufunc ``fn``, split over the pool by :func:`elementwise`
+    when the arrays are large enough to gain; bit-identical to the plain call. Shapes
+    broadcast as in NumPy.
+
+    Example: ``ufunc(np.tanh, np.zeros((1024, 1024), np.float32))`` runs on both cores.
+    """
+    min_part = COSTLY if min_part is None else min_part
+    big = max(a.size for a in arrays)
+    if big < 2 * min_part or _threads == 1 or any(type(a) is not np.ndarray for a in arrays):
+        return fn(*arrays)
+    shape = np.broadcast_shapes(*[a.shape for a in arrays])
+    # the dtype NumPy's own call would give (its loop resolution on one element of each)
+    dtype = fn(*[a.reshape(-1)[:1] for a in arrays]).dtype
+    out = np.empty(shape, dtype=dtype)
+    return elementwise(lambda o, *xs: fn(*xs, out=o), out, *arrays, min_part=min_part)
+
+
+def reduce_sum(x):
+    """The sum of every element of a NumPy float array, as per-part partial sums (each NumPy's
+    pairwise sum) added in part order, split over the pool above ``SUM_MIN_PART`` elements a
+    part. A split sum rounds differently from ``x.sum()``: within ``n * eps * sum(|x|)`` of
+    the exact sum, as NumPy's (float64 sums, which tests compare exactly, are not split).
+    Returns a 0-d array of ``x``'s dtype.
+
+    Example: ``reduce_sum(np.ones(1 << 23, np.float32))`` is ``array(8388608., float32)``.
+    """
+    flat = x.reshape(-1) if x.flags.c_contiguous else None
+    parts = 1 if flat is None or x.dtype != np.float32 else parts_for(x.size, SUM_MIN_PART)
+    if parts <= 1:
+        return np.add.reduce(x, axis=None)
+    sums = np.empty(parts, dtype=x.dtype)
+    cuts = [x.size * i // parts for i in range(parts + 1)]
+
+    def work(i):
+        sums[i] = np.add.reduce(flat[cuts[i]:cuts[i + 1]])
+
+    _run_parts([lambda i=i: work(i) for i in range(parts)])
+    return np.add.reduce(sums)

@@ -117,3 +117,31 @@ def test_exact_gelu_keeps_relative_accuracy_down_the_left_tail():
 
     ref = 0.5 * w * erfc_kernel(-w / np.sqrt(2))
     assert (np.abs(got - ref) / np.abs(ref)).max() < 1.5e-6
+
+
+def test_erfinv_float32_within_its_ulp_bound():
+    from tensorix.ops._erf import ERFINV_FLOAT32_ULP, erfinv_float32, erfinv_kernel
+
+    bits = np.arange(0, 0x3F800000, 97, dtype=np.uint32).view(np.float32)  # every 97th in [0, 1)
+    x = np.concatenate([bits, -bits, np.linspace(-1, 1, 1 << 20, dtype=np.float32)[1:-1]])
+    got = erfinv_float32(x)
+    assert got.dtype == np.float32
+    ref = erfinv_kernel(x.astype(np.float64))
+    err = np.abs(got - ref) / np.spacing(np.abs(ref).astype(np.float32)).astype(np.float64)
+    assert err.max() <= ERFINV_FLOAT32_ULP, (err.max(), x[err.argmax()])
+    assert np.median(err) <= 1.5
+
+
+def test_erfinv_float32_special_values_and_op():
+    x = np.array([0.0, -0.0, 1.0, -1.0, 1.5, -2.0, np.nan, 0.9999999, -0.99662, 0.5],
+                 np.float32)
+    got = tx.erfinv(tx.tensor(x)).numpy()
+    np.testing.assert_array_equal(np.signbit(got[:2]), [False, True])
+    np.testing.assert_array_equal(got[:4], [0, 0, np.inf, -np.inf])
+    assert np.isnan(got[4:7]).all()
+    ref = tx.erfinv(tx.tensor(x[7:], dtype=tx.float64)).numpy()
+    np.testing.assert_allclose(got[7:], ref, rtol=4e-7)
+    torch = pytest.importorskip("torch")
+    y = np.random.default_rng(2).uniform(-1, 1, (1 << 19) + 3).astype(np.float32)
+    np.testing.assert_allclose(tx.erfinv(tx.tensor(y)).numpy(),
+                               torch.erfinv(torch.tensor(y)).numpy(), rtol=5e-7, atol=1e-7)

@@ -7,9 +7,13 @@ forward and backward), softmax / log_softmax (forward and backward), nll_loss's 
 layer_norm (forward and backward), the Adam/AdamW update, dropout's mask, and 16-bit matmul.
 Sources are in ``_cuda_src.py``; they compile on first use, so importing this package never
 needs CuPy. See docs/gpu.md for what has and has not run on a GPU.
+
+On the CPU, ``jit_kernel(name, ...)`` gives the numba one-pass kernels of ``_cpu_jit.py`` (the
+``jit`` extra), or None; each gives the bits of the NumPy kernel it replaces.
 """
 
 from . import _cuda  # registers the CUDA entries (sources only; nothing compiles here)
+from ._cpu import jit_kernel
 from ._table import entries, lookup, register
 
-__all__ = ["lookup", "register", "entries"]
+__all__ = ["lookup", "register", "entries", "jit_kernel"]

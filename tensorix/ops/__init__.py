@@ -26,6 +26,7 @@ from . import (
     random,
     reduce,
     shape,
+    softmax,
     sort,
     special,
     stats,
@@ -52,6 +53,7 @@ from .pointwise import *
 from .random import *
 from .reduce import *
 from .shape import *
+from .softmax import *
 from .sort import *
 from .special import *
 from .stats import *
@@ -65,7 +67,7 @@ FAMILIES = tuple(sys.modules[f"{__name__}.{n}"] for n in (
     "creation", "random", "elementwise", "unary", "pointwise", "activation", "bitwise",
     "reduce", "sort", "movement", "shape", "indexing", "linalg", "einsum", "inplace",
     "special", "misc", "structured", "stats", "linalg_lu", "tensor_api", "distance",
-    "tensor_info", "combine", "integrate"))
+    "tensor_info", "combine", "integrate", "softmax"))
 
 __all__ = [name for fam in FAMILIES for name in fam.__all__]
 

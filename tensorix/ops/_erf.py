@@ -16,6 +16,11 @@ approximation ``x P(x^2) / Q(x^2)`` on x clipped to [-4, 4] (degrees 13/8; the a
 itself is within 6.5e-8 of erf), evaluated in float32 in cache-sized blocks split over the
 library's threads. Measured against the float64 kernel above on a dense sweep (every 97th
 float32 and 2^23 points of [-6, 6]): at most 7.7 ulp (4.6e-7 absolute), never beyond +-1.
+
+float32 inputs of erfinv take ``erfinv_float32``: Giles' single-precision approximation
+("Approximating the erfinv function", GPU Computing Gems, 2011), two degree-8 polynomials in
+w = -log((1 - x)(1 + x)), all in float32: at most 3.7 ulp from the float64 kernel (measured on
+every 97th float32 in (-1, 1) and 2^20 evenly spaced points), median 1.2.
 """
 
 from __future__ import annotations
@@ -29,7 +34,7 @@ from ..backend import quiet
 
 __all__ = ["erf_kernel", "erfc_kernel", "erfinv_kernel", "erf_float32", "ERF_FLOAT32_ULP",
            "erf32_block", "normal_cdf_left_tail32", "erfc_float32",
-           "ERFC_FLOAT32_ULP"]
+           "ERFC_FLOAT32_ULP", "erfinv_float32", "ERFINV_FLOAT32_ULP"]
 
 _ERF_TAYLOR = tuple(2 / math.sqrt(math.pi) * (-1) ** n / (math.factorial(n) * (2 * n + 1))
                     for n in range(19))
@@ -291,3 +296,60 @@ def erf_float32(x):
         return out
     with quiet():
         return _threads.blockwise(erf32_block, out, x)
+
+
+# -- float32 erfinv (Giles 2011) ----------------------------------------------------------
+ERFINV_FLOAT32_ULP = 4  # the stated bound (measured 3.7 ulp; tests/test_erf_float32.py)
+_ERFINV32_CENTER = tuple(np.float32(c) for c in (  # in w - 2.5, for w < 5
+    2.81022636e-08, 3.43273939e-07, -3.5233877e-06, -4.39150654e-06, 0.00021858087,
+    -0.00125372503, -0.00417768164, 0.246640727, 1.50140941))
+_ERFINV32_TAIL = tuple(np.float32(c) for c in (  # in sqrt(w) - 3, for w >= 5
+    -0.000200214257, 0.000100950558, 0.00134934322, -0.00367342844, 0.00573950773,
+    -0.0076224613, 0.00943887047, 1.00167406, 2.83297682))
+# |x| above which w >= 5 may hold (w = 5 at |x| = 0.99662); the tail fix-up rechecks w
+_ERFINV32_SPLIT = np.float32(0.9966)
+
+
+def _erfinv32_w(x):
+    """w = -log((1 - x)(1 + x)) in float32 (1 - x is exact for |x| >= 1/2, Sterbenz)."""
+    w = np.float32(1) - x
+    w *= np.float32(1) + x
+    np.log(w, out=w)
+    np.negative(w, out=w)
+    return w
+
+
+def _erfinv32_block(out, x):
+    """out = x * P(w - 2.5): the central branch, right for every |x| < 0.9966."""
+    w = _erfinv32_w(x)
+    w -= np.float32(2.5)
+    np.multiply(_horner(w, _ERFINV32_CENTER), x, out=out)
+
+
+def _erfinv32_tail(out, x):
+    """The elements with w >= 5 (or nan, or |x| >= 1), once per thread's part."""
+    tail = np.flatnonzero(~(np.abs(x) < _ERFINV32_SPLIT))
+    if not tail.size:
+        return
+    v = x[tail]
+    w = _erfinv32_w(v)
+    far = ~(w < np.float32(5))
+    tail, v, w = tail[far], v[far], w[far]
+    p = _horner(np.sqrt(w) - np.float32(3), _ERFINV32_TAIL) * v
+    av = np.abs(v)
+    # +-1 give +-inf (w is inf there), beyond is nan (the log of a negative number)
+    out[tail] = np.where(av == 1, np.copysign(np.float32(np.inf), v),
+                         np.where(av > 1, np.float32(np.nan), p))
+
+
+def erfinv_float32(x):
+    """erfinv on a float32 ``xp`` array, within ``ERFINV_FLOAT32_ULP`` ulp of the exact value;
+    +-inf at +-1, nan beyond and at nan.
+
+    Example: ``erfinv_float32(np.array([0.5], np.float32))`` is ``array([0.4769], float32)``.
+    """
+    if type(x) is not np.ndarray:  # a GPU array: the float64 kernel (no masked tail there)
+        return erfinv_kernel(x.astype(np.float64)).astype(np.float32)
+    with quiet():
+        return _threads.blockwise(_erfinv32_block, np.empty(x.shape, np.float32), x,
+                                  finish=_erfinv32_tail)

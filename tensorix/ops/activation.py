@@ -1,16 +1,22 @@
-"""Activation functions (``tensorix.nn.functional`` re-exports them).
+"""Every activation of tensorix, with PyTorch's ``F.*`` signatures (``inplace`` included);
+``tensorix.nn.functional`` re-exports the names of ``FUNCTIONAL``, and the softmax family
+lives beside this file in ``softmax.py``.
 
 Most are composites of primitives, so their gradients (and second derivatives) come from the
-primitives' rules. Four are primitives of their own, each for a stated reason:
+primitives' rules. Six are primitives of their own, each for a stated reason:
 
+* ``relu``: one bit-mask pass (NumPy's ``where`` branches per element, ~10x slower);
 * ``sigmoid``: one stable kernel (``exp(-|x|)``, no overflow) instead of four ops, and the
   backward ``out * (1 - out)`` needs no recomputation;
 * ``softplus``: the composite ``log1p(exp(x))`` overflows, and the stable composite
   ``relu(x) + log1p(exp(-|x|))`` gets the derivative at 0 wrong (kinks of relu and abs);
 * ``gelu``: one kernel in the forward (speed; it sits in every transformer MLP);
+* ``leaky_relu``: ``maximum(x, slope * x)``, two fast passes instead of a ``where`` (speed);
 * ``hardtanh``: its gradient is zero at the boundaries (unlike ``clamp``'s), as in PyTorch.
 
-Low-precision inputs (float16, bfloat16) are computed in float32 and rounded once.
+The CPU kernels of large arrays run over the library's threads (``_threads``), with the bits
+of the unsplit kernel. Low-precision inputs (float16, bfloat16) are computed in float32 and
+rounded once.
 """
 
 from __future__ import annotations
@@ -27,13 +33,16 @@ from ..autograd.grad_mode import is_grad_enabled
 from ..backend import quiet
 from ..tensor import Tensor, _make
 from ._common import check_tensor, float_input
-from ._erf import erf32_block, erf_kernel, normal_cdf_left_tail32
+from ._erf import _ERF32_P, _ERF32_Q, erf32_block, erf_kernel, normal_cdf_left_tail32
 from .pointwise import clamp, where
 from .unary import erf, expm1, tanh
 
-__all__ = ["sigmoid", "logit", "softplus", "relu6", "leaky_relu", "elu", "selu", "celu",
+__all__ = ["sigmoid", "logit", "softplus", "relu", "relu6", "leaky_relu", "elu", "selu", "celu",
            "gelu", "silu", "mish", "hardtanh", "hardsigmoid", "hardswish", "softsign",
-           "tanhshrink", "logsigmoid"]
+           "tanhshrink", "logsigmoid", "hardshrink"]
+# nn.functional's names: the above and those torch keeps out of its top level or in-place
+FUNCTIONAL = __all__ + ["relu_", "threshold", "threshold_", "prelu", "rrelu", "rrelu_", "glu",
+                        "softshrink", "elu_", "leaky_relu_", "hardtanh_"]
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
 _SELU_SCALE = 1.0507009873554804934193349852946
@@ -72,13 +81,42 @@ def _maybe_inplace(fn, input, inplace, op):
     return apply_inplace(input, fn, op=op + "_")
 
 
+_UINT = {2: np.uint16, 4: np.uint32, 8: np.uint64}  # same-size unsigned ints (bit views)
+
+
+class Relu(Function):
+    @staticmethod
+    def forward(ctx, a):
+        # PyTorch: a < 0 ? 0 : a (so -0.0 and nan pass through)
+        d = a._data
+        if type(d) is np.ndarray and d.size >= 4096 and d.dtype.kind == "f" and \
+                d.itemsize in _UINT:
+            # clear the bits of the negatives: NumPy's where branches per element, ~10x slower
+            u = _UINT[d.itemsize]
+            keep = np.less(d, 0).astype(u)
+            keep -= 1  # 0 for negatives, all bits set elsewhere
+            out = _make(np.bitwise_and(d.view(u), keep, out=keep).view(d.dtype))
+        else:
+            out = _make(_xp(a).where(d < 0, 0, d).astype(d.dtype, copy=False))
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        (out,) = ctx.saved_tensors
+        return g.where((out <= 0).logical_not(), 0)  # PyTorch: out <= 0 ? 0 : g
+
+
 class Sigmoid(Function):
     @staticmethod
     def forward(ctx, a):
         xp, x = _xp(a), _wide(a)
         with quiet():
-            e = xp.exp(-xp.abs(x))
-            out = xp.where(x >= 0, 1 / (1 + e), e / (1 + e))
+            if type(x) is np.ndarray:
+                out = _blocked(_sigmoid_kernel, np.empty(x.shape, x.dtype), x)
+            else:
+                e = xp.exp(-xp.abs(x))
+                out = xp.where(x >= 0, 1 / (1 + e), e / (1 + e))
         out = _make(out.astype(a._data.dtype, copy=False))
         ctx.save_for_backward(out)
         return out
@@ -87,6 +125,18 @@ class Sigmoid(Function):
     def backward(ctx, g):
         (out,) = ctx.saved_tensors
         return g * (out * (1 - out))
+
+
+def _sigmoid_kernel(out, x):
+    """out = where(x >= 0, 1 / (1 + e), e / (1 + e)) with e = exp(-|x|): Sigmoid's GPU
+    formula op for op, in cache-sized blocks (``_blocked``), so the same bits."""
+    e = np.abs(x)
+    np.negative(e, out=e)
+    np.exp(e, out=e)
+    d = e + 1
+    np.divide(e, d, out=out)
+    np.divide(1, d, out=d)
+    np.copyto(out, d, where=x >= 0)
 
 
 class Softplus(Function):
@@ -120,11 +170,25 @@ def _gelu_erf_kernel(out, w):
     """out = w * (0.5 + 0.5 * erf(w / sqrt(2))) in float32 (erf within 8 ulp, ``_erf.py``);
     the few elements below -1.5 (7% of a standard normal) are recomputed as ``w * Phi(w)``
     with Phi's float32 tail kernel, so the result keeps relative accuracy down the left tail."""
-    t = w * np.float32(1 / math.sqrt(2))
+    t = w * _RSQRT2
     erf32_block(out, t)
     out *= np.float32(0.5)
     out += np.float32(0.5)
     out *= w
+
+
+_RSQRT2 = np.float32(1 / math.sqrt(2))
+
+
+def _gelu_erf_jit():
+    """``_gelu_erf_kernel`` as numba's one pass (the same float32 steps, so the same bits:
+    the NumPy kernel's ~25 passes per block cost 9x torch's time), or itself without numba."""
+    one = np.zeros(1, np.float32)
+    k = kernels.jit_kernel("gelu_erf32", np.empty(1, np.float32), one, _ERF32_P, _ERF32_Q,
+                           _RSQRT2)
+    if k is None:
+        return _gelu_erf_kernel
+    return lambda out, w: k(out, w, _ERF32_P, _ERF32_Q, _RSQRT2)
 
 
 def _gelu_erf_tail(out, w):
@@ -225,7 +289,7 @@ class Gelu(Function):
                 # float32 math (16-bit inputs widened, rounded once); a GPU without the fused
                 # kernel takes the float64 composite below (no masked tail on the device)
                 w = _wide(a)
-                out = _threads.blockwise(_gelu_erf_kernel, np.empty(w.shape, np.float32), w,
+                out = _threads.blockwise(_gelu_erf_jit(), np.empty(w.shape, np.float32), w,
                                          finish=_gelu_erf_tail)
             else:
                 w = x.astype(np.float64)
@@ -248,6 +312,28 @@ class Gelu(Function):
         cdf = 0.5 * (1 + erf(a * (1 / math.sqrt(2))))
         pdf = (a * a * -0.5).exp() * (1 / math.sqrt(2 * math.pi))
         return g * (cdf + a * pdf), None
+
+
+class LeakyRelu(Function):
+    """``where(a > 0, a, a * slope)``, a primitive for speed: for 0 < slope <= 1 it equals
+    ``maximum(a, a * slope)`` bit for bit (signed zeros and nan included), two fast passes
+    where NumPy's ``where`` branches per element (8x torch's time as a composite)."""
+
+    @staticmethod
+    def forward(ctx, a, slope):
+        ctx.save_for_backward(a)
+        ctx.slope = slope
+        xp, x = _xp(a), a._data
+        with quiet():
+            out = x * slope
+            if 0 < slope <= 1:
+                return _threads.ufunc(xp.maximum, x, out, min_part=_threads.CHEAP)
+            return xp.where(x > 0, x, out).astype(x.dtype, copy=False)
+
+    @staticmethod
+    def backward(ctx, g):
+        (a,) = ctx.saved_tensors
+        return where(a > 0, g, g * ctx.slope), None
 
 
 class Hardtanh(Function):
@@ -323,9 +409,9 @@ def leaky_relu(input, negative_slope=0.01, inplace=False) -> Tensor:
     Example: ``tensorix.leaky_relu(tensorix.tensor([-2.0, 2.0]), 0.1)`` is ``tensor([-0.2000,
     2.0000])``."""
     slope = _number(negative_slope, "leaky_relu", "negative_slope")
+
     def fn(x):
-        x = _real_float(x, "leaky_relu")
-        return where(x > 0, x, x * slope)
+        return LeakyRelu.apply(_real_float(x, "leaky_relu"), slope)
 
     return _maybe_inplace(fn, input, inplace, "leaky_relu")
 
@@ -443,11 +529,148 @@ def logsigmoid(input) -> Tensor:
     return 0.0 - softplus(-_real_float(input, "logsigmoid"))  # 0 - 0 is +0, like PyTorch
 
 
+def relu(input, inplace=False) -> Tensor:
+    """``max(input, 0)``, keeping the dtype; ``inplace=True`` writes into ``input``.
+
+    Example: ``tensorix.relu(tensorix.tensor([-1., 2.]))`` is ``tensor([0., 2.])``.
+    """
+    check_tensor(input, "relu")
+    if input._dtype is dt.bool:
+        raise RuntimeError("relu(): not implemented for bool tensors")
+    return _maybe_inplace(Relu.apply, input, inplace, "relu")
+
+
+def relu_(input) -> Tensor:
+    """In-place :func:`relu`. Example: ``F.relu_(x)`` returns ``x``, rectified."""
+    return relu(input, inplace=True)
+
+
+def threshold(input, threshold, value, inplace=False) -> Tensor:
+    """``input`` where ``input > threshold``, else ``value``; same shape as the input.
+    Example: ``F.threshold(tensorix.tensor([0.5, 2.0]), 1.0, -1.0)`` is ``tensor([-1., 2.])``.
+    """
+    th = _number(threshold, "threshold", "threshold")
+    val = _number(value, "threshold", "value")
+    return _maybe_inplace(lambda x: where(x > th, x, val), input, inplace, "threshold")
+
+
+_threshold = threshold  # threshold_'s parameter shadows the function's name
+
+
+def prelu(input, weight) -> Tensor:
+    """``input`` where positive, ``weight * input`` elsewhere; ``weight`` holds one slope or
+    one per channel (dim 1).
+
+    Shapes: input (N, C, *) with weight (C,) or (1,); an input of under 2 dims takes (1,) only.
+    Example: ``F.prelu(tensorix.tensor([-2.0, 1.0]), tensorix.tensor([0.25]))`` is
+    ``tensor([-0.5000, 1.0000])``.
+    """
+    check_tensor(input, "prelu")
+    check_tensor(weight, "prelu", "weight")
+    if weight.ndim > 1:
+        raise RuntimeError(f"prelu(): weight must be a scalar or 1-D tensor, got shape "
+                           f"{list(weight.shape)}")
+    n = weight.numel()
+    w = weight
+    if n != 1:
+        c = input.shape[1] if input.ndim >= 2 else 1  # torch: no channel dim below 2-d
+        if n != c:
+            raise RuntimeError(f"prelu(): mismatch of parameter numbers and input channel size. "
+                               f"Found parameter numbers = {n} and channel size = {c}.")
+        if input.ndim >= 2:
+            w = weight.reshape((1, n) + (1,) * (input.ndim - 2))
+    elif weight.ndim:
+        w = weight.reshape(())
+    return where(input > 0, input, w * input)
+
+
+def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False,
+          generator=None) -> Tensor:
+    """Randomised leaky ReLU: in training each negative element gets a slope drawn from
+    U(lower, upper); in evaluation the slope is ``(lower + upper) / 2``. Same shape as the
+    input. Example: ``F.rrelu(tensorix.tensor([-3.0, 1.0]))`` is ``tensor([-0.6875, 1.0])``.
+    """
+    if not training:
+        return leaky_relu(input, (lower + upper) / 2, inplace)
+    from .random import rand
+
+    def fn(x):
+        slope = rand(*x.shape, generator=generator, dtype=x.dtype, device=x.device)
+        slope = slope * (upper - lower) + lower
+        return where(x >= 0, x, x * slope)
+
+    return _maybe_inplace(fn, input, inplace, "rrelu")
+
+
+def glu(input, dim=-1) -> Tensor:
+    """Gated linear unit: split ``input`` in halves ``a, b`` along ``dim``; ``a * sigmoid(b)``.
+
+    Shapes: (*, 2n, *) -> (*, n, *). Example: ``F.glu(tensorix.randn(4, 6))`` has shape (4, 3).
+    """
+    check_tensor(input, "glu")
+    if input.ndim == 0:
+        raise RuntimeError("glu(): glu does not support scalars because halving size must be "
+                           "even")
+    size = input.shape[dim]
+    if size % 2:
+        raise RuntimeError(f"glu(): halving dimension must be even, but dimension {dim} is size "
+                           f"{size}")
+    a, b = input.chunk(2, dim)
+    return a * sigmoid(b)
+
+
+def hardshrink(input, lambd=0.5) -> Tensor:
+    """``input`` where ``|input| > lambd``, else 0; same shape as the input.
+    Example: ``tensorix.hardshrink(tensorix.tensor([0.2, -1.0]))`` is ``tensor([0., -1.])``."""
+    check_tensor(input, "hardshrink")
+    return where((input > lambd).logical_or(input < -lambd), input, 0.0)
+
+
+def softshrink(input, lambd=0.5) -> Tensor:
+    """``input - lambd`` above ``lambd``, ``input + lambd`` below ``-lambd``, else 0; same
+    shape as the input. Example: ``F.softshrink(tensorix.tensor([0.2, -1.0]))`` is
+    ``tensor([0.0000, -0.5000])``."""
+    check_tensor(input, "softshrink")
+    if lambd < 0:
+        raise RuntimeError(f"softshrink(): lambda must be greater or equal to 0, but found to "
+                           f"be {lambd}.")
+    # x - clamp(x, -l, l): the same values (x - l, x - (-l) = x + l, x - x = 0) and gradient
+    # (clamp's is 1 up to and at the bounds, as torch's softshrink is 0 there) in two passes
+    # where the nested wheres took five (13x torch's time)
+    return input - clamp(input, -lambd, lambd)
+
+
+def threshold_(input, threshold, value) -> Tensor:
+    """In-place :func:`threshold`. Example: ``F.threshold_(x, 0.0, 0.0)`` returns ``x``."""
+    return _threshold(input, threshold, value, inplace=True)
+
+
+def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False, generator=None) -> Tensor:
+    """In-place :func:`rrelu`. Example: ``F.rrelu_(x)`` returns ``x``."""
+    return rrelu(input, lower, upper, training, True, generator)
+
+
+def elu_(input, alpha=1.0) -> Tensor:
+    """In-place :func:`elu`. Example: ``F.elu_(x)`` returns ``x``."""
+    return elu(input, alpha, inplace=True)
+
+
+def leaky_relu_(input, negative_slope=0.01) -> Tensor:
+    """In-place :func:`leaky_relu`. Example: ``F.leaky_relu_(x, 0.1)`` returns ``x``."""
+    return leaky_relu(input, negative_slope, inplace=True)
+
+
+def hardtanh_(input, min_val=-1.0, max_val=1.0) -> Tensor:
+    """In-place :func:`hardtanh`. Example: ``F.hardtanh_(x)`` returns ``x``, clipped."""
+    return hardtanh(input, min_val, max_val, inplace=True)
+
+
 def _methods():
     from .inplace import make
 
     return {"sigmoid": sigmoid, "sigmoid_": make(sigmoid), "logit": logit,
-            "logit_": make(logit)}
+            "logit_": make(logit), "relu": relu, "relu_": make(relu, "relu_"),
+            "hardshrink": hardshrink, "prelu": prelu}
 
 
 TENSOR_METHODS = _methods()

@@ -13,7 +13,7 @@ import operator
 
 import numpy as np
 
-from .. import _codec, backend
+from .. import _codec, _threads, backend
 from .. import dtypes as dt
 from ..autograd.function import Function
 from ..backend import quiet
@@ -46,9 +46,18 @@ def _quiet_slow(fn, *args):
         return fn(*args)
 
 
+# operator -> ufunc, for arrays large enough to split over the library's threads
+_UFUNC = {_add: np.add, _sub: np.subtract, _mul: np.multiply, _div: np.true_divide}
+_SPLIT_SIZE = 2 * _threads.CHEAP  # elements (tests lower it with _threads.CHEAP)
+
+
 def _quietly(fn, x, y):
     """``fn(x, y)`` with NumPy's FP warnings off, the fast way unless another thread is in the
-    ready-made context (then ``run`` raises RuntimeError and this takes the slow way)."""
+    ready-made context (then ``run`` raises RuntimeError and this takes the slow way). Arrays
+    of at least ``_SPLIT_SIZE`` elements split over the library's threads (same bits)."""
+    if x.size >= _SPLIT_SIZE or y.size >= _SPLIT_SIZE:
+        with quiet():
+            return _threads.ufunc(_UFUNC[fn], x, y, min_part=_threads.CHEAP)
     try:
         return _run_quiet(fn, x, y)
     except RuntimeError:
@@ -140,7 +149,7 @@ class Exp(Function):
     def forward(ctx, a):
         xp = backend.array_module(a._data)
         with quiet():
-            out = _make(xp.exp(a._data))
+            out = _make(_threads.ufunc(xp.exp, a._data))
         ctx.save_for_backward(out)
         return out
 
@@ -156,7 +165,7 @@ class Log(Function):
         ctx.save_for_backward(a)
         xp = backend.array_module(a._data)
         with quiet():
-            return xp.log(a._data)
+            return _threads.ufunc(xp.log, a._data)
 
     @staticmethod
     def backward(ctx, g):
@@ -181,7 +190,8 @@ class _Modulo(Function):
             raise ZeroDivisionError(f"{cls.fn}(): integer division by zero")
         ctx.save_for_backward(a, b)
         with quiet():
-            return getattr(backend.array_module(a._data), cls.fn)(a._data, b._data)
+            return _threads.ufunc(getattr(backend.array_module(a._data), cls.fn), a._data,
+                                  b._data, min_part=_threads.CHEAP)
 
     @classmethod
     def backward(cls, ctx, g):
@@ -210,7 +220,8 @@ class _Extremum(Function):
     def forward(cls, ctx, a, b):
         ctx.save_for_backward(a, b)
         with quiet():
-            return getattr(backend.array_module(a._data), cls.fn)(a._data, b._data)
+            return _threads.ufunc(getattr(backend.array_module(a._data), cls.fn), a._data,
+                                  b._data, min_part=_threads.CHEAP)
 
     @staticmethod
     def split(a, b):
@@ -269,6 +280,13 @@ class Lerp(Function):
         xp = backend.array_module(s)
         with quiet():  # PyTorch's two-sided form: exact at both ends
             diff = e - s
+            if (type(w) is np.ndarray and w.shape == () and s.shape == e.shape
+                    and s.dtype == e.dtype == w.dtype):  # (a GPU would sync on the test)
+                # one weight: only its branch (the where below computes both), same bits
+                if abs(w) < 0.5:
+                    diff *= w
+                    return xp.add(s, diff, out=diff)
+                return xp.subtract(e, xp.multiply(diff, 1 - w, out=diff), out=diff)
             return xp.where(xp.abs(w) < 0.5, s + w * diff, e - diff * (1 - w))
 
     @staticmethod

@@ -1,7 +1,6 @@
 """Pointwise odds and ends of the torch API: addcmul/addcdiv, gcd/lcm, ldexp/frexp,
-nextafter, positive, conj_physical, resolve_conj/resolve_neg, and the Tensor methods that
-torch keeps for functions living in ``nn.functional`` (softmax, log_softmax, hardshrink,
-prelu), which delegate there lazily (``nn`` sits above the ops layer).
+nextafter, positive, conj_physical and resolve_conj/resolve_neg (the activations, softmax
+among them, are in activation.py and softmax.py).
 
 The arithmetic ones are compositions of primitives, so their gradients (and higher ones) come
 from those; the integer and bit-level ones (gcd, lcm, frexp, nextafter) are not
@@ -24,8 +23,7 @@ from .elementwise import float_power
 from .unary import exp2
 
 __all__ = ["addcmul", "addcdiv", "gcd", "lcm", "ldexp", "frexp", "nextafter", "positive",
-           "conj_physical", "resolve_conj", "resolve_neg", "softmax", "log_softmax",
-           "hardshrink"]
+           "conj_physical", "resolve_conj", "resolve_neg"]
 
 FrexpResult = namedtuple("FrexpResult", ["mantissa", "exponent"])
 
@@ -174,28 +172,6 @@ def resolve_neg(input) -> Tensor:
     return check_tensor(input, "resolve_neg")
 
 
-def _functional():
-    from ..nn import functional
-
-    return functional
-
-
-def softmax(input, dim, dtype=None) -> Tensor:
-    """``tensorix.nn.functional.softmax`` (``torch.softmax``): ``exp(x) / sum(exp(x))``
-    along ``dim``. Example: ``x.softmax(-1)``."""
-    return _functional().softmax(input, dim, dtype=dtype)
-
-
-def log_softmax(input, dim, dtype=None) -> Tensor:
-    """``tensorix.nn.functional.log_softmax`` along ``dim``. Example: ``x.log_softmax(-1)``."""
-    return _functional().log_softmax(input, dim, dtype=dtype)
-
-
-def hardshrink(input, lambd=0.5) -> Tensor:
-    """``input`` where ``|input| > lambd``, else 0 (``nn.functional.hardshrink``)."""
-    return _functional().hardshrink(input, lambd)
-
-
 def _float_power_(self, exponent):
     from .inplace import apply_inplace
 
@@ -215,9 +191,7 @@ def _methods():
     m = {"addcmul": addcmul, "addcdiv": addcdiv, "gcd": gcd, "lcm": lcm, "ldexp": ldexp,
          "frexp": frexp, "nextafter": nextafter, "positive": positive,
          "conj_physical": conj_physical, "resolve_conj": resolve_conj,
-         "resolve_neg": resolve_neg, "softmax": softmax, "log_softmax": log_softmax,
-         "hardshrink": hardshrink, "float_power_": _float_power_,
-         "prelu": lambda self, weight: _functional().prelu(self, weight)}
+         "resolve_neg": resolve_neg, "float_power_": _float_power_}
     for fn in (addcmul, addcdiv, gcd, lcm, ldexp, nextafter, conj_physical):
         m[fn.__name__ + "_"] = make(fn)
     return m

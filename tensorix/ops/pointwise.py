@@ -312,6 +312,16 @@ class NanToNum(Function):
         ctx.save_for_backward(a)
         xp, x = _xp(a), a._data
         typ = x.dtype.type
+        if type(x) is np.ndarray:
+            # a copy, and masked stores only when there is a non-finite element (one cheap
+            # pass finds out): the three whole-array wheres below cost 15x torch's time
+            out = x.copy()
+            if not np.isfinite(x).all():
+                with quiet():
+                    masks = (np.isnan(x), x == np.inf, x == -np.inf)  # of x: a new value
+                for m, v in zip(masks, (nan, posinf, neginf)):    # may itself be inf/nan
+                    np.copyto(out, typ(v), where=m)
+            return out
         out = xp.where(xp.isnan(x), typ(nan), x)
         out = xp.where(x == np.inf, typ(posinf), out)
         return xp.where(x == -np.inf, typ(neginf), out).astype(x.dtype, copy=False)

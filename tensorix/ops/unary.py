@@ -1,5 +1,6 @@
 """Unary math primitives: abs, roots and powers, the exp/log variants, trig and hyperbolic
-functions, erf/erfc/erfinv, and angle/real/imag (rounding lives in ops/pointwise.py).
+functions, erf/erfc/erfinv, and angle/real/imag (rounding lives in ops/pointwise.py, relu
+with the other activations in ops/activation.py).
 
 Integer and bool inputs to floating functions give the default float dtype, as in PyTorch.
 Every forward runs with NumPy's floating-point warnings silenced: like PyTorch, ``log(0)`` is
@@ -12,15 +13,15 @@ import math
 
 import numpy as np
 
-from .. import backend
+from .. import _threads, backend
 from .. import dtypes as dt
 from ..autograd.function import Function
 from ..backend import quiet
 from ..tensor import Tensor, _make
 from ._common import check_tensor, float_input
-from ._erf import erf_float32, erf_kernel, erfc_float32, erfc_kernel, erfinv_kernel
+from ._erf import erf_float32, erf_kernel, erfc_float32, erfc_kernel, erfinv_float32, erfinv_kernel
 
-__all__ = ["conj", "abs", "absolute", "sqrt", "rsqrt", "square", "reciprocal", "tanh", "relu",
+__all__ = ["conj", "abs", "absolute", "sqrt", "rsqrt", "square", "reciprocal", "tanh",
            "exp2", "expm1", "log2", "log10", "log1p", "sin", "cos", "tan", "asin", "acos",
            "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "arcsin", "arccos", "arctan",
            "arcsinh", "arccosh", "arctanh", "erf", "erfc", "erfinv", "deg2rad", "rad2deg",
@@ -31,7 +32,6 @@ def _xp(t):
     return backend.array_module(t._data)
 
 
-_UINT = {2: np.uint16, 4: np.uint32, 8: np.uint64}  # same-size unsigned ints (bit views)
 
 
 
@@ -52,8 +52,8 @@ class _Math(Function):
     @classmethod
     def forward(cls, ctx, a):
         ctx.save_for_backward(a)
-        with quiet():
-            return getattr(_xp(a), cls.fn)(a._data)
+        with quiet():  # large arrays split over the library's threads (same bits)
+            return _threads.ufunc(getattr(_xp(a), cls.fn), a._data)
 
 
 class _MathOut(Function):
@@ -64,7 +64,7 @@ class _MathOut(Function):
     @classmethod
     def forward(cls, ctx, a):
         with quiet():
-            out = _make(getattr(_xp(a), cls.fn)(a._data))
+            out = _make(_threads.ufunc(getattr(_xp(a), cls.fn), a._data))
         ctx.save_for_backward(out)
         return out
 
@@ -132,29 +132,6 @@ class Tanh(_MathOut):
     def backward(ctx, g):
         (out,) = ctx.saved_tensors
         return g * (1 - out * out).conj()
-
-
-class Relu(Function):
-    @staticmethod
-    def forward(ctx, a):
-        # PyTorch: a < 0 ? 0 : a (so -0.0 and nan pass through)
-        d = a._data
-        if type(d) is np.ndarray and d.size >= 4096 and d.dtype.kind == "f" and \
-                d.itemsize in _UINT:
-            # clear the bits of the negatives: NumPy's where branches per element, ~10x slower
-            u = _UINT[d.itemsize]
-            keep = np.less(d, 0).astype(u)
-            keep -= 1  # 0 for negatives, all bits set elsewhere
-            out = _make(np.bitwise_and(d.view(u), keep, out=keep).view(d.dtype))
-        else:
-            out = _make(_xp(a).where(d < 0, 0, d).astype(d.dtype, copy=False))
-        ctx.save_for_backward(out)
-        return out
-
-    @staticmethod
-    def backward(ctx, g):
-        (out,) = ctx.saved_tensors
-        return g.where((out <= 0).logical_not(), 0)  # PyTorch: out <= 0 ? 0 : g
 
 
 # -- exp / log variants ----------------------------------------------------------------------
@@ -344,6 +321,7 @@ class Erfc(_Special):
 
 class Erfinv(_Special):
     kernel = staticmethod(erfinv_kernel)
+    kernel32 = staticmethod(erfinv_float32)
 
     @staticmethod
     def backward(ctx, g):
@@ -444,15 +422,6 @@ def tanh(input) -> Tensor:
     """Hyperbolic tangent, elementwise.
     Example: ``tensorix.tanh(tensorix.tensor([0.0, 100.0]))`` is ``tensor([0., 1.])``."""
     return Tanh.apply(float_input(input, "tanh"))
-
-
-def relu(input) -> Tensor:
-    """``max(input, 0)``, keeping the dtype. Example: ``tensorix.relu(tensorix.tensor([-1.,
-    2.]))`` is ``tensor([0., 2.])``."""
-    check_tensor(input, "relu")
-    if input._dtype is dt.bool:
-        raise RuntimeError("relu(): not implemented for bool tensors")
-    return Relu.apply(input)
 
 
 def exp2(input) -> Tensor:
@@ -627,7 +596,7 @@ def _methods():
 
     plain = {
         "conj": conj, "abs": abs, "absolute": abs, "sqrt": sqrt, "rsqrt": rsqrt,
-        "square": square, "reciprocal": reciprocal, "tanh": tanh, "relu": relu, "exp2": exp2,
+        "square": square, "reciprocal": reciprocal, "tanh": tanh, "exp2": exp2,
         "expm1": expm1, "log2": log2, "log10": log10, "log1p": log1p, "sin": sin, "cos": cos,
         "tan": tan, "asin": asin, "acos": acos, "atan": atan, "sinh": sinh, "cosh": cosh,
         "asinh": asinh, "acosh": acosh, "atanh": atanh, "arcsin": asin, "arccos": acos,
@@ -636,7 +605,7 @@ def _methods():
         "angle": angle,
     }
     m = dict(plain)
-    for name in ("abs", "sqrt", "rsqrt", "square", "reciprocal", "tanh", "relu", "exp2",
+    for name in ("abs", "sqrt", "rsqrt", "square", "reciprocal", "tanh", "exp2",
                  "expm1", "log2", "log10", "log1p", "sin", "cos", "tan", "asin", "acos",
                  "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "arcsin", "arccos",
                  "arctan", "arcsinh", "arccosh", "arctanh", "erf", "erfc", "erfinv", "deg2rad",

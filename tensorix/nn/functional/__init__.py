@@ -1,36 +1,34 @@
 """``tensorix.nn.functional``: the stateless math of the layers (modules call these).
 
-Files by family: ``_core`` (linear, softmax, nll/cross-entropy, dropout, embedding), ``_conv``
+Files by family: ``_core`` (linear, nll/cross-entropy, dropout, embedding), ``_conv``
 (convolutions, unfold/fold), ``_pool``, ``_norm``, ``_loss``, ``_attention``, ``_interp``
-(interpolate), ``_misc`` (channel dropouts, distances, one_hot, pixel shuffle, embedding_bag)
-and ``_activation`` (activations with ``F.*`` signatures that are not plain tensor ops).
+(interpolate) and ``_misc`` (channel dropouts, distances, one_hot, pixel shuffle,
+embedding_bag).
 
-Activations that are general tensor ops (gelu, silu, sigmoid, softplus, ...) live in
-``tensorix.ops`` and are re-exported here under PyTorch's names.
+Every activation (relu, gelu, prelu, glu, ..., softmax and log_softmax) lives in one place,
+``tensorix/ops/activation.py`` and ``tensorix/ops/softmax.py``, and is re-exported here
+under PyTorch's names (their ``FUNCTIONAL`` lists).
 """
 
-from ...ops import (
-    celu,
-    elu,
-    gelu,
-    hardsigmoid,
-    hardswish,
-    hardtanh,
-    leaky_relu,
-    logsigmoid,
-    mish,
-    pad,
-    relu6,
-    selu,
-    sigmoid,
-    silu,
-    softplus,
-    softsign,
-    tanh,
-    tanhshrink,
+from ...ops import pad, tanh
+from ...ops.activation import *  # every name of its FUNCTIONAL list
+from ...ops.activation import FUNCTIONAL as _ACTIVATIONS
+from ...ops.activation import (
+                               elu_,
+                               glu,
+                               hardtanh_,
+                               leaky_relu_,
+                               prelu,
+                               relu_,
+                               rrelu,
+                               rrelu_,
+                               softshrink,
+                               threshold,
+                               threshold_,
 )
-from . import _activation, _attention, _conv, _core, _interp, _loss, _misc, _norm, _pool
-from ._activation import *
+from ...ops.softmax import FUNCTIONAL as _SOFTMAX
+from ...ops.softmax import gumbel_softmax, log_softmax, softmax, softmin
+from . import _attention, _conv, _core, _interp, _loss, _misc, _norm, _pool
 from ._attention import *
 from ._conv import *
 from ._core import *
@@ -41,10 +39,8 @@ from ._norm import *
 from ._pool import *
 
 # general tensor ops that PyTorch also exposes as F.<name>
-_FROM_OPS = ["celu", "elu", "gelu", "hardsigmoid", "hardswish", "hardtanh", "leaky_relu",
-             "logsigmoid", "mish", "pad", "relu6", "selu", "sigmoid", "silu", "softplus",
-             "softsign", "tanh", "tanhshrink"]
+_FROM_OPS = ["pad", "tanh"]
 
-__all__ = (_activation.__all__ + _attention.__all__ + _conv.__all__ + _core.__all__
-           + _interp.__all__ + _loss.__all__ + _misc.__all__ + _norm.__all__ + _pool.__all__
-           + _FROM_OPS)
+__all__ = (_ACTIVATIONS + _SOFTMAX + _attention.__all__ + _conv.__all__
+           + _core.__all__ + _interp.__all__ + _loss.__all__ + _misc.__all__ + _norm.__all__
+           + _pool.__all__ + _FROM_OPS)

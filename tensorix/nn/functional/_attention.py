@@ -16,8 +16,9 @@ from ... import dtypes as dt
 from ...ops._common import check_tensor
 from ...ops.pointwise import where
 from ...ops.shape import cat, pad
+from ...ops.softmax import softmax
 from ...tensor import Tensor, _make
-from ._core import dropout, linear, softmax
+from ._core import dropout, linear
 
 __all__ = ["scaled_dot_product_attention", "multi_head_attention_forward"]
 

@@ -1,9 +1,9 @@
-"""The hot primitives of training: linear, softmax, log_softmax, nll_loss / cross_entropy,
-dropout and embedding (layer_norm lives with the other norms in ``_norm.py``).
+"""The hot primitives of training: linear, nll_loss / cross_entropy, dropout and embedding
+(layer_norm lives with the other norms in ``_norm.py``, softmax and log_softmax with the
+activations in ``tensorix/ops/softmax.py``).
 
-Linear, softmax, log_softmax and nll are primitives (one graph node each) for
-speed and, for the softmax family, numerical stability; their backwards are written with
-tensorix ops, so they are differentiable again.
+Linear and nll are primitives (one graph node each) for speed; their backwards are written
+with tensorix ops, so they are differentiable again.
 """
 
 from __future__ import annotations
@@ -13,12 +13,11 @@ import numpy as np
 from ... import _threads, backend, kernels
 from ... import dtypes as dt
 from ...autograd.function import Function
-from ...autograd.grad_mode import is_grad_enabled
-from ...ops._common import check_same_dtype, check_tensor, norm_dim, same_device
+from ...ops._common import check_same_dtype, check_tensor, same_device
+from ...ops.softmax import log_softmax
 from ...tensor import Tensor, _make
 
-__all__ = ["linear", "bilinear", "softmax", "log_softmax", "softmin", "nll_loss", "cross_entropy",
-           "dropout", "embedding"]
+__all__ = ["linear", "bilinear", "nll_loss", "cross_entropy", "dropout", "embedding"]
 
 
 class Linear(Function):
@@ -103,107 +102,6 @@ def bilinear(input1, input2, weight, bias=None) -> Tensor:
 
 def _xp(t):
     return backend.array_module(t._data)
-
-
-def _row_kernel(op, t, dim):
-    """The device's fused kernel for a softmax-family op over the last dim, or None."""
-    return kernels.lookup(op, t.device, t._dtype) if dim == t._data.ndim - 1 else None
-
-
-def _fused_grad(y, g, dim, log):
-    """(log_)softmax's first-order backward through the device kernel, or None where there is
-    none or a graph is being recorded (double backward needs the op form)."""
-    fused = _row_kernel("softmax_backward", y, dim)
-    if fused is not None and not is_grad_enabled() and g._dtype is y._dtype:
-        return _make(fused(y._data, g._data, log))
-    return None
-
-
-class _SoftmaxFamily(Function):
-    """softmax and log_softmax along ``dim``: one fused device kernel or a max-shifted NumPy
-    form (stable), the output saved for a backward that needs only it."""
-
-    log = False
-
-    @classmethod
-    def forward(cls, ctx, x, dim):
-        fused = _row_kernel("softmax", x, dim)
-        if fused is not None:
-            out = fused(x._data, cls.log)
-        else:
-            xp = _xp(x)
-            # an all -inf row gives NaN silently, as in PyTorch
-            with np.errstate(invalid="ignore", divide="ignore"):
-                shifted = x._data - x._data.max(axis=dim, keepdims=True)
-                e = xp.exp(shifted)
-                total = e.sum(axis=dim, keepdims=True)
-                if cls.log:
-                    out = shifted - xp.log(total)
-                else:
-                    e /= total
-                    out = e
-        out = _make(out)
-        ctx.dim = dim
-        ctx.save_for_backward(out)
-        return out
-
-    @classmethod
-    def backward(cls, ctx, g):
-        (y,) = ctx.saved_tensors
-        fused = _fused_grad(y, g, ctx.dim, log=cls.log)
-        if fused is not None:
-            return fused
-        if cls.log:
-            return g - y.exp() * g.sum(ctx.dim, keepdim=True)
-        return y * (g - (g * y).sum(ctx.dim, keepdim=True))
-
-
-class Softmax(_SoftmaxFamily):
-    log = False
-
-
-class LogSoftmax(_SoftmaxFamily):
-    log = True
-
-
-def _softmax_dim(x, dim, op):
-    if dim is None:
-        # PyTorch's legacy implicit choice: dim 0 for 0-, 1- and 3-d inputs, else 1
-        dim = 0 if x.ndim in (0, 1, 3) else 1
-    return norm_dim(dim, x.ndim, op)
-
-
-def _softmax_input(x, dtype, op):
-    check_tensor(x, op)
-    if dtype is not None:
-        x = x.to(dtype)
-    if x.dtype.category < 2:
-        raise RuntimeError(f"{op}(): expected a floating point input, got {x.dtype.name}")
-    if x.dtype.low_precision or x.dtype is dt.float16:  # compute in fp32, round once
-        return x.to(dt.float32), x.dtype
-    return x, None
-
-
-def softmax(input, dim=None, dtype=None) -> Tensor:
-    """``exp(x) / sum(exp(x))`` along ``dim`` (stable: the max is subtracted first).
-
-    Example: ``F.softmax(tensorix.tensor([1., 2., 3.]), dim=0)``.
-    """
-    x, back = _softmax_input(input, dtype, "softmax")
-    out = Softmax.apply(x, _softmax_dim(x, dim, "softmax"))
-    return out if back is None else out.to(back)
-
-
-def softmin(input, dim=None, dtype=None) -> Tensor:
-    """``softmax(-input)``."""
-    return softmax(-input, dim, dtype)
-
-
-def log_softmax(input, dim=None, dtype=None) -> Tensor:
-    """``log(softmax(x))`` computed stably as ``x - logsumexp(x)``."""
-    x, back = _softmax_input(input, dtype, "log_softmax")
-    out = LogSoftmax.apply(x, _softmax_dim(x, dim, "log_softmax"))
-    return out if back is None else out.to(back)
 
 
 class NLLLoss(Function):

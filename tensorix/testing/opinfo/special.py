@@ -1,6 +1,7 @@
 """Registry entries for ops/special.py (gamma family, i0, sinc, incomplete gamma) and
 ops/misc.py (addcmul/addcdiv, gcd/lcm, ldexp/frexp, nextafter, positive, conj_physical,
-resolve_*, softmax/log_softmax/hardshrink).
+resolve_*), the softmax family (ops/softmax.py) and the activations of ops/activation.py that
+torch keeps in nn.functional (prelu, glu, threshold, softshrink, hardshrink).
 
 Samples keep away from the poles of the gamma family (the non-positive integers), where
 finite differences are meaningless. NumPy has no gamma functions: ``lgamma`` and ``i0`` use
@@ -132,6 +133,27 @@ def _softmax_samples(rng, dtype):
             Sample((uniform(rng, (5,)), -1))]
 
 
+def _prelu_samples(rng, dtype):
+    x = away_from(rng, (2, 3, 4), (0.0,), 0.1)
+    return [Sample((x, rng.uniform(0.05, 0.5, (3,)))), Sample((x, np.array([0.25]))),
+            Sample((away_from(rng, (3,), (0.0,), 0.1), np.array([0.2])))]
+
+
+def _np_prelu(x, w):
+    if w.size > 1 and x.ndim >= 2:
+        w = w.reshape((1, -1) + (1,) * (x.ndim - 2))
+    return np.where(x > 0, x, w * x)
+
+
+def _glu_samples(rng, dtype):
+    return [Sample((uniform(rng, (3, 4)), -1)), Sample((uniform(rng, (4, 2, 3)), 0))]
+
+
+def _np_glu(x, dim):
+    a, b = np.split(x, 2, axis=dim)
+    return a / (1 + np.exp(-b))
+
+
 register(
     OpInfo("lgamma", _unary(_gamma_args), _lgamma, dtypes=LOWP, gradgrad=True, tol=LOWP_TOL),
     OpInfo("digamma", _unary(_gamma_args), None, dtypes=LOWP, gradgrad=True, tol=LOWP_TOL),
@@ -158,4 +180,14 @@ register(
            gradgrad=True),
     OpInfo("hardshrink", _unary(lambda r, s: away_from(r, s, (-0.5, 0.5), 0.1)),
            lambda x: np.where(np.abs(x) > 0.5, x, 0.0), dtypes=LOWP),
+    # activations that torch keeps in nn.functional only
+    OpInfo("nn.functional.softmin", _softmax_samples, lambda x, d: _np_softmax(-x, d),
+           gradgrad=True),
+    OpInfo("nn.functional.prelu", _prelu_samples, _np_prelu, gradgrad=True),
+    OpInfo("nn.functional.glu", _glu_samples, _np_glu, gradgrad=True),
+    OpInfo("nn.functional.threshold", lambda r, d: [
+        Sample((away_from(r, (3, 4), (0.5,), 0.1), 0.5, -2.0), grad=(0,))],
+        lambda x, th, v: np.where(x > th, x, v)),
+    OpInfo("nn.functional.softshrink", _unary(lambda r, s: away_from(r, s, (-0.5, 0.5), 0.1)),
+           lambda x: np.where(x > 0.5, x - 0.5, np.where(x < -0.5, x + 0.5, 0.0))),
 )
