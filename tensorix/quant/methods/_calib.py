@@ -15,7 +15,8 @@ from ...autograd import no_grad
 from ...backend import array_module
 from ...tensor import _make
 
-__all__ = ["InputStats", "linear_layers", "collect_input_stats", "as_batches", "set_weight"]
+__all__ = ["InputStats", "linear_layers", "collect_input_stats", "as_batches", "set_weight",
+           "sequential_"]
 
 
 @dataclass
@@ -114,3 +115,20 @@ def set_weight(layer, array) -> None:
     w = layer.weight
     with no_grad():
         w.copy_(_make(array.astype(w._data.dtype)))
+
+
+def sequential_(model, calibration, layers: dict, quantize_layer, *, op: str,
+                hessian: bool = False, keep: int = 0) -> dict:
+    """Quantize ``layers`` one at a time in module order, each from statistics of its inputs
+    in the model as it stands, i.e. with the layers before it already quantized (GPTQ's
+    sequential mode: later layers see, and compensate for, the earlier layers' errors).
+    ``quantize_layer(name, layer, InputStats)`` returns a per-layer result."""
+    batches = as_batches(calibration, op)
+    if not layers:
+        raise ValueError(f"{op}: the model has no nn.Linear layer to quantize")
+    results = {}
+    for name, layer in layers.items():
+        stats = collect_input_stats(model, {name: layer}, batches, hessian=hessian,
+                                    keep=keep)[name]
+        results[name] = quantize_layer(name, layer, stats)
+    return results

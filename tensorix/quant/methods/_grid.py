@@ -1,43 +1,48 @@
-"""The methods' one door to the quantizer (tensorix.quant.quantizer): a weight's group
-parameters, fake quantization with given parameters, and whole-tensor fake quantization.
-TEMPORARY local formulas (spec 7.2) until the core quantizer lands; then these call it."""
+"""The methods' one door to the core quantizer (:mod:`tensorix.quant.quantizer`): the methods
+work on backend arrays in float64, the quantizer on Tensors; these adapters convert, and turn
+a weight scheme into the per-row scheme that GPTQ's column-by-column updates need."""
 
 from __future__ import annotations
 
-from ...backend import array_module
+import dataclasses
 
-__all__ = ["row_qparams", "fake_quant_with", "fake_quant_groups"]
+from ...tensor import _make
+from ..quantizer import QScheme, compute_qparams, dequantize, fake_quantize, quantize
 
-
-def row_qparams(w, bits: int, symmetric: bool):
-    """Per-row (scale, zero) of a (rows, g) block, shaped (rows, 1)."""
-    xp = array_module(w)
-    if symmetric:
-        qmax = 2 ** (bits - 1) - 1
-        scale = xp.maximum(xp.abs(w).max(1, keepdims=True), 1e-8) / qmax
-        return scale, xp.zeros_like(scale)
-    q = 2 ** bits - 1
-    lo = xp.minimum(w.min(1, keepdims=True), 0)
-    hi = xp.maximum(w.max(1, keepdims=True), 0)
-    scale = xp.maximum(hi - lo, 1e-5) / q
-    zero = xp.clip(-xp.round(lo / scale), 0, q)
-    return scale, zero
+__all__ = ["row_scheme", "block_qparams", "fake_quant_with", "fake_quant_array",
+           "weight_scheme"]
 
 
-def fake_quant_with(w, scale, zero, bits: int, symmetric: bool):
-    xp = array_module(w)
-    if symmetric:
-        qmax = 2 ** (bits - 1) - 1
-        return xp.clip(xp.round(w / scale), -qmax, qmax) * scale
-    q = 2 ** bits - 1
-    return (xp.clip(xp.round(w / scale) + zero, 0, q) - zero) * scale
+def weight_scheme(bits: int = 4, group_size: int | None = 128, symmetric: bool = False):
+    """The weight-only scheme of the papers: affine int ``bits``, groups of ``group_size``
+    along the input dimension (None: one scale per output channel)."""
+    if group_size is None:
+        return QScheme(bits, symmetric, "per_channel", axis=0)
+    return QScheme(bits, symmetric, "per_group", group_size=group_size)
 
 
-def fake_quant_groups(w, bits: int, group_size: int | None, symmetric: bool):
-    """Fake-quantize (rows, cols) per row in groups of ``group_size`` columns (None: whole
-    rows, i.e. per channel)."""
-    rows, cols = w.shape
-    g = cols if group_size is None else group_size
-    blocks = w.reshape(rows * (cols // g), g)
-    scale, zero = row_qparams(blocks, bits, symmetric)
-    return fake_quant_with(blocks, scale, zero, bits, symmetric).reshape(rows, cols)
+def row_scheme(scheme: QScheme) -> QScheme:
+    """``scheme`` with one scale per row (output channel) of whatever slice it is given:
+    how a weight group's parameters apply to each of its columns."""
+    if scheme.granularity == "per_tensor":
+        return scheme
+    return dataclasses.replace(scheme, granularity="per_channel", axis=0, group_size=None)
+
+
+def block_qparams(block, scheme: QScheme):
+    """(scale, zero_point) arrays of a (rows, cols) weight slice under ``row_scheme``."""
+    scale, zp = compute_qparams(block, row_scheme(scheme))
+    return scale._data, zp._data
+
+
+def fake_quant_with(w, scale, zero_point, scheme: QScheme):
+    """Quantize-dequantize the (rows, k) array ``w`` with given per-row (or per-tensor)
+    parameters, in ``w``'s dtype."""
+    rs = row_scheme(scheme)
+    q = quantize(w, scale, zero_point, rs)
+    return dequantize(q, scale, zero_point, rs, dtype=w.dtype)._data
+
+
+def fake_quant_array(w, scheme: QScheme):
+    """Quantize-dequantize the array ``w`` with its own (dynamic) parameters."""
+    return fake_quantize(_make(w), scheme)._data
