@@ -1,0 +1,23 @@
+"""Post-training quantization methods for LLM-style models: GPTQ, AWQ, SmoothQuant and
+Hadamard-rotation W4A4, built on the core quantizer (:mod:`tensorix.quant.quantizer`).
+
+The ``*_`` functions quantize a model in place, from calibration batches of model inputs
+where the method needs them, and return per-layer results; the per-weight functions
+(``gptq_quantize``, ``awq_search``, ``smooth_scales``) work on backend arrays. See README.md
+here and docs/quant.md.
+"""
+
+from ._calib import InputStats, collect_input_stats, linear_layers
+from ._grid import weight_scheme
+from ._linear import ActQuantLinear, quantize_linears_, token_scheme
+from .awq import AWQResult, awq_, awq_scales, awq_search
+from .gptq import GPTQResult, gptq_, gptq_quantize
+from .hadamard import HadamardRotation, fwht, hadamard_matrix
+from .rotation import w4a4_, w4a4_scheme
+from .smoothquant import smooth_scales, smoothquant_
+
+__all__ = ["InputStats", "collect_input_stats", "linear_layers", "weight_scheme",
+           "ActQuantLinear", "quantize_linears_", "token_scheme", "AWQResult", "awq_",
+           "awq_scales", "awq_search", "GPTQResult", "gptq_", "gptq_quantize",
+           "HadamardRotation", "fwht", "hadamard_matrix", "w4a4_", "w4a4_scheme",
+           "smooth_scales", "smoothquant_"]
