@@ -19,7 +19,6 @@ from tensorix.quant.methods._grid import fake_quant_array
 from tensorix.testing.gradcheck import gradcheck
 
 
-
 def _correlated(rng, n=1024, k=256, rank=12):
     """Inputs whose channels are strongly correlated and unevenly scaled, as LLM activations
     are: where GPTQ's Hessian-weighted error feedback pays off."""
