@@ -125,6 +125,93 @@ def perplexity(model, x, y, batch: int = 64) -> float:
     return math.exp(total / count)
 
 
+def methods(calibration, skip):
+    """(row name, what it does, function quantizing a model in place) for the table."""
+    from tensorix.quant import QScheme
+    from tensorix.quant import methods as qm
+
+    int4 = qm.weight_scheme(4, 128)
+    fp8 = "fp8_e4m3"
+    return [
+        ("int8 RTN (weight-only, per channel)", "W8A16",
+         lambda m: qm.quantize_linears_(m, QScheme(8, True, "per_channel"), None, skip=skip)),
+        ("int4 RTN g128", "W4A16",
+         lambda m: qm.quantize_linears_(m, int4, None, skip=skip)),
+        ("int4 GPTQ g128", "W4A16",
+         lambda m: qm.gptq_(m, calibration, int4, skip=skip)),
+        ("int4 GPTQ g128 act-order", "W4A16",
+         lambda m: qm.gptq_(m, calibration, int4, skip=skip, act_order=True)),
+        ("int4 AWQ g128", "W4A16",
+         lambda m: qm.awq_(m, calibration, int4, skip=skip)),
+        ("W8A8 int8 (per-channel W, static per-tensor A)", "W8A8",
+         lambda m: qm.smoothquant_(m, calibration, alpha=0.0, skip=skip)),
+        ("W8A8 SmoothQuant alpha=0.5", "W8A8",
+         lambda m: qm.smoothquant_(m, calibration, alpha=0.5, skip=skip)),
+        ("W4A4 g128, no rotation", "W4A4",
+         lambda m: qm.w4a4_(m, rotate=False, skip=skip)),
+        ("W4A4 g128, Hadamard rotation", "W4A4",
+         lambda m: qm.w4a4_(m, rotate=True, skip=skip)),
+        ("fp8 e4m3 (per-channel W, dynamic per-token A)", "W8A8",
+         lambda m: qm.quantize_linears_(m, QScheme(dtype=fp8, granularity="per_channel"),
+                                        qm.token_scheme(dtype=fp8), skip=skip)),
+        ("fp8 e4m3 (per-tensor W, static per-tensor A)", "W8A8",
+         lambda m: qm.quantize_linears_(m, QScheme(dtype=fp8), QScheme(dtype=fp8),
+                                        calibration=calibration, skip=skip)),
+        ("MXFP8 (W and A)", "W8A8", lambda m: qm.quantize_linears_(
+            m, QScheme(dtype="mxfp8"), QScheme(dtype="mxfp8"), skip=skip)),
+        ("MXFP6 (W and A)", "W6A6", lambda m: qm.quantize_linears_(
+            m, QScheme(dtype="mxfp6"), QScheme(dtype="mxfp6"), skip=skip)),
+        ("MXFP4 (W and A)", "W4A4", lambda m: qm.quantize_linears_(
+            m, QScheme(dtype="mxfp4"), QScheme(dtype="mxfp4"), skip=skip)),
+        ("MXFP4 weight-only", "W4A16", lambda m: qm.quantize_linears_(
+            m, QScheme(dtype="mxfp4"), None, skip=skip)),
+    ]
+
+
+def table(model, calibration, xv, yv, skip, only=None) -> list:
+    """Rows (method, bits, perplexity, change against fp32, seconds to quantize)."""
+    import copy
+
+    base = perplexity(model, xv, yv)
+    rows = [("fp32", "W32A32", base, 0.0, 0.0)]
+    print(f"  fp32: {base:.4f}", file=sys.stderr, flush=True)
+    for name, bits, fn in methods(calibration, skip):
+        if only and not any(o.lower() in name.lower() for o in only):
+            continue
+        q = copy.deepcopy(model)
+        start = time.perf_counter()
+        fn(q)
+        seconds = time.perf_counter() - start
+        ppl = perplexity(q, xv, yv)
+        rows.append((name, bits, ppl, ppl / base - 1.0, seconds))
+        print(f"  {name}: {ppl:.4f} ({seconds:.1f} s)", file=sys.stderr, flush=True)
+    return rows
+
+
+def format_table(rows) -> str:
+    lines = ["| method | bits | val. perplexity | vs fp32 | quantize time |",
+             "|---|---|---:|---:|---:|"]
+    for name, bits, ppl, rel, seconds in rows:
+        lines.append(f"| {name} | {bits} | {ppl:.4f} | {rel:+.2%} | {seconds:.1f} s |")
+    return "\n".join(lines)
+
+
+def orderings(rows) -> list:
+    """The papers' claims, checked on this run's rows: (claim, holds)."""
+    ppl = {name: p for name, _, p, _, _ in rows}
+    rtn4 = ppl["int4 RTN g128"]
+    return [
+        ("int8 per-channel within 0.5% of fp32",
+         ppl["int8 RTN (weight-only, per channel)"] <= 1.005 * ppl["fp32"]),
+        ("GPTQ int4 g128 beats RTN int4 g128", ppl["int4 GPTQ g128"] < rtn4),
+        ("AWQ int4 g128 beats RTN int4 g128", ppl["int4 AWQ g128"] < rtn4),
+        ("SmoothQuant W8A8 beats plain W8A8",
+         ppl["W8A8 SmoothQuant alpha=0.5"] < ppl["W8A8 int8 (per-channel W, static per-tensor A)"]),
+        ("rotation W4A4 beats W4A4 without rotation",
+         ppl["W4A4 g128, Hadamard rotation"] < ppl["W4A4 g128, no rotation"]),
+    ]
+
+
 def _parser():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--layers", type=int, default=4)
@@ -138,6 +225,11 @@ def _parser():
     p.add_argument("--val-windows", type=int, default=256)
     p.add_argument("--calib-windows", type=int, default=32)
     p.add_argument("--train-only", action="store_true")
+    p.add_argument("--quantize-head", action="store_true",
+                   help="quantize the output head too (default: kept in float, as the "
+                        "papers do)")
+    p.add_argument("--only", nargs="*", help="run only methods whose name contains one of "
+                                             "these words")
     return p
 
 
@@ -148,9 +240,24 @@ def main(argv=None) -> int:
     if seconds is not None:
         print(f"trained {cfg} in {seconds:.0f} s")
     xv, yv = windows(val_text, vocab, cfg["context"], args.val_windows)
-    print(f"fp32 validation perplexity: {perplexity(model, xv, yv):.4f}")
     if args.train_only:
+        print(f"fp32 validation perplexity: {perplexity(model, xv, yv):.4f}")
         return 0
+    calibration = list(windows(train_text, vocab, cfg["context"], args.calib_windows,
+                               np.random.default_rng(0))[0].split(8))
+    skip = () if args.quantize_head else ("head",)
+    rows = table(model, calibration, xv, yv, skip, args.only)
+    n_params = sum(p.numel() for p in model.parameters())
+    print(f"\nGPT: {cfg['layers']} layers, d_model {cfg['d_model']}, {cfg['heads']} heads, "
+          f"context {cfg['context']}, {n_params:,} parameters, {cfg['steps']} steps; "
+          f"perplexity over {xv.numel():,} held-out characters; calibration "
+          f"{args.calib_windows} x {cfg['context']} training characters; "
+          f"head {'quantized' if args.quantize_head else 'in float'}\n")
+    print(format_table(rows))
+    if not args.only:
+        print()
+        for claim, holds in orderings(rows):
+            print(f"- {claim}: {'holds' if holds else 'DOES NOT HOLD'}")
     return 0
 
 
