@@ -1,0 +1,191 @@
+"""Integer kernels: exact int8 x int8 -> int32 GEMM, and packed int4 storage and GEMM.
+
+NumPy's integer matmul runs no BLAS (a naive loop, and ``int8 @ int8`` wraps in int8), so
+:func:`int_mm` takes one of two exact routes:
+
+* **compiled** (CPU, numba installed - the ``jit`` extra): an int32-accumulating kernel whose
+  inner loop LLVM turns into ``vpmaddwd`` (``_int_kernels.py``), split over
+  ``tensorix.set_num_threads`` threads by output columns. Reads the int8 weight directly, so
+  a weight-only or dynamic int8 layer moves a quarter of float32's bytes.
+* **BLAS** (no numba, and CuPy): float32 GEMMs through ``tensorix._threads.matmul`` (cuBLAS on
+  CuPy) over chunks of at most 1024 along K, summed in int32. Every product has
+  ``|a b| <= 2^14`` and every partial sum of a chunk ``<= 1024 * 2^14 = 2^24``, so float32
+  holds it exactly whatever order the BLAS adds in.
+
+Both are exact for any int8 inputs with ``K <= 2^17`` (``K * 128^2 < 2^31``); larger K raises.
+
+int4 codes (``[-8, 7]``) are stored two per byte along the last dimension, low nibble first
+(``pack_int4`` / ``unpack_int4``, on ``tensorix.numerics.pack_fp4``'s byte layout);
+:func:`int4_mm` unpacks and multiplies.
+
+Example::
+
+    >>> a = tensorix.full((2, 4096), -128, dtype=tensorix.int8)
+    >>> int_mm(a, a.T)[0, 0].item()          # 4096 * 128^2, exact
+    67108864
+"""
+
+from __future__ import annotations
+
+import threading
+import warnings
+
+import numpy as np
+
+from .. import _threads
+from ..backend import array_module
+from ..tensor import Tensor, _make
+
+__all__ = ["int_mm", "int4_mm", "pack_int4", "unpack_int4", "compiled_available"]
+
+K_MAX = 1 << 17  # K * 128 * 128 must stay below 2^31 for int32 sums
+_CHUNK = 1024  # 1024 * 128^2 = 2^24: float32 sums of one chunk are exact integers
+_MIN_COLS = 64  # output columns per thread: below this one thread does the work
+_state: dict = {}
+_lock = threading.Lock()
+
+
+def _compiled():
+    """The numba kernels module, or None (numba missing or failing to compile; cached)."""
+    if "k" not in _state:
+        with _lock:
+            if "k" not in _state:
+                try:
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore")
+                        from . import _int_kernels
+                    if _int_kernels.numba.config.DISABLE_JIT:
+                        raise ImportError("numba JIT disabled")
+                except Exception:  # noqa: BLE001 - no numba: the BLAS path is exact too
+                    _int_kernels = None
+                _state["k"] = _int_kernels
+    return _state["k"]
+
+
+def compiled_available() -> bool:
+    """Whether :func:`int_mm` runs the compiled CPU kernel (numba present and working)."""
+    from ..numerics import _jit
+
+    return _jit.ENABLED and _compiled() is not None
+
+
+def _raw_int8(x, op, name):
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{op}(): argument '{name}' must be a Tensor, not {type(x).__name__}")
+    if x._data.dtype != np.int8:
+        raise TypeError(f"{op}(): argument '{name}' must be an int8 Tensor, got {x.dtype}")
+    if x.ndim != 2:
+        raise ValueError(f"{op}(): argument '{name}' must be 2-d, got shape {tuple(x.shape)}")
+    return x._data
+
+
+def _check_k(k, op):
+    if k > K_MAX:
+        raise ValueError(f"{op}(): K = {k} is too large for exact int32 sums of int8 products "
+                         f"(K <= {K_MAX})")
+
+
+def _blas(a, b):
+    """``a @ b`` exactly, by float32 GEMMs over K chunks of <= 1024 (any backend)."""
+    xp = array_module(a)
+    m, k = a.shape
+    out = xp.zeros((m, b.shape[1]), dtype=np.int32)
+    for s in range(0, max(k, 1), _CHUNK):
+        a32 = a[:, s:s + _CHUNK].astype(np.float32)
+        b32 = b[s:s + _CHUNK].astype(np.float32)
+        prod = _threads.matmul(a32, b32) if xp is np else a32 @ b32
+        out += prod.astype(np.int32)
+    return out
+
+
+def _int_mm_raw(a, b):
+    """int32 ``a @ b`` of int8 arrays (a: (M, K), b: (K, N))."""
+    _check_k(a.shape[1], "int_mm")
+    xp = array_module(a)
+    kern = _compiled() if xp is np and compiled_available() else None
+    if kern is None:
+        return _blas(a, b)
+    a = np.ascontiguousarray(a)
+    bt = b.T if b.T.flags.c_contiguous else np.ascontiguousarray(b.T)  # a weight's .T is free
+    out = np.empty((a.shape[0], bt.shape[0]), np.int32)
+    n = bt.shape[0]
+    work = max(1, _MIN_COLS * 4096 // max(1, a.shape[0] * a.shape[1] // 64))
+    _threads.parallel(n, lambda lo, hi: kern.int_mm_nt(a, bt, out, lo, hi), max(work, 2))
+    return out
+
+
+def int_mm(a, b):
+    """Exact ``a @ b`` of int8 matrices as int32 (``torch._int_mm``'s contract).
+
+    ``a``: ``(M, K)`` int8 Tensor; ``b``: ``(K, N)`` int8 Tensor (a weight's ``w.T`` view is
+    used without a copy). Returns ``(M, N)`` int32 on their device.
+    Example: ``int_mm(tensorix.ones(2, 3, dtype=tensorix.int8), tensorix.ones(3, 4,
+    dtype=tensorix.int8))`` is all 3.
+    """
+    ra, rb = _raw_int8(a, "int_mm", "a"), _raw_int8(b, "int_mm", "b")
+    if ra.shape[1] != rb.shape[0]:
+        raise ValueError(f"int_mm(): shapes {tuple(ra.shape)} and {tuple(rb.shape)} cannot be "
+                         "multiplied")
+    if a.device != b.device:
+        raise ValueError(f"int_mm(): operands on different devices ({a.device} and {b.device})")
+    return _make(_int_mm_raw(ra, rb))
+
+
+# -- int4 ------------------------------------------------------------------------------------
+def pack_int4_raw(q):
+    """Signed int4 codes (int8 array in [-8, 7], even last dim) -> uint8 bytes, two per byte."""
+    from ..numerics.packing import pack_fp4
+
+    xp = array_module(q)
+    if q.size and bool(((q < -8) | (q > 7)).any()):
+        raise ValueError("pack_int4(): codes must lie in [-8, 7]")
+    return pack_fp4(xp.asarray(q).astype(np.uint8) & np.uint8(0x0F))
+
+
+def unpack_int4_raw(p, n=None):
+    """uint8 bytes -> signed int4 codes as int8 (sign-extended), cut to ``n`` along the last
+    dim."""
+    from ..numerics.packing import unpack_fp4
+
+    u = unpack_fp4(p, n).astype(np.int8)
+    return u - ((u & np.int8(8)) << 1)  # nibbles 8..15 are -8..-1
+
+
+def pack_int4(q):
+    """Pack int4 codes two per byte along the last dimension (low nibble first).
+
+    ``q``: int8 Tensor with values in ``[-8, 7]`` and an even last dimension ``n``; returns a
+    uint8 Tensor of shape ``(..., n // 2)``, an 8x smaller weight than float32.
+    Example: ``pack_int4(tensorix.tensor([1, -1], dtype=tensorix.int8)).tolist()`` is ``[241]``.
+    """
+    if not isinstance(q, Tensor) or q._data.dtype != np.int8:
+        raise TypeError("pack_int4(): argument 'q' must be an int8 Tensor of int4 codes")
+    if q.ndim == 0 or q.shape[-1] % 2:
+        raise ValueError(f"pack_int4(): the last dimension must be even, got shape "
+                         f"{tuple(q.shape)}")
+    return _make(pack_int4_raw(q._data))
+
+
+def unpack_int4(p, n=None):
+    """Inverse of :func:`pack_int4`: uint8 ``(..., m)`` -> int8 codes ``(..., 2m)`` (cut to
+    ``n``). Example: ``unpack_int4(pack_int4(q))`` equals ``q``."""
+    if not isinstance(p, Tensor) or p._data.dtype != np.uint8:
+        raise TypeError("unpack_int4(): argument 'p' must be a uint8 Tensor of packed codes")
+    return _make(unpack_int4_raw(p._data, n))
+
+
+def int4_mm(a, b_packed_t):
+    """Exact int32 ``a @ unpack_int4(b_packed_t).T``: ``a`` ``(M, K)`` int8, ``b_packed_t``
+    ``(N, K // 2)`` uint8 (a packed int4 weight, rows = output features). Returns ``(M, N)``.
+    Example: with ``w`` int4 codes ``(N, K)``, ``int4_mm(x, pack_int4(w))`` equals
+    ``int_mm(x, w.T)``.
+    """
+    ra = _raw_int8(a, "int4_mm", "a")
+    if not isinstance(b_packed_t, Tensor) or b_packed_t._data.dtype != np.uint8 or \
+            b_packed_t.ndim != 2:
+        raise TypeError("int4_mm(): argument 'b_packed_t' must be a 2-d uint8 Tensor")
+    if 2 * b_packed_t.shape[1] != ra.shape[1]:
+        raise ValueError(f"int4_mm(): a has K = {ra.shape[1]} but the packed weight holds "
+                         f"{2 * b_packed_t.shape[1]} codes per row")
+    w = unpack_int4_raw(b_packed_t._data)
+    return _make(_int_mm_raw(ra, w.T))

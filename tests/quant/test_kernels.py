@@ -1,0 +1,100 @@
+"""Integer kernels: exact int8 GEMM on adversarial values (both routes and both devices),
+int4 packing, int4 GEMM, and bad input."""
+
+import numpy as np
+import pytest
+
+import tensorix as tx
+from tensorix.quant import kernels
+from tensorix.quant.kernels import int4_mm, int_mm, pack_int4, unpack_int4
+
+
+def _ref(a, b):
+    return a.astype(np.int64) @ b.astype(np.int64)
+
+
+CASES = {
+    "all_minus_128": lambda rng, m, k, n: (np.full((m, k), -128), np.full((k, n), -128)),
+    "extremes": lambda rng, m, k, n: (rng.choice([-128, 127], (m, k)),
+                                      rng.choice([-128, 127], (k, n))),
+    "random": lambda rng, m, k, n: (rng.integers(-128, 128, (m, k)),
+                                    rng.integers(-128, 128, (k, n))),
+}
+
+
+@pytest.fixture(params=["compiled", "blas"])
+def route(request, monkeypatch):
+    if request.param == "compiled":
+        if not kernels.compiled_available():
+            pytest.skip("numba is not installed")
+    else:
+        monkeypatch.setattr(kernels, "compiled_available", lambda: False)
+    return request.param
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+@pytest.mark.parametrize("m,k,n", [(1, 4096, 33), (5, 3000, 8), (64, 1025, 17), (2, 1, 1)])
+def test_int_mm_exact(route, case, m, k, n, rng):
+    a, b = (v.astype(np.int8) for v in CASES[case](rng, m, k, n))
+    out = int_mm(tx.tensor(a), tx.tensor(b))
+    assert out.dtype == tx.int32
+    np.testing.assert_array_equal(out.numpy(), _ref(a, b))
+
+
+def test_int_mm_k_limit_reaches_int32_edge(route):
+    # K = 2^17 - 1 products of -128 * -128: 2^31 - 2^14, just below int32's max
+    k = kernels.K_MAX - 1
+    a = tx.full((1, k), -128, dtype=tx.int8)
+    assert int_mm(a, a.T).item() == k * 128 * 128
+
+
+def test_int_mm_weight_transpose_view(rng):
+    w = rng.integers(-128, 128, (40, 64)).astype(np.int8)
+    x = rng.integers(-128, 128, (3, 64)).astype(np.int8)
+    np.testing.assert_array_equal(int_mm(tx.tensor(x), tx.tensor(w).T).numpy(), _ref(x, w.T))
+
+
+def test_int_mm_device(device, rng):
+    a = rng.integers(-128, 128, (6, 2100)).astype(np.int8)
+    b = rng.integers(-128, 128, (2100, 9)).astype(np.int8)
+    b[:, 0] = -128
+    a[0] = -128
+    out = int_mm(tx.tensor(a, device=device), tx.tensor(b, device=device))
+    assert out.device.type == device
+    np.testing.assert_array_equal(out.cpu().numpy(), _ref(a, b))
+
+
+def test_pack_int4_roundtrip_and_layout(rng):
+    q = rng.integers(-8, 8, (5, 6)).astype(np.int8)
+    p = pack_int4(tx.tensor(q))
+    assert p.dtype == tx.uint8 and tuple(p.shape) == (5, 3)
+    lo, hi = q[:, 0::2] & 0xF, q[:, 1::2] & 0xF
+    np.testing.assert_array_equal(p.numpy(), (lo | (hi << 4)).astype(np.uint8))
+    np.testing.assert_array_equal(unpack_int4(p).numpy(), q)
+    assert p.numpy().nbytes * 2 == q.nbytes
+
+
+def test_int4_mm(device, rng):
+    x = rng.integers(-128, 128, (3, 256)).astype(np.int8)
+    w = rng.integers(-8, 8, (10, 256)).astype(np.int8)
+    w[0] = -8
+    out = int4_mm(tx.tensor(x, device=device), pack_int4(tx.tensor(w, device=device)))
+    np.testing.assert_array_equal(out.cpu().numpy(), _ref(x, w.T))
+
+
+def test_bad_input(monkeypatch):
+    with pytest.raises(TypeError, match="int_mm\\(\\): argument 'a' must be an int8 Tensor"):
+        int_mm(tx.ones(2, 2), tx.ones(2, 2, dtype=tx.int8))
+    with pytest.raises(ValueError, match="cannot be multiplied"):
+        int_mm(tx.ones(2, 3, dtype=tx.int8), tx.ones(2, 2, dtype=tx.int8))
+    with pytest.raises(ValueError, match="must be 2-d"):
+        int_mm(tx.ones(2, dtype=tx.int8), tx.ones(2, 2, dtype=tx.int8))
+    with pytest.raises(ValueError, match="K = 4 is too large"):
+        monkeypatch.setattr(kernels, "K_MAX", 3)
+        int_mm(tx.ones(1, 4, dtype=tx.int8), tx.ones(4, 1, dtype=tx.int8))
+    with pytest.raises(ValueError, match="\\[-8, 7\\]"):
+        pack_int4(tx.tensor([8, 0], dtype=tx.int8))
+    with pytest.raises(ValueError, match="must be even"):
+        pack_int4(tx.tensor([1, 0, 1], dtype=tx.int8))
+    with pytest.raises(ValueError, match="K = 4 but the packed weight holds 6"):
+        int4_mm(tx.ones(1, 4, dtype=tx.int8), tx.ones(2, 3, dtype=tx.uint8))
