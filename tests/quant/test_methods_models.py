@@ -8,7 +8,7 @@ import pytest
 
 import tensorix as tx
 from tensorix import nn
-from tensorix.quant import QScheme
+from tensorix.quant import QScheme, QuantizedLinear
 from tensorix.quant.methods import (
     ActQuantLinear,
     HadamardRotation,
@@ -69,7 +69,8 @@ def test_weight_only_methods_beat_rtn_on_the_model(method):
     q = copy.deepcopy(model)
     results = method(q, calib, scheme)
     assert list(results) == ["0", "2"]
-    assert isinstance(q[0], nn.Linear)  # weight-only: the layers keep their kind
+    # GPTQ's weights lie on their groups' grids: stored as packed codes; AWQ's are scaled
+    assert type(q[0]) is (QuantizedLinear if method is gptq_ else nn.Linear)
     assert _err(q, model, x) < 0.8 * _err(_rtn(model, scheme), model, x)
 
 
@@ -79,7 +80,24 @@ def test_skip_leaves_layers_in_float():
     q = copy.deepcopy(model)
     assert list(gptq_(q, calib, weight_scheme(4, 64), skip=("2",))) == ["0"]
     np.testing.assert_array_equal(q[2].weight.detach().numpy(), model[2].weight.detach().numpy())
-    assert not np.array_equal(q[0].weight.detach().numpy(), model[0].weight.detach().numpy())
+    assert isinstance(q[2], nn.Linear) and isinstance(q[0], QuantizedLinear)
+    assert q[0].weight_codes.dtype == tx.uint8  # two int4 codes per byte
+
+
+def test_gptq_packed_and_unpacked_layers_agree():
+    calib, x = _data()
+    model = _mlp()
+    packed, plain = copy.deepcopy(model), copy.deepcopy(model)
+    results = gptq_(packed, calib)
+    gptq_(plain, calib, pack=False)
+    for name in ("0", "2"):
+        np.testing.assert_allclose(packed.get_submodule(name).dequantized_weight().numpy(),
+                                   plain.get_submodule(name).weight.detach().numpy(),
+                                   rtol=1e-6, atol=1e-6)
+        assert packed.get_submodule(name).weight_nbytes(with_qparams=False) * 8 == \
+            4 * results[name].weight.size
+    with tx.no_grad():
+        np.testing.assert_allclose(packed(x).numpy(), plain(x).numpy(), rtol=1e-4, atol=1e-4)
 
 
 def test_smoothquant_w8a8_close_to_fp32_and_smoothing_helps():

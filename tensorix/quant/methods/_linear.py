@@ -16,6 +16,7 @@ from ... import nn
 from ...autograd import no_grad
 from ...nn import functional as F
 from ...tensor import _make
+from ..flows import _replace
 from ..quantizer import QScheme, fake_quantize, qparams_from_range
 from ._calib import as_batches, linear_layers
 from ._grid import fake_quant_array
@@ -119,11 +120,6 @@ class ActQuantLinear(nn.Module):
         return (f"in_features={self.in_features}, out_features={self.out_features}, "
                 f"act={self.act_scheme}, smooth={self.inv_smooth is not None}, "
                 f"rotation={self.rotation}, static={self.act_scale is not None}")
-
-
-def _replace(model, name, module):
-    parent, _, leaf = name.rpartition(".")
-    setattr(model.get_submodule(parent) if parent else model, leaf, module)
 
 
 def calibrate_static_(model, layers: dict, calibration, op: str) -> None:

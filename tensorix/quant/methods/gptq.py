@@ -14,6 +14,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ...backend import array_module
+from ...tensor import _make
+from ..flows import _replace
+from ..layers import QuantizedLinear
 from ..quantizer import QScheme
 from ._calib import linear_layers, sequential_, set_weight
 from ._grid import block_qparams, fake_quant_with, weight_scheme
@@ -129,25 +132,42 @@ def gptq_quantize(weight, hessian, scheme: QScheme | None = None, *, block_size:
     return GPTQResult(q.astype(weight.dtype), scales, zps, perm)
 
 
+def _qparams_shaped(r: GPTQResult, weight, scheme):
+    """The result's scales/zero points in the shapes compute_qparams gives for ``weight``."""
+    rows, cols = weight.shape
+    if scheme.granularity == "per_tensor":
+        return _make(r.scales), _make(r.zero_points)
+    shape = (rows, cols // scheme.group_size, 1) if scheme.granularity == "per_group" else \
+        (rows, 1)
+    return _make(r.scales.reshape(shape)), _make(r.zero_points.reshape(shape))
+
+
 def gptq_(model, calibration, scheme: QScheme | None = None, *, skip=(), block_size: int = 128,
-          damp: float = 0.01, act_order: bool = False) -> dict:
-    """GPTQ-quantize every ``nn.Linear`` of ``model`` in place (weights become their
-    quantize-dequantized values), layer after layer in module order, each from the Hessian of
-    its inputs over ``calibration`` (an iterable of model inputs, e.g. (B, T) token ids) in the
-    partly quantized model. ``skip``: layer names (or prefixes) left in float, e.g.
-    ``("head",)``. Returns ``{layer name: GPTQResult}``.
+          damp: float = 0.01, act_order: bool = False, pack: bool = True) -> dict:
+    """GPTQ-quantize every ``nn.Linear`` of ``model`` in place, layer after layer in module
+    order, each from the Hessian of its inputs over ``calibration`` (an iterable of model
+    inputs, e.g. (B, T) token ids) in the partly quantized model.
+
+    With ``pack`` (default) each layer becomes a :class:`~tensorix.quant.QuantizedLinear`
+    holding the integer codes (two per byte at 4 bits) with GPTQ's group scales; without, the
+    ``nn.Linear`` keeps its kind and its weight becomes the quantize-dequantized values (the
+    same function). ``skip``: layer names (or prefixes) left in float, e.g. ``("head",)``.
+    Returns ``{layer name: GPTQResult}``.
 
     Example::
 
         results = gptq_(model, [ids[i:i + 8] for i in range(0, 32, 8)], skip=("head",))
     """
     scheme = scheme or weight_scheme()
+    layers = linear_layers(model, skip)
 
     def quantize_layer(name, layer, stats):
         r = gptq_quantize(layer.weight._data, stats.hessian, scheme, block_size=block_size,
                           damp=damp, act_order=act_order)
         set_weight(layer, r.weight)
+        if pack:
+            _replace(model, name, QuantizedLinear.from_float(
+                layer, scheme, weight_qparams=_qparams_shaped(r, r.weight, scheme)))
         return r
 
-    return sequential_(model, calibration, linear_layers(model, skip), quantize_layer,
-                       op="gptq_", hessian=True)
+    return sequential_(model, calibration, layers, quantize_layer, op="gptq_", hessian=True)
