@@ -16,7 +16,7 @@ from ...backend import array_module
 from ...tensor import _make
 
 __all__ = ["InputStats", "linear_layers", "collect_input_stats", "as_batches", "set_weight",
-           "sequential_"]
+           "sequential_", "run_model"]
 
 
 @dataclass
@@ -79,7 +79,8 @@ def as_batches(calibration, op: str) -> list:
     return batches
 
 
-def _run(model, batches):
+def run_model(model, batches):
+    """Run ``model`` in eval mode without grad over ``batches`` (a tuple is unpacked)."""
     was_training = model.training
     model.eval()
     try:
@@ -103,7 +104,7 @@ def collect_input_stats(model, layers: dict, batches: list, *, hessian: bool = F
 
     handles = [layer.register_forward_pre_hook(hook_for(name)) for name, layer in layers.items()]
     try:
-        _run(model, batches)
+        run_model(model, batches)
     finally:
         for h in handles:
             h.remove()

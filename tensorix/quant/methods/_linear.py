@@ -13,12 +13,11 @@ from __future__ import annotations
 import dataclasses
 
 from ... import nn
-from ...autograd import no_grad
 from ...nn import functional as F
 from ...tensor import _make
 from ..flows import _replace
 from ..quantizer import QScheme, fake_quantize, qparams_from_range
-from ._calib import as_batches, linear_layers
+from ._calib import as_batches, linear_layers, run_model
 from ._grid import fake_quant_array
 from .hadamard import HadamardRotation
 
@@ -128,14 +127,7 @@ def calibrate_static_(model, layers: dict, calibration, op: str) -> None:
     batches = as_batches(calibration, op)
     for layer in layers.values():
         layer.observe(True)
-    was_training = model.training
-    model.eval()
-    try:
-        with no_grad():
-            for batch in batches:
-                model(*batch) if isinstance(batch, tuple) else model(batch)
-    finally:
-        model.train(was_training)
+    run_model(model, batches)
     for layer in layers.values():
         layer.observe(False)
 
