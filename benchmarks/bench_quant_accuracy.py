@@ -127,16 +127,21 @@ def perplexity(model, x, y, batch: int = 64) -> float:
 
 def methods(calibration, skip):
     """(row name, what it does, function quantizing a model in place) for the table."""
+    from tensorix import quant
     from tensorix.quant import QScheme
     from tensorix.quant import methods as qm
 
-    int4 = qm.weight_scheme(4, 128)
+    int4 = qm.weight_scheme(4, 128)  # = Int4WeightOnlyConfig(128)'s scheme: RTN's twin
+
+    def keep(module, fqn):  # quantize_'s filter: the Linear layers not skipped
+        return type(module) is nn.Linear and not any(fqn == s or fqn.startswith(s + ".")
+                                                     for s in skip)
     fp8 = "fp8_e4m3"
     return [
         ("int8 RTN (weight-only, per channel)", "W8A16",
-         lambda m: qm.quantize_linears_(m, QScheme(8, True, "per_channel"), None, skip=skip)),
+         lambda m: quant.quantize_(m, quant.Int8WeightOnlyConfig(), keep)),
         ("int4 RTN g128", "W4A16",
-         lambda m: qm.quantize_linears_(m, int4, None, skip=skip)),
+         lambda m: quant.quantize_(m, quant.Int4WeightOnlyConfig(group_size=128), keep)),
         ("int4 GPTQ g128", "W4A16",
          lambda m: qm.gptq_(m, calibration, int4, skip=skip)),
         ("int4 GPTQ g128 act-order", "W4A16",
@@ -157,6 +162,8 @@ def methods(calibration, skip):
         ("fp8 e4m3 (per-tensor W, static per-tensor A)", "W8A8",
          lambda m: qm.quantize_linears_(m, QScheme(dtype=fp8), QScheme(dtype=fp8),
                                         calibration=calibration, skip=skip)),
+        ("fp6 e3m2 weight-only (per channel)", "W6A16", lambda m: qm.quantize_linears_(
+            m, QScheme(dtype="fp6_e3m2", granularity="per_channel"), None, skip=skip)),
         ("MXFP8 (W and A)", "W8A8", lambda m: qm.quantize_linears_(
             m, QScheme(dtype="mxfp8"), QScheme(dtype="mxfp8"), skip=skip)),
         ("MXFP6 (W and A)", "W6A6", lambda m: qm.quantize_linears_(
