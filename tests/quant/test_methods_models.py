@@ -14,6 +14,8 @@ from tensorix.quant.methods import (
     HadamardRotation,
     awq_,
     gptq_,
+    layer_sensitivity,
+    mixed_precision_search,
     quantize_linears_,
     smooth_scales,
     smoothquant_,
@@ -191,3 +193,24 @@ def test_bad_input():
         w4a4_(_mlp(), group_size=96)
     with pytest.raises(ValueError, match="'alpha' must be in"):
         smoothquant_(_mlp(), calib, alpha=1.5)
+
+
+# -- sensitivity-guided mixed precision -------------------------------------------------------
+def test_layer_sensitivity_and_search_give_bits_to_the_sensitive_layer():
+    calib, _ = _data()
+    model = _mlp()
+    with tx.no_grad():  # make layer "2" fragile: its weights get a few huge columns
+        model[2].weight[:, :4] *= 40.0
+    before = {k: v.numpy().copy() for k, v in model.state_dict().items()}
+    schemes = {"int3": weight_scheme(3, None), "int8": QScheme(8, True, "per_channel")}
+    sens = layer_sensitivity(model, calib, schemes)
+    for k, v in model.state_dict().items():  # the model is left as it was
+        np.testing.assert_array_equal(v.numpy(), before[k])
+    assert all(s["int8"] < s["int3"] for s in sens.values())
+    sizes = {"0": model[0].weight.numel(), "2": model[2].weight.numel()}  # equal: 32768 each
+    plan = mixed_precision_search(sens, schemes, sizes, budget_bits=5.5)
+    assert plan.assignment == {"0": "int3", "2": "int8"} and plan.average_bits == 5.5
+    assert mixed_precision_search(sens, schemes, sizes, 8).assignment == {"0": "int8",
+                                                                         "2": "int8"}
+    with pytest.raises(ValueError, match="below the cheapest scheme"):
+        mixed_precision_search(sens, schemes, sizes, 2)

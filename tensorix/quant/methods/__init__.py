@@ -13,6 +13,7 @@ from ._linear import ActQuantLinear, quantize_linears_, token_scheme
 from .awq import AWQResult, awq_, awq_scales, awq_search
 from .gptq import GPTQResult, gptq_, gptq_quantize
 from .hadamard import HadamardRotation, fwht, hadamard_matrix
+from .mixed import MixedPrecisionPlan, layer_sensitivity, mixed_precision_search
 from .rotation import w4a4_, w4a4_scheme
 from .smoothquant import smooth_scales, smoothquant_
 
@@ -20,4 +21,5 @@ __all__ = ["InputStats", "collect_input_stats", "linear_layers", "weight_scheme"
            "ActQuantLinear", "quantize_linears_", "token_scheme", "AWQResult", "awq_",
            "awq_scales", "awq_search", "GPTQResult", "gptq_", "gptq_quantize",
            "HadamardRotation", "fwht", "hadamard_matrix", "w4a4_", "w4a4_scheme",
-           "smooth_scales", "smoothquant_"]
+           "smooth_scales", "smoothquant_", "MixedPrecisionPlan", "layer_sensitivity",
+           "mixed_precision_search"]

@@ -79,14 +79,15 @@ def as_batches(calibration, op: str) -> list:
     return batches
 
 
-def run_model(model, batches):
-    """Run ``model`` in eval mode without grad over ``batches`` (a tuple is unpacked)."""
+def run_model(model, batches) -> list:
+    """Run ``model`` in eval mode without grad over ``batches`` (a tuple is unpacked); returns
+    the outputs."""
     was_training = model.training
     model.eval()
     try:
         with no_grad():
-            for batch in batches:
-                model(*batch) if isinstance(batch, tuple) else model(batch)
+            return [model(*batch) if isinstance(batch, tuple) else model(batch)
+                    for batch in batches]
     finally:
         model.train(was_training)
 
