@@ -148,6 +148,8 @@ def methods(calibration, skip):
          lambda m: qm.gptq_(m, calibration, int4, skip=skip, act_order=True)),
         ("int4 AWQ g128", "W4A16",
          lambda m: qm.awq_(m, calibration, int4, skip=skip)),
+        ("int4 AWQ g128 + auto-clip", "W4A16",
+         lambda m: qm.awq_(m, calibration, int4, skip=skip, clip=True)),
         ("W8A8 int8 (per-channel W, static per-tensor A)", "W8A8",
          lambda m: qm.smoothquant_(m, calibration, alpha=0.0, skip=skip)),
         ("W8A8 SmoothQuant alpha=0.5", "W8A8",

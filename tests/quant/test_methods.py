@@ -8,6 +8,7 @@ import tensorix as tx
 from tensorix.quant import QScheme, dequantize, quantize
 from tensorix.quant.methods import (
     HadamardRotation,
+    awq_clip,
     awq_scales,
     awq_search,
     fwht,
@@ -196,3 +197,18 @@ def test_awq_bad_input():
         awq_search(np.zeros((4, 8)), np.zeros((3, 9)))
     with pytest.raises(ValueError, match="holds no calibration tokens"):
         awq_search(np.zeros((4, 8)), np.zeros((0, 8)))
+
+
+def test_awq_clip_never_worse_than_no_clip_on_its_tokens(rng):
+    w = rng.standard_t(3, (64, 256))  # heavy tails: clipping the extremes pays
+    x = rng.standard_normal((512, 256))
+    scheme = weight_scheme(4, 128)
+    plain = fake_quant_array(w, scheme)
+    clipped = fake_quant_array(awq_clip(w, x, scheme), scheme)
+    assert _out_err(x, w, clipped) < 0.97 * _out_err(x, w, plain)
+    # per group the ratio r = 1 (no clip) is a candidate, so no group gets worse
+    xs, d = x.reshape(512, 2, 128), (w - plain).reshape(64, 2, 128)
+    dc = (w - clipped).reshape(64, 2, 128)
+    per_group = np.einsum("ngk,ogk->nog", xs, d) ** 2
+    per_group_c = np.einsum("ngk,ogk->nog", xs, dc) ** 2
+    assert np.all(per_group_c.mean(0) <= per_group.mean(0) + 1e-12)

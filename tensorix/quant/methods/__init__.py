@@ -10,7 +10,7 @@ here and docs/quant.md.
 from ._calib import InputStats, collect_input_stats, linear_layers
 from ._grid import weight_scheme
 from ._linear import ActQuantLinear, quantize_linears_, token_scheme
-from .awq import AWQResult, awq_, awq_scales, awq_search
+from .awq import AWQResult, awq_, awq_clip, awq_scales, awq_search
 from .gptq import GPTQResult, gptq_, gptq_quantize
 from .hadamard import HadamardRotation, fwht, hadamard_matrix
 from .mixed import MixedPrecisionPlan, layer_sensitivity, mixed_precision_search
@@ -19,7 +19,7 @@ from .smoothquant import smooth_scales, smoothquant_
 
 __all__ = ["InputStats", "collect_input_stats", "linear_layers", "weight_scheme",
            "ActQuantLinear", "quantize_linears_", "token_scheme", "AWQResult", "awq_",
-           "awq_scales", "awq_search", "GPTQResult", "gptq_", "gptq_quantize",
+           "awq_scales", "awq_search", "awq_clip", "GPTQResult", "gptq_", "gptq_quantize",
            "HadamardRotation", "fwht", "hadamard_matrix", "w4a4_", "w4a4_scheme",
            "smooth_scales", "smoothquant_", "MixedPrecisionPlan", "layer_sensitivity",
            "mixed_precision_search"]

@@ -19,7 +19,7 @@ from ..quantizer import QScheme
 from ._calib import linear_layers, sequential_, set_weight
 from ._grid import fake_quant_array, weight_scheme
 
-__all__ = ["AWQResult", "awq_scales", "awq_search", "awq_"]
+__all__ = ["AWQResult", "awq_scales", "awq_search", "awq_clip", "awq_"]
 
 
 @dataclass
@@ -82,13 +82,48 @@ def awq_search(weight, x, scheme: QScheme | None = None, *, x_abs_mean=None,
     return AWQResult(q.astype(weight.dtype), s, alpha, losses)
 
 
+def awq_clip(weight, x, scheme: QScheme | None = None, *, n_grid: int = 10,
+             max_shrink: float = 0.5, tokens: int = 512):
+    """AWQ's ``auto_clip`` (llm-awq): for each output row and group of ``scheme``, clamp the
+    weights to +-r max|w| for r = 1, 0.95, ... (``n_grid`` steps down to 1 - ``max_shrink``),
+    fake-quantize, and keep the r whose group's partial dot products with the inputs ``x``
+    (first ``tokens`` rows) change least. ``weight`` (out, in), ``x`` (tokens, in); returns the
+    clipped float weight (quantize it after). Groups follow ``scheme`` (whole rows when not per
+    group).
+
+    Example::
+
+        w_clipped = awq_clip(w, x, weight_scheme(4, 128))
+    """
+    scheme = scheme or weight_scheme()
+    xp = array_module(weight)
+    rows, cols = weight.shape
+    g = scheme.group_size if scheme.granularity == "per_group" else cols
+    w = weight.astype(xp.float64).reshape(rows, cols // g, g)
+    xs = x[:tokens].astype(xp.float64).reshape(-1, cols // g, g)
+    reference = xp.einsum("ngk,ogk->nog", xs, w)
+    top = xp.abs(w).max(-1, keepdims=True)
+    best_err = xp.full((rows, cols // g, 1), xp.inf)
+    best = w
+    for i in range(n_grid):
+        r = 1.0 - max_shrink * i / n_grid
+        clipped = xp.clip(w, -r * top, r * top)
+        q = fake_quant_array(clipped.reshape(rows, cols), scheme).reshape(w.shape)
+        err = ((xp.einsum("ngk,ogk->nog", xs, q) - reference) ** 2).mean(0)[..., None]
+        better = err < best_err
+        best = xp.where(better, clipped, best)
+        best_err = xp.where(better, err, best_err)
+    return best.reshape(rows, cols).astype(weight.dtype)
+
+
 def awq_(model, calibration, scheme: QScheme | None = None, *, skip=(), tokens: int = 4096,
-         n_grid: int = 20) -> dict:
+         n_grid: int = 20, clip: bool = False) -> dict:
     """AWQ-quantize every ``nn.Linear`` of ``model`` in place (weights become
     Q(W diag(s)) diag(1/s), i.e. the scale already folded), layer after layer, searching each
     on up to ``tokens`` calibration tokens of its inputs (mean |x| over all of them).
     ``calibration``: an iterable of model inputs; ``skip``: names (or prefixes) left in
-    float. Returns ``{layer name: AWQResult}``.
+    float; ``clip``: also search clipping ranges on the scaled weight (:func:`awq_clip`).
+    Returns ``{layer name: AWQResult}``.
 
     Folding 1/s into the previous op instead (a LayerNorm's weight and bias, the previous
     linear's rows) gives the same function with a plain quantized weight Q(W diag(s)); the
@@ -102,8 +137,12 @@ def awq_(model, calibration, scheme: QScheme | None = None, *, skip=(), tokens: 
     scheme = scheme or weight_scheme()
 
     def quantize_layer(name, layer, stats):
-        r = awq_search(layer.weight._data, stats.tokens_sample(), scheme,
-                       x_abs_mean=stats.abs_mean, n_grid=n_grid)
+        x = stats.tokens_sample()
+        r = awq_search(layer.weight._data, x, scheme, x_abs_mean=stats.abs_mean,
+                       n_grid=n_grid)
+        if clip:  # clip the scaled weight W diag(s) against the scaled inputs x / s
+            w = awq_clip(layer.weight._data.astype(x.dtype) * r.scales, x / r.scales, scheme)
+            r.weight = (fake_quant_array(w, scheme) / r.scales).astype(r.weight.dtype)
         set_weight(layer, r.weight)
         return r
 
