@@ -14,6 +14,7 @@ from .awq import AWQResult, awq_, awq_clip, awq_scales, awq_search
 from .gptq import GPTQResult, gptq_, gptq_quantize
 from .hadamard import HadamardRotation, fwht, hadamard_matrix
 from .mixed import MixedPrecisionPlan, layer_sensitivity, mixed_precision_search
+from .recurrent import LEVELS, binarize, lowbit_recurrent_, quaternarize, ternarize
 from .rotation import w4a4_, w4a4_scheme
 from .smoothquant import smooth_scales, smoothquant_
 
@@ -22,4 +23,5 @@ __all__ = ["InputStats", "collect_input_stats", "linear_layers", "weight_scheme"
            "awq_scales", "awq_search", "awq_clip", "GPTQResult", "gptq_", "gptq_quantize",
            "HadamardRotation", "fwht", "hadamard_matrix", "w4a4_", "w4a4_scheme",
            "smooth_scales", "smoothquant_", "MixedPrecisionPlan", "layer_sensitivity",
-           "mixed_precision_search"]
+           "mixed_precision_search", "LEVELS", "binarize", "ternarize", "quaternarize",
+           "lowbit_recurrent_"]
