@@ -63,7 +63,11 @@ def _rtn(model, scheme):
     return m
 
 
-@pytest.mark.parametrize("method", [gptq_, awq_])
+def _awq_clip(model, calibration, scheme):
+    return awq_(model, calibration, scheme, clip=True)
+
+
+@pytest.mark.parametrize("method", [gptq_, awq_, _awq_clip])
 def test_weight_only_methods_beat_rtn_on_the_model(method):
     calib, x = _data()
     model = _mlp()
