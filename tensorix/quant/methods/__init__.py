@@ -13,6 +13,7 @@ from ._linear import ActQuantLinear, quantize_linears_, token_scheme
 from .awq import AWQResult, awq_, awq_clip, awq_scales, awq_search
 from .gptq import GPTQResult, gptq_, gptq_quantize
 from .hadamard import HadamardRotation, fwht, hadamard_matrix
+from .kvcache import BFPKVCache
 from .mixed import MixedPrecisionPlan, layer_sensitivity, mixed_precision_search
 from .recurrent import LEVELS, binarize, lowbit_recurrent_, quaternarize, ternarize
 from .rotation import w4a4_, w4a4_scheme
@@ -24,4 +25,4 @@ __all__ = ["InputStats", "collect_input_stats", "linear_layers", "weight_scheme"
            "HadamardRotation", "fwht", "hadamard_matrix", "w4a4_", "w4a4_scheme",
            "smooth_scales", "smoothquant_", "MixedPrecisionPlan", "layer_sensitivity",
            "mixed_precision_search", "LEVELS", "binarize", "ternarize", "quaternarize",
-           "lowbit_recurrent_"]
+           "lowbit_recurrent_", "BFPKVCache"]
