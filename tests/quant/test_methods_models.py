@@ -218,3 +218,16 @@ def test_layer_sensitivity_and_search_give_bits_to_the_sensitive_layer():
                                                                          "2": "int8"}
     with pytest.raises(ValueError, match="below the cheapest scheme"):
         mixed_precision_search(sens, schemes, sizes, 2)
+
+
+@pytest.mark.cuda
+def test_weight_only_flows_on_the_device_match_the_cpu(cuda):
+    calib, x = _data()
+    model = _mlp()
+    for method in (gptq_, _awq_clip):
+        host, dev = copy.deepcopy(model), copy.deepcopy(model).to(cuda)
+        method(host, calib, weight_scheme(4, 64))
+        method(dev, [c.to(cuda) for c in calib], weight_scheme(4, 64))
+        with tx.no_grad():
+            np.testing.assert_allclose(dev(x.to(cuda)).cpu().numpy(), host(x).numpy(),
+                                       rtol=1e-4, atol=1e-5)
