@@ -9,7 +9,7 @@ SECTION = "Methods for LLM weights: GPTQ, AWQ, SmoothQuant, rotation W4A4"
 
 def test_quant_methods_tutorial_blocks_run(capsys):
     blocks = python_blocks(DOCS / "quant.md", SECTION)
-    assert len(blocks) >= 8, "the methods tutorial lost its code blocks"
+    assert len(blocks) >= 9, "the methods tutorial lost its code blocks"
     tx.manual_seed(0)
     run_blocks(blocks, "quant.md (methods)")
     out = capsys.readouterr().out
