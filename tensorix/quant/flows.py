@@ -127,8 +127,11 @@ def quantize_(model, config, filter_fn=None, device=None):
         raise TypeError(f"quantize_(): argument 'config' must be a QuantConfig (e.g. "
                         f"Int8WeightOnlyConfig()), got {type(config).__name__}")
     for fqn, mod in _targets(model, filter_fn or _is_linear, "quantize_"):
-        _replace(model, fqn, QUANTIZED_FORMS[type(mod)].from_float(mod, config.weight,
-                                                                   config.activation))
+        try:
+            new = QUANTIZED_FORMS[type(mod)].from_float(mod, config.weight, config.activation)
+        except ValueError as e:  # name the layer: a model has many
+            raise ValueError(f"quantize_(): layer {fqn!r}: {e}") from None
+        _replace(model, fqn, new)
 
 
 def quantize_dynamic(model, qconfig_spec=None, dtype="qint8", inplace=False):

@@ -40,7 +40,7 @@ __all__ = ["int_mm", "int4_mm", "pack_int4", "unpack_int4", "compiled_available"
 
 K_MAX = 1 << 17  # K * 128 * 128 must stay below 2^31 for int32 sums
 _CHUNK = 1024  # 1024 * 128^2 = 2^24: float32 sums of one chunk are exact integers
-_MIN_COLS = 64  # output columns per thread: below this one thread does the work
+_MIN_PART_MACS = 1 << 22  # multiply-adds per thread part (~1 ms): less is not worth a thread
 _state: dict = {}
 _lock = threading.Lock()
 
@@ -105,13 +105,18 @@ def _int_mm_raw(a, b):
     kern = _compiled() if xp is np and compiled_available() else None
     if kern is None:
         return _blas(a, b)
-    a = np.ascontiguousarray(a)
+    m = a.shape[0]
     bt = b.T if b.T.flags.c_contiguous else np.ascontiguousarray(b.T)  # a weight's .T is free
+    if m >= 4:  # 4-row tiles on int16 rows (zero rows pad M to a multiple of 4)
+        a16 = np.zeros((-(-m // 4) * 4, a.shape[1]), np.int16)
+        a16[:m] = a
+        run, a = kern.int_mm_nt4, a16
+    else:
+        run, a = kern.int_mm_nt, np.ascontiguousarray(a)
     out = np.empty((a.shape[0], bt.shape[0]), np.int32)
-    n = bt.shape[0]
-    work = max(1, _MIN_COLS * 4096 // max(1, a.shape[0] * a.shape[1] // 64))
-    _threads.parallel(n, lambda lo, hi: kern.int_mm_nt(a, bt, out, lo, hi), max(work, 2))
-    return out
+    cols = max(2, _MIN_PART_MACS // max(1, a.shape[0] * a.shape[1]))  # columns per part
+    _threads.parallel(bt.shape[0], lambda lo, hi: run(a, bt, out, lo, hi), cols)
+    return out[:m]
 
 
 def int_mm(a, b):

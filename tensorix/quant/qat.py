@@ -32,16 +32,17 @@ from ..backend import array_module
 from ..nn.module import Module
 from ..nn.parameter import Parameter
 from ..tensor import Tensor, _make
-from .observers import MinMaxObserver, MovingAverageMinMaxObserver
+from .observers import MovingAverageMinMaxObserver
 from .quantizer import QScheme, fake_quantize, reduce_dims
 
-__all__ = ["FakeQuantize", "LearnableFakeQuantize", "lsq_fake_quantize", "QATLinear",
-           "QATConv2d"]
+__all__ = ["FakeQuantize", "WeightFakeQuantize", "LearnableFakeQuantize", "lsq_fake_quantize",
+           "QATLinear", "QATConv2d"]
 
 
 class FakeQuantize(Module):
-    """Observe, then fake-quantize: ``forward(x)`` updates the observer (when
-    ``observer_enabled``) and returns ``fake_quantize(x, scheme, *observer qparams)``."""
+    """Observe, then fake-quantize: ``forward(x)`` updates the observer (in training mode,
+    when ``observer_enabled``; eval leaves the ranges alone, as BatchNorm its statistics) and
+    returns ``fake_quantize(x, scheme, *observer qparams)``."""
 
     def __init__(self, scheme: QScheme | None = None, observer=MovingAverageMinMaxObserver,
                  **observer_kwargs):
@@ -52,7 +53,8 @@ class FakeQuantize(Module):
         self.fake_quant_enabled = True
 
     def forward(self, x):
-        if self.observer_enabled:
+        if self.observer_enabled and (self.training or
+                                      self.activation_post_process.min_val is None):
             self.activation_post_process(x.detach())
         if not self.fake_quant_enabled:
             return x
@@ -141,10 +143,20 @@ class LearnableFakeQuantize(Module):
         return self.scale.detach().abs(), _make(z.astype(np.int32))
 
 
+class WeightFakeQuantize(Module):
+    """Fake quantization of a weight with the qparams of its current value (so that
+    ``convert`` quantizes the trained weight exactly as the last forward did)."""
+
+    def __init__(self, scheme: QScheme):
+        super().__init__()
+        self.scheme = scheme
+
+    def forward(self, w):
+        return fake_quantize(w, self.scheme)
+
+
 def _weight_fq(scheme, learnable):
-    if learnable:
-        return LearnableFakeQuantize(scheme)
-    return FakeQuantize(scheme, observer=MinMaxObserver)
+    return LearnableFakeQuantize(scheme) if learnable else WeightFakeQuantize(scheme)
 
 
 class _QATMixin:

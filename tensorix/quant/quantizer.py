@@ -22,7 +22,7 @@ code lies in ``[qmin, qmax]``, 0 outside.
 Example::
 
     >>> s = QScheme(bits=8, symmetric=False)
-    >>> x = tensorix.tensor([-1., 0., 0.5, 2., 3.])
+    >>> x = tensorix.tensor([-1., 0., 0.5, 2., 3.], dtype=tensorix.float64)
     >>> scale, zp = compute_qparams(x, s)          # scale 4/255, zero point -64
     >>> quantize(x, scale, zp, s).tolist()
     [-128, -64, -32, 64, 127]
