@@ -231,7 +231,7 @@ def _parser():
     p.add_argument("--batch", type=int, default=32)
     p.add_argument("--lr", type=float, default=2e-3)
     p.add_argument("--cache-dir", type=pathlib.Path, default=HERE / ".cache")
-    p.add_argument("--val-windows", type=int, default=256)
+    p.add_argument("--val-windows", type=int, default=128)
     p.add_argument("--calib-windows", type=int, default=32)
     p.add_argument("--train-only", action="store_true")
     p.add_argument("--quantize-head", action="store_true",
