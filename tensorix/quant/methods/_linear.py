@@ -1,0 +1,163 @@
+"""Weight-and-activation quantization of linear layers (W8A8, W4A4, FP8, MX): the layer that
+quantizes its input on the fly, and the flow that swaps it in for each ``nn.Linear``.
+
+:class:`ActQuantLinear` computes ``fq(T(x)) @ Wq^T + b``: T is an optional per-channel
+division by smoothing scales (SmoothQuant) and/or an orthogonal Hadamard rotation (QuaRot /
+APEX4), ``fq`` fake-quantizes activations per the scheme (dynamic, or with a static scale
+from calibration), and ``Wq`` is the weight already transformed the matching way (``W diag(s)``,
+``W R``) and quantize-dequantized, so that without quantization the layer is the original one.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from ... import nn
+from ...nn import functional as F
+from ...tensor import _make
+from ..flows import _replace
+from ..quantizer import QScheme, fake_quantize, qparams_from_range
+from ._calib import as_batches, linear_layers, run_model
+from ._grid import fake_quant_array
+from .hadamard import HadamardRotation
+
+__all__ = ["ActQuantLinear", "quantize_linears_", "token_scheme"]
+
+
+def token_scheme(bits: int = 8, dtype: str = "int") -> QScheme:
+    """Dynamic per-token activation scheme: one symmetric scale per row of (tokens, in)."""
+    return QScheme(bits, True, "per_channel", axis=0, dtype=dtype)
+
+
+def _fake_quant_act(x, scheme, scale):
+    if scheme.granularity == "per_channel":  # per token: rows of the flattened input
+        if scheme.axis != 0:
+            raise ValueError("ActQuantLinear: a per_channel activation scheme means per token "
+                             f"and needs axis=0, got axis={scheme.axis}")
+        flat = x.reshape(-1, x.shape[-1])
+        return fake_quantize(flat, scheme).reshape(x.shape)
+    if scale is not None:
+        return fake_quantize(x, scheme, scale, 0)
+    return fake_quantize(x, scheme)
+
+
+class ActQuantLinear(nn.Module):
+    """A linear layer with quantized weights and activations: (*, in) -> (*, out).
+
+    ``weight`` (out, in) is stored transformed and quantize-dequantized; ``smooth`` (in,) is
+    the SmoothQuant divisor of the input; ``rotation`` a :class:`HadamardRotation` applied to
+    the input; ``act_scheme`` the activations' :class:`~tensorix.quant.QScheme` (None: float
+    activations). A per-tensor scheme is static once :meth:`observe` has seen calibration data
+    (``act_scale`` set), dynamic otherwise.
+
+    Example::
+
+        layer = ActQuantLinear.from_linear(nn.Linear(256, 64), token_scheme(8),
+                                           token_scheme(8))
+        y = layer(x)                                   # x (..., 256) -> (..., 64)
+    """
+
+    def __init__(self, weight, bias, act_scheme: QScheme | None, *, smooth=None,
+                 rotation: HadamardRotation | None = None):
+        super().__init__()
+        self.out_features, self.in_features = weight.shape
+        self.weight = nn.Parameter(weight, requires_grad=False)
+        self.bias = None if bias is None else nn.Parameter(bias.detach(), requires_grad=False)
+        self.register_buffer("inv_smooth", None if smooth is None else _make(1.0 / smooth))
+        self.rotation, self.act_scheme = rotation, act_scheme
+        self.register_buffer("act_scale", None)
+        self._observing, self._amax = False, None  # running max |T(x)| while observing
+
+    @classmethod
+    def from_linear(cls, linear, weight_scheme: QScheme | None, act_scheme: QScheme | None, *,
+                    smooth=None, rotation: HadamardRotation | None = None):
+        """Quantize ``linear``'s weight the way the input will be transformed: W diag(s),
+        then W R, then ``weight_scheme`` (None: float weights)."""
+        w = linear.weight.detach()._data.astype("float64")
+        if smooth is not None:
+            w = w * smooth
+        if rotation is not None:
+            w = rotation.rotate(w)
+        if weight_scheme is not None:
+            w = fake_quant_array(w, weight_scheme)
+        w = _make(w.astype(linear.weight._data.dtype))
+        smooth = None if smooth is None else smooth.astype(linear.weight._data.dtype)
+        return cls(w, linear.bias, act_scheme, smooth=smooth, rotation=rotation)
+
+    def transform(self, x):
+        """T(x): the smoothing division and the rotation, before quantization."""
+        if self.inv_smooth is not None:
+            x = x * self.inv_smooth
+        if self.rotation is not None:
+            x = self.rotation.rotate(x)
+        return x
+
+    def forward(self, x):
+        x = self.transform(x)
+        if self._observing:
+            m = x.detach().abs().max()
+            self._amax = m if self._amax is None else self._amax.maximum(m)
+        elif self.act_scheme is not None:
+            x = _fake_quant_act(x, self.act_scheme, self.act_scale)
+        return F.linear(x, self.weight, self.bias)
+
+    def observe(self, on: bool = True) -> None:
+        """Start (or stop, setting the static per-tensor ``act_scale``) recording the range
+        of the transformed input; activations stay in float while observing."""
+        if on:
+            self._observing, self._amax = True, None
+            return
+        self._observing = False
+        if self._amax is None:
+            raise ValueError("ActQuantLinear.observe(False): no input was observed; run "
+                             "calibration data through the model first")
+        amax = self._amax._data
+        scale, _ = qparams_from_range(-amax, amax, self.act_scheme)
+        self.act_scale, self._amax = _make(scale), None
+
+    def extra_repr(self):
+        return (f"in_features={self.in_features}, out_features={self.out_features}, "
+                f"act={self.act_scheme}, smooth={self.inv_smooth is not None}, "
+                f"rotation={self.rotation}, static={self.act_scale is not None}")
+
+
+def calibrate_static_(model, layers: dict, calibration, op: str) -> None:
+    """Run ``calibration`` through ``model`` with ``layers`` (ActQuantLinear) observing, then
+    freeze their static per-tensor activation scales."""
+    batches = as_batches(calibration, op)
+    for layer in layers.values():
+        layer.observe(True)
+    run_model(model, batches)
+    for layer in layers.values():
+        layer.observe(False)
+
+
+def quantize_linears_(model, weight_scheme: QScheme | None, act_scheme: QScheme | None, *,
+                      rotate: bool = False, calibration=None, smooth: dict | None = None,
+                      seed: int = 0, skip=()) -> dict:
+    """Swap every ``nn.Linear`` of ``model`` (but names in ``skip``) for an
+    :class:`ActQuantLinear` with ``weight_scheme`` weights and ``act_scheme`` activations.
+
+    ``rotate``: a random-sign Hadamard rotation of each layer's input (and weight), as in
+    QuaRot; ``smooth``: ``{name: scales (in,)}`` SmoothQuant divisors; ``calibration``: model
+    inputs that make a per-tensor ``act_scheme`` static (dynamic without). Returns
+    ``{name: ActQuantLinear}``.
+
+    Example::
+
+        quantize_linears_(model, QScheme(4, True, "per_group", group_size=128),
+                          QScheme(4, True, "per_group", group_size=128), rotate=True)
+    """
+    if act_scheme is not None and act_scheme.granularity == "per_channel":
+        act_scheme = dataclasses.replace(act_scheme, axis=0)
+    swapped = {}
+    for i, (name, linear) in enumerate(linear_layers(model, skip).items()):
+        rotation = HadamardRotation(linear.in_features, seed=seed + i) if rotate else None
+        s = None if smooth is None else smooth[name]
+        swapped[name] = ActQuantLinear.from_linear(linear, weight_scheme, act_scheme, smooth=s,
+                                                   rotation=rotation)
+        _replace(model, name, swapped[name])
+    if calibration is not None and act_scheme is not None and \
+            act_scheme.granularity == "per_tensor":
+        calibrate_static_(model, swapped, calibration, "quantize_linears_")
+    return swapped
