@@ -1,0 +1,26 @@
+"""``tensorix.tn``: tensor networks on tensorix Tensors (any device, float or complex dtype,
+differentiable where it means something).
+
+* networks (``_network``): :class:`Node` (a Tensor with index names), :class:`TensorNetwork`
+  (bonds checked, contracted along opt_einsum or cotengra paths), :func:`contract_path`;
+* matrix product states and operators (``_mps``): :class:`MPS` (canonical forms, compression,
+  norms, overlaps, expectation values, two-site gates), :class:`MPO`, :func:`heisenberg_mpo`,
+  :func:`ising_mpo`, :func:`svd_split`;
+* ground states and time evolution (``_dmrg``): :func:`dmrg2`, :func:`tebd`,
+  :func:`trotter_gates`, :func:`lanczos_ground`.
+
+Example::
+
+    import tensorix as tx
+    from tensorix import tn
+    res = tn.dmrg2(tn.heisenberg_mpo(10, dtype=tx.float64), bond_dims=[16, 32])
+    print(res.energy)   # -4.25803520728...
+"""
+
+from ._dmrg import DMRGResult, dmrg2, lanczos_ground, tebd, trotter_gates
+from ._mps import MPO, MPS, heisenberg_mpo, ising_mpo, svd_split
+from ._network import Node, TensorNetwork, contract_path
+
+__all__ = ["Node", "TensorNetwork", "contract_path", "MPS", "MPO", "heisenberg_mpo",
+           "ising_mpo", "svd_split", "dmrg2", "DMRGResult", "lanczos_ground", "tebd",
+           "trotter_gates"]
