@@ -7,7 +7,11 @@ differentiable where it means something).
   norms, overlaps, expectation values, two-site gates), :class:`MPO`, :func:`heisenberg_mpo`,
   :func:`ising_mpo`, :func:`svd_split`;
 * ground states and time evolution (``_dmrg``): :func:`dmrg2`, :func:`tebd`,
-  :func:`trotter_gates`, :func:`lanczos_ground`.
+  :func:`trotter_gates`, :func:`lanczos_ground`;
+* 2-D lattice models (``_trg``): :func:`trg`, :func:`hotrg`, :func:`ising_tensor`,
+  :func:`onsager_free_energy`;
+* quantum circuits (``_circuit``): :class:`Circuit` (gates, amplitudes, expectation values,
+  gradients through gate angles), :func:`gate_matrix`.
 
 Example::
 
@@ -17,10 +21,13 @@ Example::
     print(res.energy)   # -4.25803520728...
 """
 
+from ._circuit import GATES, Circuit, gate_matrix
 from ._dmrg import DMRGResult, dmrg2, lanczos_ground, tebd, trotter_gates
 from ._mps import MPO, MPS, heisenberg_mpo, ising_mpo, svd_split
 from ._network import Node, TensorNetwork, contract_path
+from ._trg import ISING_BETA_C, hotrg, ising_tensor, onsager_free_energy, trg
 
 __all__ = ["Node", "TensorNetwork", "contract_path", "MPS", "MPO", "heisenberg_mpo",
            "ising_mpo", "svd_split", "dmrg2", "DMRGResult", "lanczos_ground", "tebd",
-           "trotter_gates"]
+           "trotter_gates", "trg", "hotrg", "ising_tensor", "onsager_free_energy",
+           "ISING_BETA_C", "Circuit", "gate_matrix", "GATES"]

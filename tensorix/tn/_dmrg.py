@@ -119,7 +119,8 @@ def dmrg2(mpo, bond_dims=(8, 16, 32, 64), cutoff=1e-10, sweeps=10, tol=1e-9, ini
     L = mpo.L
     with no_grad():
         psi = initial if initial is not None else MPS.random(
-            L, int(mpo.cores[0].shape[1]), min(bond_dims[0], 8), dtype=mpo.dtype, seed=seed)
+            L, int(mpo.cores[0].shape[1]), min(bond_dims[0], 8), dtype=mpo.dtype,
+            device=mpo.device, seed=seed)
         psi = psi.canonicalize(0)
         cores = [c.to(mpo.dtype) for c in psi.cores]
         ws = mpo.cores
