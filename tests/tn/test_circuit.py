@@ -65,7 +65,7 @@ def test_qft_on_20_qubits_equals_the_state_vector(rng):
     for q in range(n - 1):
         record(c, sim, "CNOT", q, q + 1)
     _qft(c, sim, n)
-    assert _amplitude_errors(c, sim, rng) < 1e-12
+    assert _amplitude_errors(c, sim, rng, count=1) < 1e-12  # ~5 s per amplitude
 
 
 def test_small_qft_is_the_discrete_fourier_transform():
