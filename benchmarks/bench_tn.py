@@ -50,7 +50,7 @@ def dmrg_rows(quick):
         print(f"| Heisenberg L={L} | exact diagonalisation | {exact:.12f} | 0 | |")
         print(f"| Heisenberg L={L} | tensorix dmrg2 | {res.energy:.12f} | "
               f"{abs(res.energy - exact):.1e} | {sec:.2f} |")
-    if qtn is None:
+    if qtn is None or quick:  # quimb's DMRG compiles numba kernels for a minute: full runs only
         return
     warm = qtn.DMRG2(qtn.MPO_ham_heis(6), bond_dims=[8])  # quimb's numba kernels compile once
     warm.solve(tol=1e-6, verbosity=0)
@@ -199,7 +199,7 @@ def classifier_rows(quick):
     gen = tx.Generator().manual_seed(0)
     perm = tx.randperm(len(labels), generator=gen)
     train, test = perm[:1437], perm[1437:]
-    epochs, bond = (2, 6) if quick else (20, 10)
+    epochs, bond = (1, 6) if quick else (20, 10)
     model = tn.MPSClassifier(64, 10, bond_dim=bond, generator=gen)
     opt = optim.Adam(model.parameters(), lr=0.01)
     sched = optim.lr_scheduler.CosineAnnealingLR(opt, epochs)
