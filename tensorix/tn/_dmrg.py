@@ -12,68 +12,76 @@ from dataclasses import dataclass, field
 
 from .. import linalg as _linalg
 from ..autograd import no_grad
+from ..backend import array_module
 from ..ops.einsum import einsum
-from ..ops.linalg import tensordot
-from ..ops.shape import stack
-from ..ops.structured import diag_embed
+from ..tensor import _make
 from ._mps import MPO, MPS, check_bond, check_data, svd_split
 
 __all__ = ["dmrg2", "DMRGResult", "lanczos_ground", "tebd", "trotter_gates"]
 
 
-def _vdot(a, b):
-    v = (a.conj() * b).sum() if a.dtype.is_complex else (a * b).sum()
-    return v
+def _lanczos(matvec, x, xp, krylov, tol, restarts):
+    """Restarted Lanczos with full reorthogonalisation on raw arrays of the tensors' backend.
+
+    Why raw arrays: a local DMRG step runs hundreds of small products, and through Tensor ops
+    their dispatch costs several times the arithmetic (``tensorix.decomp``'s HALS sweep makes
+    the same choice). The tridiagonal eigenproblem is k x k on the host.
+    """
+    import numpy as np
+
+    x = x / xp.linalg.norm(x)
+    value = math.inf
+    size = x.size
+    for _ in range(restarts):
+        basis, alphas, betas = [x], [], []
+        w = matvec(x)
+        steps = min(krylov, size)
+        for j in range(steps):
+            alphas.append(float(xp.vdot(basis[j], w).real))
+            for q in basis:  # full reorthogonalisation: Krylov bases lose it in a few steps
+                w = w - xp.vdot(q, w) * q
+            b = float(xp.linalg.norm(w))
+            if b < 1e-13 or j == steps - 1:
+                break
+            betas.append(b)
+            basis.append(w / b)
+            w = matvec(basis[-1])
+        k = len(alphas)
+        t = np.diag(alphas) + np.diag(betas[:k - 1], 1) + np.diag(betas[:k - 1], -1)
+        vals, vecs = np.linalg.eigh(t)
+        x = sum(float(vecs[i, 0]) * basis[i] for i in range(k))
+        x = x / xp.linalg.norm(x)
+        new = float(vals[0])
+        residual = float(xp.linalg.norm(matvec(x) - new * x))
+        # the energy error is the residual squared: stop once that is below tol
+        if residual < math.sqrt(tol) or k < krylov or abs(new - value) < tol * 1e-3:
+            return new, x
+        value = new
+    return value, x
 
 
 def lanczos_ground(matvec, x0, krylov=24, tol=1e-12, restarts=20):
     """Lowest eigenpair of a Hermitian operator given as ``matvec`` (Tensor -> Tensor of the
     same shape), by restarted Lanczos with full reorthogonalisation from ``x0``.
 
-    Returns ``(value, vector)`` with the vector normalised. Example: for a matrix ``A``,
-    ``lanczos_ground(lambda v: A @ v, tensorix.randn(n))``.
+    Returns ``(value, vector)`` with the vector normalised. Runs without autograd.
+    Example: for a symmetric matrix ``A``, ``lanczos_ground(lambda v: A @ v, tensorix.randn(n))``.
     """
-    x = x0 / x0.norm().to(x0.dtype)
-    value = math.inf
-    for _ in range(restarts):
-        basis, alphas, betas = [x], [], []
-        w = matvec(x)
-        for j in range(min(krylov, x.numel())):
-            a = _vdot(basis[j], w)
-            alphas.append(a.real if a.dtype.is_complex else a)
-            for q in basis:  # full reorthogonalisation: Krylov bases lose it in a few steps
-                w = w - _vdot(q, w) * q
-            b = w.norm()
-            if float(b) < 1e-13 or j == min(krylov, x.numel()) - 1:
-                break
-            betas.append(b)
-            basis.append(w / b.to(w.dtype))
-            w = matvec(basis[-1])
-        k = len(alphas)
-        t = diag_embed(stack(alphas)) if k > 1 else stack(alphas).reshape(1, 1)
-        if k > 1:
-            off = stack(betas[:k - 1])
-            t = t + diag_embed(off, offset=1) + diag_embed(off, offset=-1)
-        vals, vecs = _linalg.eigh(t)
-        coef = vecs[:, 0].to(x.dtype)
-        x = sum(coef[i] * basis[i] for i in range(k))
-        x = x / x.norm().to(x.dtype)
-        new = float(vals[0])
-        residual = (matvec(x) - new * x).norm()
-        if abs(new - value) < tol and float(residual) < math.sqrt(tol) or k < krylov:
-            return new, x
-        value = new
-    return value, x
+    check_data("lanczos_ground", x0, "x0")
+    with no_grad():
+        value, x = _lanczos(lambda a: matvec(_make(a))._data, x0._data,
+                            array_module(x0._data), krylov, tol, restarts)
+    return value, _make(x)
 
 
-def _two_site_matvec(left, w1, w2, right):
-    """``theta -> H_eff theta`` for the two-site block: ``left (a', w, a)``, MPO cores
-    ``(w, s', s, v)``, ``(v, t', t, u)``, ``right (b', u, b)``; theta is ``(a, s, t, b)``."""
+def _two_site_matvec(xp, left, w1, w2, right):
+    """``theta -> H_eff theta`` on raw arrays for the two-site block: ``left (a', w, a)``, MPO
+    cores ``(w, s', s, v)``, ``(v, t', t, u)``, ``right (b', u, b)``; theta is ``(a, s, t, b)``."""
     def matvec(theta):
-        y = tensordot(left, theta, dims=([2], [0]))            # a' w s t b
-        y = tensordot(y, w1, dims=([1, 2], [0, 2]))            # a' t b s' v
-        y = tensordot(y, w2, dims=([1, 4], [2, 0]))            # a' b s' t' u
-        return tensordot(y, right, dims=([1, 4], [2, 1]))     # a' s' t' b'
+        y = xp.tensordot(left, theta, axes=([2], [0]))            # a' w s t b
+        y = xp.tensordot(y, w1, axes=([1, 2], [0, 2]))            # a' t b s' v
+        y = xp.tensordot(y, w2, axes=([1, 4], [2, 0]))            # a' b s' t' u
+        return xp.tensordot(y, right, axes=([1, 4], [2, 1]))     # a' s' t' b'
     return matvec
 
 
@@ -133,10 +141,12 @@ def dmrg2(mpo, bond_dims=(8, 16, 32, 64), cutoff=1e-10, sweeps=10, tol=1e-9, ini
             chi = bond_dims[min(sweep, len(bond_dims) - 1)]
             order = [(i, True) for i in range(L - 1)] + [(i, False) for i in range(L - 2, -1, -1)]
             for i, rightward in order:
-                theta0 = einsum("asb,btc->astc", cores[i], cores[i + 1])
-                energy, theta = lanczos_ground(
-                    _two_site_matvec(lefts[i], ws[i], ws[i + 1], rights[i + 2]), theta0,
-                    krylov=krylov)
+                theta0 = einsum("asb,btc->astc", cores[i], cores[i + 1])._data
+                xp = array_module(theta0)
+                matvec = _two_site_matvec(xp, lefts[i]._data, ws[i]._data, ws[i + 1]._data,
+                                          rights[i + 2]._data)
+                energy, theta = _lanczos(matvec, theta0, xp, krylov, tol=1e-12, restarts=20)
+                theta = _make(theta)
                 Dl, d1, d2, Dr = theta.shape
                 U, S, Vh = svd_split(theta.reshape(Dl * d1, d2 * Dr), chi, cutoff)
                 S = S.to(U.dtype)
