@@ -57,6 +57,30 @@ def test_lanczos_finds_the_lowest_eigenvalue(rng):
     assert_close(A @ vec, value * vec, atol=1e-6)
 
 
+def test_lanczos_on_an_exhausted_krylov_space(rng):
+    """A block smaller than the Krylov size with a large norm: rounding-level residuals must
+    end the iteration, not become basis vectors (regression: they gave energies below the
+    spectrum, and DMRG at L = 20 wandered)."""
+    a = rng.standard_normal((12, 12)) * 1e3
+    a = a + a.T
+    A = tx.tensor(a)
+    for seed in range(5):
+        x0 = tx.tensor(np.random.default_rng(seed).standard_normal(12))
+        value, _ = lanczos_ground(lambda v: A @ v, x0, krylov=24)
+        assert abs(value - np.linalg.eigvalsh(a)[0]) < 1e-9 * np.abs(a).max()
+
+
+def test_dmrg_at_L20_reports_the_energy_of_its_state():
+    L = 20
+    H = heisenberg_mpo(L, dtype=tx.float64)
+    res = dmrg2(H, bond_dims=[16], sweeps=4)
+    # variational: the state's energy is the reported one, and sweeps only lower it (up to
+    # truncation); before the Lanczos fix the reported energies jumped below the spectrum
+    assert abs(float(res.state.expectation(H)) - res.energy) < 1e-8
+    assert max(np.diff(res.energies)) < 1e-6
+    assert -8.70 < res.energy < -8.68  # the L = 20 ground energy is -8.68247...
+
+
 def test_tebd_real_time_equals_the_exact_propagator():
     L = 6
     H = heisenberg_dense(L, h=0.0)
