@@ -260,7 +260,7 @@ class MPS(_Chain):
             if w.shape[2] != a.shape[1]:
                 raise ValueError(f"MPS.expectation: MPO site dimension {w.shape[2]} does not "
                                  f"match the state's {a.shape[1]}")
-            a, w = a, w.to(a.dtype)
+            w = w.to(a.dtype)
             env = einsum("asc,wstv,btd->cvd", _conj(a), w, a) if env is None else \
                 einsum("awb,asc,wstv,btd->cvd", env, _conj(a), w, a)
         value = env.reshape(()) / self.overlap(self)
@@ -296,10 +296,9 @@ class MPO(_Chain):
 
     def to_dense(self):
         """The operator as a ``(prod d_out, prod d_in)`` matrix (exponential in L)."""
-        out = self.cores[0][0]  # (d_out, d_in, D)
+        out = self.cores[0][0]  # (rows so far, columns so far, D)
         for w in self.cores[1:]:
-            out = einsum("stb,buvc->sutvc", out.reshape(-1, out.shape[-2], out.shape[-1])
-                         if out.ndim == 3 else out, w)
+            out = einsum("stb,buvc->sutvc", out, w)
             out = out.reshape(out.shape[0] * out.shape[1], out.shape[2] * out.shape[3], -1)
         return out[..., 0]
 

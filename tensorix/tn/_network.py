@@ -19,7 +19,7 @@ __all__ = ["Node", "TensorNetwork", "contract_path"]
 
 class Node:
     """A Tensor ``data`` of shape ``(d_0, ..., d_{k-1})`` with index names ``inds`` (k distinct
-    strings) and optional ``tags`` (labels for selecting nodes).
+    strings; one string alone is one name) and optional ``tags`` (labels for selecting nodes).
 
     Example::
 
