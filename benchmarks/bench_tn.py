@@ -17,7 +17,13 @@ import time
 import numpy as np
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
-from tests.tn._oracles import StateVector, record  # noqa: E402 - the tests' reference simulator
+from tests.tn._oracles import (  # noqa: E402 - the tests' reference simulator
+    StateVector,
+    entangled_input,
+    qft,
+    random_brickwork,
+    record,
+)
 
 
 def _timed(fn, repeat=1):
@@ -94,27 +100,12 @@ def _ghz(c, sim, n, rng):
 
 
 def _qft(c, sim, n, rng):
-    for q in range(n):
-        record(c, sim, "RY", q, theta=float(rng.uniform(0, 3)))
-    for q in range(n - 1):
-        record(c, sim, "CNOT", q, q + 1)
-    for j in range(n):
-        record(c, sim, "H", j)
-        for k in range(j + 1, n):
-            record(c, sim, "CPHASE", k, j, theta=math.pi / 2 ** (k - j))
-    for j in range(n // 2):
-        record(c, sim, "SWAP", j, n - 1 - j)
+    entangled_input(c, sim, rng)
+    qft(c, sim)
 
 
 def _random_circuit(c, sim, n, rng):
-    names = ["H", "X", "Y", "Z", "S", "T", "RX", "RY", "RZ"]
-    for layer in range(8):
-        for q in range(n):
-            name = names[rng.integers(len(names))]
-            theta = float(rng.uniform(0, 6.28)) if name.startswith("R") else None
-            record(c, sim, name, q, theta=theta)
-        for q in range(layer % 2, n - 1, 2):
-            record(c, sim, ["CNOT", "CZ"][rng.integers(2)], q, q + 1)
+    random_brickwork(c, sim, rng, 8)
 
 
 def circuit_rows(quick, rng):

@@ -78,3 +78,36 @@ def record(circuit, sim, name, *qubits, theta=None):
 # quimb): marked slow, and run only when asked for with TENSORIX_SLOW=1
 slow_tier = pytest.mark.skipif(os.environ.get("TENSORIX_SLOW") != "1",
                                reason="large-problem tier: set TENSORIX_SLOW=1 to run")
+
+
+def entangled_input(circuit, sim, rng):
+    """Random RY rotations and a CNOT ladder: a non-trivial input state for the QFT."""
+    n = circuit.n
+    for q in range(n):
+        record(circuit, sim, "RY", q, theta=float(rng.uniform(0, 3)))
+    for q in range(n - 1):
+        record(circuit, sim, "CNOT", q, q + 1)
+
+
+def qft(circuit, sim):
+    """The quantum Fourier transform (H, controlled phases, the final swaps)."""
+    n = circuit.n
+    for j in range(n):
+        record(circuit, sim, "H", j)
+        for k in range(j + 1, n):
+            record(circuit, sim, "CPHASE", k, j, theta=math.pi / 2 ** (k - j))
+    for j in range(n // 2):
+        record(circuit, sim, "SWAP", j, n - 1 - j)
+
+
+def random_brickwork(circuit, sim, rng, depth):
+    """``depth`` layers of random one-qubit gates, then CNOT/CZ on alternating pairs."""
+    n = circuit.n
+    names = ["H", "X", "Y", "Z", "S", "T", "RX", "RY", "RZ"]
+    for layer in range(depth):
+        for q in range(n):
+            name = names[rng.integers(len(names))]
+            theta = float(rng.uniform(0, 2 * math.pi)) if name.startswith("R") else None
+            record(circuit, sim, name, q, theta=theta)
+        for q in range(layer % 2, n - 1, 2):
+            record(circuit, sim, ["CNOT", "CZ"][rng.integers(2)], q, q + 1)

@@ -10,7 +10,17 @@ import tensorix as tx
 from tensorix.testing import assert_close, gradcheck
 from tensorix.tn import Circuit, gate_matrix
 
-from ._oracles import SZ, StateVector, local, one_qubit, record, two_qubit
+from ._oracles import (
+    SZ,
+    StateVector,
+    entangled_input,
+    local,
+    one_qubit,
+    qft,
+    random_brickwork,
+    record,
+    two_qubit,
+)
 
 
 def _amplitude_errors(circuit, sim, rng, count=3, optimize="auto"):
@@ -48,23 +58,11 @@ def test_ghz_on_24_qubits():
     assert abs(complex(c.amplitude("01" * (n // 2)))) < 1e-12
 
 
-def _qft(c, sim, n):
-    for j in range(n):
-        record(c, sim, "H", j)
-        for k in range(j + 1, n):
-            record(c, sim, "CPHASE", k, j, theta=math.pi / 2 ** (k - j))
-    for j in range(n // 2):
-        record(c, sim, "SWAP", j, n - 1 - j)
-
-
 def test_qft_on_20_qubits_equals_the_state_vector(rng):
     n = 20
     c, sim = Circuit(n), StateVector(n)
-    for q in range(n):  # an entangled, non-trivial input state
-        record(c, sim, "RY", q, theta=float(rng.uniform(0, 3)))
-    for q in range(n - 1):
-        record(c, sim, "CNOT", q, q + 1)
-    _qft(c, sim, n)
+    entangled_input(c, sim, rng)
+    qft(c, sim)
     assert _amplitude_errors(c, sim, rng, count=1) < 1e-12  # ~5 s per amplitude
 
 
@@ -73,7 +71,7 @@ def test_small_qft_is_the_discrete_fourier_transform():
     c, sim = Circuit(n), StateVector(n)
     record(c, sim, "X", 1)
     record(c, sim, "X", 4)
-    _qft(c, sim, n)
+    qft(c, sim)
     x = 0b01001
     dft = np.exp(2j * np.pi * x * np.arange(2 ** n) / 2 ** n) / 2 ** (n / 2)
     assert_close(c.statevector(), dft)
@@ -81,14 +79,7 @@ def test_small_qft_is_the_discrete_fourier_transform():
 
 def _random_circuit(rng, n, depth):
     c, sim = Circuit(n), StateVector(n)
-    names = ["H", "X", "Y", "Z", "S", "T", "RX", "RY", "RZ"]
-    for layer in range(depth):
-        for q in range(n):
-            name = names[rng.integers(len(names))]
-            theta = float(rng.uniform(0, 2 * math.pi)) if name.startswith("R") else None
-            record(c, sim, name, q, theta=theta)
-        for q in range(layer % 2, n - 1, 2):
-            record(c, sim, ["CNOT", "CZ"][rng.integers(2)], q, q + 1)
+    random_brickwork(c, sim, rng, depth)
     return c, sim
 
 
