@@ -25,7 +25,7 @@ __version__: str  # read on first use from the package metadata (see __getattr__
 
 # Subpackages above the core load on first use (``tensorix.nn``, ``tensorix.linalg``, ...), so
 # ``import tensorix`` stays fast and a subpackage's optional dependencies stay optional.
-_LAZY = ("nn", "optim", "data", "io", "linalg", "logic", "numerics", "quant", "decomp",
+_LAZY = ("nn", "optim", "data", "io", "linalg", "logic", "numerics", "quant", "decomp", "tn",
          "compile", "distributed", "cuda", "testing", "utils",
          "fft", "special", "distributions", "backends", "accelerator", "amp", "func", "memory",
          "onnx")

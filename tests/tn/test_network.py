@@ -1,0 +1,121 @@
+"""TensorNetwork: contraction against NumPy's einsum, partial contraction, paths (opt_einsum,
+cotengra), gradients against torch, and the errors for incompatible bonds."""
+
+import numpy as np
+import pytest
+
+import tensorix as tx
+from tensorix.testing import assert_close, gradcheck
+from tensorix.tn import Node, TensorNetwork, contract_path
+
+
+def _ring_network(rng, dtype=tx.float64):
+    """A 4-tensor ring with one open leg per tensor, and its NumPy einsum."""
+    shapes = {"A": (3, 4, 2), "B": (4, 5, 2), "C": (5, 6, 2), "D": (6, 3, 2)}
+    inds = {"A": ("a", "b", "i"), "B": ("b", "c", "j"), "C": ("c", "d", "k"),
+            "D": ("d", "a", "l")}
+    arrays = {k: rng.standard_normal(s) for k, s in shapes.items()}
+    nodes = [Node(tx.tensor(arrays[k], dtype=dtype), inds[k], {k}) for k in shapes]
+    exact = np.einsum("abi,bcj,cdk,dal->ijkl", *arrays.values())
+    return TensorNetwork(nodes), exact, arrays
+
+
+@pytest.mark.parametrize("dtype", [tx.float32, tx.float64])
+def test_contract_matches_numpy_einsum(rng, device, dtype):
+    tn, exact, _ = _ring_network(rng, dtype)
+    out = tn.contract()
+    assert out.inds == ("i", "j", "k", "l")
+    assert out.data.dtype is dtype
+    assert_close(out.data, exact, dtype=dtype)
+    # a requested order permutes the result
+    assert_close(tn.contract(("l", "i", "k", "j")).data, exact.transpose(3, 0, 2, 1),
+                 dtype=dtype)
+
+
+def test_partial_contraction_by_tags(rng):
+    tn, exact, _ = _ring_network(rng)
+    tn.nodes[0].tags, tn.nodes[1].tags = frozenset({"A", "left"}), frozenset({"B", "left"})
+    smaller = tn.contract(tags="left")
+    assert len(smaller) == 3 and smaller.nodes[-1].tags >= {"A", "B", "left"}
+    assert sorted(smaller.nodes[-1].inds) == ["a", "c", "i", "j"]
+    assert_close(smaller.contract(("i", "j", "k", "l")).data, exact)
+    with pytest.raises(ValueError, match="no node carries tags"):
+        tn.contract(tags="nope")
+
+
+def test_paths_agree_and_explicit_paths_work(rng):
+    tn, exact, _ = _ring_network(rng)
+    for optimize in ("greedy", "optimal", [(0, 1), (0, 1), (0, 1)]):
+        assert_close(tn.contract(optimize=optimize).data, exact)
+    path = contract_path([("a", "b"), ("b", "c")], ("a", "c"), {"a": 2, "b": 3, "c": 4})
+    assert path == [(0, 1)]
+    flops, largest = tn.contraction_cost()
+    assert flops > 0 and largest >= 2 ** 4
+
+
+def test_cotengra_path_when_installed(rng):
+    pytest.importorskip("cotengra")
+    tn, exact, _ = _ring_network(rng)
+    assert_close(tn.contract(optimize="cotengra").data, exact)
+
+
+def test_disconnected_parts_give_the_outer_product(rng):
+    a, b = rng.standard_normal(3), rng.standard_normal(4)
+    tn = TensorNetwork([Node(tx.tensor(a), "i"), Node(tx.tensor(b), "j")])
+    assert_close(tn.contract().data, np.outer(a, b))
+
+
+def test_gradients_against_torch(rng):
+    torch = pytest.importorskip("torch")
+    tn, _, arrays = _ring_network(rng)
+    for n in tn.nodes:
+        n.data.requires_grad_(True)
+    w = rng.standard_normal((2, 2, 2, 2))
+    (tn.contract().data * tx.tensor(w)).sum().backward()
+    tt = {k: torch.tensor(v, requires_grad=True) for k, v in arrays.items()}
+    (torch.einsum("abi,bcj,cdk,dal->ijkl", *tt.values()) * torch.tensor(w)).sum().backward()
+    for node, key in zip(tn.nodes, "ABCD"):
+        assert_close(node.data.grad, tt[key].grad.numpy())
+
+
+def test_numerical_gradient(rng):
+    tn, _, _ = _ring_network(rng)
+    leaves = [n.data.requires_grad_(True) for n in tn.nodes]
+
+    def f(*datas):
+        return TensorNetwork([Node(d, n.inds) for d, n in zip(datas, tn.nodes)]).contract().data
+
+    assert gradcheck(f, leaves)
+
+
+def test_complex_and_real_nodes_promote(rng):
+    a = rng.standard_normal((2, 3)) + 1j * rng.standard_normal((2, 3))
+    b = rng.standard_normal((3, 4))
+    tn = TensorNetwork([Node(tx.tensor(a), ("i", "j")), Node(tx.tensor(b), ("j", "k"))])
+    out = tn.contract().data
+    assert out.dtype is tx.complex128
+    assert_close(out, a @ b)
+
+
+def test_bond_dimension_mismatch_names_both_tensors_and_the_index():
+    a = Node(tx.randn(2, 3), ("i", "j"), tags="A")
+    b = Node(tx.randn(4, 5), ("j", "k"), tags="B")
+    with pytest.raises(ValueError, match=r"bond index 'j' has dimension 3 in tensor 0 \(tags "
+                                         r"\['A'\]\).*but 4 in tensor 1 \(tags \['B'\]\)"):
+        TensorNetwork([a, b])
+
+
+def test_bad_input_errors():
+    with pytest.raises(ValueError, match="hyperedges"):
+        TensorNetwork([Node(tx.randn(2), "i"), Node(tx.randn(2), "i"), Node(tx.randn(2), "i")])
+    with pytest.raises(ValueError, match="one name per dimension"):
+        Node(tx.randn(2, 3), ("i",))
+    with pytest.raises(ValueError, match="distinct"):
+        Node(tx.randn(2, 2), ("i", "i"))
+    with pytest.raises(TypeError, match="tensorix Tensor"):
+        Node(np.ones(2), ("i",))
+    tn = TensorNetwork([Node(tx.randn(2, 3), ("i", "j"))])
+    with pytest.raises(ValueError, match="permutation of the open indices"):
+        tn.contract(("i", "x"))
+    with pytest.raises(ValueError, match="empty"):
+        TensorNetwork().contract()
