@@ -17,13 +17,38 @@ __all__ = ["no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_g
 
 
 class _State:
-    __slots__ = ("enabled", "inference", "anomaly", "check_nan")
+    __slots__ = ("enabled", "inference", "anomaly", "check_nan", "hooked", "_tracer", "_gemm")
 
     def __init__(self):
         self.enabled = True  # record graphs
         self.inference = False  # inside inference_mode
         self.anomaly = False  # keep each node's forward stack
         self.check_nan = True  # with anomaly: fail on a NaN/Inf gradient
+        # the dispatch hooks (autograd/dispatch.py); ``hooked`` is whether any is set, the one
+        # flag Function.apply reads per op
+        self.hooked = False
+        self._tracer = self._gemm = None
+
+    @property
+    def tracer(self):
+        """Graph capture: an object whose ``record(cls, args, out)`` sees every op, or None."""
+        return self._tracer
+
+    @tracer.setter
+    def tracer(self, value):
+        self._tracer = value
+        self.hooked = value is not None or self._gemm is not None
+
+    @property
+    def gemm(self):
+        """A callable ``(cls, args) -> Tensor | None`` computing the GEMM primitives (a
+        precision policy), or None."""
+        return self._gemm
+
+    @gemm.setter
+    def gemm(self, value):
+        self._gemm = value
+        self.hooked = value is not None or self._tracer is not None
 
 
 class _Modes(threading.local):

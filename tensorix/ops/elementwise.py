@@ -56,6 +56,7 @@ def _quietly(fn, x, y):
 
 
 class Add(Function):
+    _codes = "math"  # storage codes: on the values decoded to float32, encoded back
     @staticmethod
     def forward(ctx, a, b):
         return _quietly(_add, a._data, b._data)
@@ -66,6 +67,7 @@ class Add(Function):
 
 
 class Sub(Function):
+    _codes = "math"  # storage codes: on the values decoded to float32, encoded back
     @staticmethod
     def forward(ctx, a, b):
         return _quietly(_sub, a._data, b._data)
@@ -76,6 +78,7 @@ class Sub(Function):
 
 
 class Mul(Function):
+    _codes = "math"  # storage codes: on the values decoded to float32, encoded back
     @staticmethod
     def forward(ctx, a, b):
         ctx.save_for_backward(a, b)
@@ -89,6 +92,7 @@ class Mul(Function):
 
 
 class Div(Function):
+    _codes = "math"  # storage codes: on the values decoded to float32, encoded back
     @staticmethod
     def forward(ctx, a, b):
         ctx.save_for_backward(a, b)
@@ -104,6 +108,7 @@ class Div(Function):
 
 
 class Neg(Function):
+    _codes = "math"  # storage codes: on the values decoded to float32, encoded back
     @staticmethod
     def forward(ctx, a):
         return -a._data
@@ -136,6 +141,7 @@ class Pow(Function):
 
 
 class Exp(Function):
+    _codes = "math"  # storage codes: on the values decoded to float32, encoded back
     @staticmethod
     def forward(ctx, a):
         xp = backend.array_module(a._data)
@@ -151,6 +157,7 @@ class Exp(Function):
 
 
 class Log(Function):
+    _codes = "math"  # storage codes: on the values decoded to float32, encoded back
     @staticmethod
     def forward(ctx, a):
         ctx.save_for_backward(a)
@@ -228,6 +235,7 @@ class _Extremum(Function):
 
 
 class Maximum(_Extremum):
+    _codes = "math"  # storage codes: on the values decoded to float32, encoded back
     fn = "maximum"
 
     @staticmethod
@@ -236,6 +244,7 @@ class Maximum(_Extremum):
 
 
 class Minimum(_Extremum):
+    _codes = "math"  # storage codes: on the values decoded to float32, encoded back
     fn = "minimum"
 
     @staticmethod
@@ -390,6 +399,7 @@ class LogAddExp2(_LogAddExp):
 
 class Cast(Function):
     """Dtype conversion; the gradient is cast back by the engine."""
+    _codes = "own"  # storage codes: handled by the op itself (ops/_codes.py)
 
     @staticmethod
     def forward(ctx, a, dtype):
@@ -406,6 +416,7 @@ class Cast(Function):
 
 
 class ToDevice(Function):
+    _codes = "own"  # storage codes: handled by the op itself (ops/_codes.py)
     @staticmethod
     def forward(ctx, a, device):
         ctx.src = a.device
