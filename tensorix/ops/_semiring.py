@@ -142,6 +142,32 @@ class Contract(Function):
     has, which are broadcast)."""
 
     @staticmethod
+    def _gemm(matmul, a, b, spec):
+        """Under a GEMM policy (autograd/dispatch.py): the contraction laid out as the matmul
+        ``sp_raw`` runs, (batch, m, k) @ (batch, k, n), with the policy's matmul; None (run as
+        usual) where nothing is contracted."""
+        sa, sb, out, sizes = spec
+        if b is None:
+            return None
+        a_axes, b_axes, core, n_missing, perm = _layout(sa, a.shape, sb, b.shape, out)
+        if core[0] != "mm":
+            return None
+        _, pa, shape_a, pb, shape_b, res_shape = core
+        if a_axes:
+            a = a.sum(a_axes)
+        if b_axes:
+            b = b.sum(b_axes)
+        res = matmul((a if pa is None else a.permute(pa)).reshape(shape_a),
+                     (b if pb is None else b.permute(pb)).reshape(shape_b)).reshape(res_shape)
+        if n_missing:
+            res = res.reshape(tuple(res.shape) + (1,) * n_missing)
+        if perm is not None:
+            res = res.permute(perm)
+        if n_missing:
+            res = res.expand(tuple(sizes[c] for c in out)).contiguous()
+        return res
+
+    @staticmethod
     def forward(ctx, a, b, spec):
         sa, sb, out, sizes = spec
         if any(ctx.needs_input_grad):
