@@ -150,3 +150,47 @@ def test_storage_code_check_costs_nothing_until_codes_exist():
     out = subprocess.run([sys.executable, "-c", _COUNT], capture_output=True, text=True,
                          check=True, timeout=120).stdout.split()
     assert out[0] == "0" and int(out[1]) > 0
+
+
+class Cube(Function):
+    """A primitive that declares 16-bit inputs compute in float32."""
+
+    _widen16 = True
+    seen = []
+
+    @staticmethod
+    def forward(ctx, x):
+        Cube.seen.append(x.dtype)
+        ctx.save_for_backward(x)
+        return x._data ** 3
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return 3 * x * x * g
+
+
+@pytest.mark.parametrize("dtype", [tx.bfloat16, tx.float16])
+def test_widen16_rule_computes_in_float32_and_rounds_once(dtype):
+    x32 = tx.tensor([1.1, -2.3, 0.7])
+    x = x32.to(dtype).requires_grad_()
+    Cube.seen.clear()
+    y = Cube.apply(x)
+    assert Cube.seen == [tx.float32] and y.dtype is dtype
+    want = (x.detach().to(tx.float32) ** 3).to(dtype)  # one rounding of the float32 result
+    assert np.array_equal(y.detach().float().numpy(), want.float().numpy())
+    (g,) = tx.autograd.grad(y.sum(), x, create_graph=True)
+    assert g.dtype is dtype
+    (gg,) = tx.autograd.grad(g.sum(), x)  # second order flows through the casts
+    assert np.allclose(gg.float().numpy(), 6 * x.detach().float().numpy(), rtol=2e-2)
+    Cube.seen.clear()
+    Cube.apply(x32)
+    assert Cube.seen == [tx.float32]
+
+
+def test_widen16_costs_other_ops_nothing():
+    from tensorix.ops import elementwise
+    from tensorix.nn.functional import _core
+
+    assert elementwise.Add.apply.__func__ is Function.apply.__func__
+    assert _core.Softmax.apply.__func__ is not Function.apply.__func__  # declared, inherited

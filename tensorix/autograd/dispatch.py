@@ -17,6 +17,11 @@ rule              default    meaning
                              staticmethod ``(matmul, *args) -> Tensor`` writing the op with the
                              policy's ``matmul(a, b, bias=None)`` (reduction over a's last axis
                              and b's second last, as a tensor core computes)
+``_widen16``      False      16-bit and narrower float inputs (float16, bfloat16, fp8, ...)
+                             compute in float32 and the float32 results round back once: True
+                             for every Tensor argument, or a tuple of argument positions.
+                             Applied by casts around the op (so gradients of any order flow),
+                             set up once when the class is made: the other ops pay nothing
 ================  =========  ==================================================================
 
 And per thread (``grad_mode.modes.state``), two hooks, None unless in use:
@@ -56,7 +61,7 @@ from .. import dtypes as dt
 from ..tensor import _CODED, Tensor, _make
 from .grad_mode import modes
 
-__all__ = ["route", "codes_route", "on_codes", "gemm_hook"]
+__all__ = ["route", "codes_route", "on_codes", "gemm_hook", "widen16"]
 
 _ndarray = np.ndarray
 
@@ -105,6 +110,38 @@ def gemm_hook(hook):
         yield hook
     finally:
         state.gemm = prev
+
+
+# -- 16-bit inputs computed in float32 ----------------------------------------------------------
+# float16 and the formats NumPy has no arithmetic for (bfloat16, fp8, fp6, fp4, E8M0)
+_HALF = frozenset(d for d in dt.ALL if d.low_precision or d is dt.float16)
+
+
+def widen16(apply, which):
+    """``apply`` (Function.apply's function) for a primitive declaring ``_widen16 = which``:
+    its 16-bit (and narrower) float Tensor arguments (all, or those at the positions in
+    ``which``) are cast to float32, and its float32 results back to their dtype (rounded
+    once)."""
+    def wide_apply(cls, *args):
+        d = None
+        for i, a in enumerate(args):
+            if type(a) is Tensor and a._dtype in _HALF and (which is True or i in which):
+                d = a._dtype
+                break
+        if d is None:
+            return apply(cls, *args)
+        wide = [a.to(dt.float32) if type(a) is Tensor and a._dtype in _HALF and
+                (which is True or i in which) else a for i, a in enumerate(args)]
+        return _narrow(apply(cls, *wide), d)
+
+    wide_apply.__doc__ = apply.__doc__
+    return wide_apply
+
+
+def _narrow(out, d):
+    if type(out) is tuple:
+        return tuple(_narrow(o, d) for o in out)
+    return out.to(d) if type(out) is Tensor and out._dtype is dt.float32 else out
 
 
 # -- storage-only formats held as uint8 codes on a device ------------------------------------

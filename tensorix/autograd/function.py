@@ -40,7 +40,7 @@ import numpy as np
 from .. import dtypes as _dt
 from ..backend import array_module, get_device
 from ..tensor import _CODED, Tensor, _Handle, _make, _wrap
-from .dispatch import route
+from .dispatch import route, widen16
 from .grad_mode import modes
 
 __all__ = ["Function", "once_differentiable", "FunctionCtx"]
@@ -76,10 +76,16 @@ class Function:
     materialize_grads = True
     _differentiable = True
     _view = False  # a view op: its output shares memory and the version counter with input 0
-    # the dispatch rules (autograd/dispatch.py): how the op runs on storage codes, and how a
-    # GEMM policy computes it (None: not a GEMM)
+    # the dispatch rules (autograd/dispatch.py): how the op runs on storage codes, how a GEMM
+    # policy computes it (None: not a GEMM), whether 16-bit inputs compute in float32
     _codes = None
     _gemm = None
+    _widen16 = False
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if cls.__dict__.get("_widen16"):  # declared here: apply casts 16-bit inputs around it
+            cls.apply = classmethod(widen16(Function.apply.__func__, cls._widen16))
 
     @staticmethod
     def forward(ctx, *args):

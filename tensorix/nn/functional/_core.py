@@ -132,6 +132,7 @@ class _SoftmaxFamily(Function):
     form (stable), the output saved for a backward that needs only it."""
 
     log = False
+    _widen16 = True  # computed in float32, rounded once (autograd/dispatch.py)
 
     @classmethod
     def forward(cls, ctx, x, dim):
@@ -187,9 +188,7 @@ def _softmax_input(x, dtype, op):
         x = x.to(dtype)
     if x.dtype.category < 2:
         raise RuntimeError(f"{op}(): expected a floating point input, got {x.dtype.name}")
-    if x.dtype.low_precision or x.dtype is dt.float16:  # compute in fp32, round once
-        return x.to(dt.float32), x.dtype
-    return x, None
+    return x
 
 
 def softmax(input, dim=None, dtype=None) -> Tensor:
@@ -197,9 +196,8 @@ def softmax(input, dim=None, dtype=None) -> Tensor:
 
     Example: ``F.softmax(tensorix.tensor([1., 2., 3.]), dim=0)``.
     """
-    x, back = _softmax_input(input, dtype, "softmax")
-    out = Softmax.apply(x, _softmax_dim(x, dim, "softmax"))
-    return out if back is None else out.to(back)
+    x = _softmax_input(input, dtype, "softmax")
+    return Softmax.apply(x, _softmax_dim(x, dim, "softmax"))
 
 
 def softmin(input, dim=None, dtype=None) -> Tensor:
@@ -209,9 +207,8 @@ def softmin(input, dim=None, dtype=None) -> Tensor:
 
 def log_softmax(input, dim=None, dtype=None) -> Tensor:
     """``log(softmax(x))`` computed stably as ``x - logsumexp(x)``."""
-    x, back = _softmax_input(input, dtype, "log_softmax")
-    out = LogSoftmax.apply(x, _softmax_dim(x, dim, "log_softmax"))
-    return out if back is None else out.to(back)
+    x = _softmax_input(input, dtype, "log_softmax")
+    return LogSoftmax.apply(x, _softmax_dim(x, dim, "log_softmax"))
 
 
 class NLLLoss(Function):
