@@ -189,8 +189,8 @@ def test_widen16_rule_computes_in_float32_and_rounds_once(dtype):
 
 
 def test_widen16_costs_other_ops_nothing():
-    from tensorix.ops import elementwise
     from tensorix.nn.functional import _core
+    from tensorix.ops import elementwise
 
     assert elementwise.Add.apply.__func__ is Function.apply.__func__
     assert _core.Softmax.apply.__func__ is not Function.apply.__func__  # declared, inherited
