@@ -31,13 +31,15 @@ def _real_dtype(d):
 
 
 class VectorNorm(Function):
-    _widen16 = (0,)  # accumulated in float32, rounded once (autograd/dispatch.py)
-
     @staticmethod
     def forward(ctx, x, ord, dims, keepdim):
         ctx.ord, ctx.dims, ctx.keepdim = ord, dims, keepdim
         xp = backend.array_module(x._data)
         a = xp.abs(x._data)
+        # accumulate in fp32, round once; by hand rather than _widen16 (autograd/dispatch.py),
+        # which would compute the backward in float32 too, where torch's (and ours) is 16-bit
+        if x._dtype.low_precision or x._dtype is dt.float16:
+            a = a.astype(np.float32)
         kw = {"axis": dims, "keepdims": keepdim}
         if ord == 0:
             out = (a != 0).sum(**kw).astype(a.dtype)
