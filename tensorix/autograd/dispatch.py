@@ -33,10 +33,11 @@ And per thread (``grad_mode.modes.state``), two hooks, None unless in use:
   given and the result; ops called inside a forward (or inside a policy's GEMM) are not
   reported, and ``cls.apply(*args)`` with new tensors reproduces the op.
 
-The cost where nothing is in use is one attribute read (``state.hooked``) and one list read
-(the storage codes below) per op. Storage codes cost nothing until the process first makes a
-tensor of uint8 codes (``tensor._make`` notes it); from then on an op whose first argument is
-not a CPU tensor has its arguments checked.
+The cost where nothing is in use is one attribute read per op (``state.hooked``). Storage
+codes cost nothing until the process first makes a tensor of uint8 codes (``tensor._make``
+notes it, ``grad_mode.codes_exist``); from then on an op whose first argument is not a CPU
+tensor has its arguments checked. A primitive is the unit: ops called inside its forward run
+with the hooks off (not reported, not rerouted).
 
 Example (count the ops of a step)::
 
@@ -58,34 +59,39 @@ import numpy as np
 
 from .. import _codec
 from .. import dtypes as dt
-from ..tensor import _CODED, Tensor, _make
-from .grad_mode import modes
+from ..tensor import Tensor, _make
+from .grad_mode import _CODES, modes
 
 __all__ = ["route", "codes_route", "on_codes", "gemm_hook", "widen16"]
 
 _ndarray = np.ndarray
 
 
-def route(cls, args, state, run):
-    """``cls.apply(*args)`` where a hook is set or storage codes exist: storage codes first,
-    then a GEMM policy, else ``run`` (apply's own body); the tracer sees the result."""
+def route(cls, args, state):
+    """``cls.apply(*args)`` where this thread has a hook set or storage codes exist: storage
+    codes first, then a GEMM policy, else the op as usual; the tracer sees the result."""
     out = None
-    if _CODED[0] and args and (type(a0 := args[0]) is not Tensor or
+    if _CODES[0] and args and (type(a0 := args[0]) is not Tensor or
                                type(a0._data) is not _ndarray):
-        out = codes_route(cls, args, run)
+        out = codes_route(cls, args)
     if out is None and cls._gemm is not None and state.gemm is not None:
         out = _policy_gemm(cls, args, state)
+    if out is None:
+        out = _plain(cls, args, state)
     tracer = state.tracer
-    if tracer is None:
-        return run(cls, args, state) if out is None else out
-    if out is None:  # ops called inside the forward are not reported
-        state.tracer = None
-        try:
-            out = run(cls, args, state)
-        finally:
-            state.tracer = tracer
-    tracer.record(cls, args, out)
+    if tracer is not None:
+        tracer.record(cls, args, out)
     return out
+
+
+def _plain(cls, args, state):
+    """The op as usual, with this thread's hooks off while it runs: ops called inside its
+    forward are parts of this primitive, not reported or rerouted on their own."""
+    state.hooked = False
+    try:
+        return cls.apply(*args)
+    finally:
+        state._rehook()
 
 
 def _policy_gemm(cls, args, state):
@@ -158,7 +164,7 @@ def _tensors(args):
             yield from (x for x in a if isinstance(x, Tensor))
 
 
-def codes_route(cls, args, run):
+def codes_route(cls, args):
     """None where ``cls.apply(*args)`` may run as usual; else its result, computed on codes
     or on decoded values per ``cls._codes``, or a clear error."""
     found = [t for t in _tensors(args) if on_codes(t)]
@@ -179,7 +185,7 @@ def codes_route(cls, args, run):
         raise TypeError(f"{op}: expected one storage-only dtype, got "
                         f"{', '.join(sorted({t._dtype.name for t in found}))}")
     if rule == "move":
-        return _retag(run(cls, args, state), d)
+        return _retag(_plain(cls, args, state), d)
     if rule == "math":
         return _encode_outputs(cls.apply(*_decoded(args)), d)
     raise TypeError(f"{op}: not supported for {where} (CuPy has no {d.name} dtype: they are "

@@ -39,7 +39,7 @@ import numpy as np
 
 from .. import dtypes as _dt
 from ..backend import array_module, get_device
-from ..tensor import _CODED, Tensor, _Handle, _make, _wrap
+from ..tensor import Tensor, _Handle, _make, _wrap
 from .dispatch import route, widen16
 from .grad_mode import modes
 
@@ -211,78 +211,74 @@ class Function:
         """Run forward and, where grad mode is on and an input requires grad, record a node.
 
         Arguments are positional: backward returns one gradient per argument. The rules of
-        ``cls`` (storage codes, GEMM policy) and the tracer are consulted only where a hook is
-        set or storage codes exist (``autograd/dispatch.py``); otherwise this is one check.
+        ``cls`` (storage codes, GEMM policy) and the tracer are consulted only where this
+        thread has a hook set or storage codes exist (``autograd/dispatch.py``): one flag read
+        here. This is the per-op hot path, so it is written flat: one scan of the arguments
+        that builds the edges as it goes, the forward with recording off, and the rest of the
+        node bookkeeping only when something requires grad.
         """
         state = modes.state  # this thread's modes: one thread-local lookup per op
-        if state.hooked or _CODED[0]:
-            return route(cls, args, state, _run)
-        return _run(cls, args, state)
-
+        if state.hooked:
+            return route(cls, args, state)
+        ctx = cls()
+        ctx._saved = ()  # None once released
+        enabled = state.enabled
+        record = False
+        if enabled and cls._differentiable:
+            if len(args) == 2 and type(a := args[0]) is Tensor and type(b := args[1]) is Tensor \
+                    and a._rg and b._rg and a._base is None and b._base is None:
+                # the commonest case, a binary op on two non-view tensors that require grad:
+                # the loop's result as one list display (~60 ns, 4% of a small op, less)
+                record = True
+                edges = [a.grad_fn or a, a._output_nr, a._data.shape, a._dtype,
+                         b.grad_fn or b, b._output_nr, b._data.shape, b._dtype]
+            else:
+                edges = []
+                for a in args:
+                    if type(a) is Tensor and a._rg:
+                        record = True
+                        if a._base is not None and a._base.grad_fn is not a._base_fn:
+                            refresh_view(a)
+                        edges += (a.grad_fn or a, a._output_nr, a._data.shape, a._dtype)
+                    else:
+                        edges += _NO_EDGE
+        # needs_input_grad reads it; the no-edge lists for 1-3 arguments are made once
+        ctx.next_edges = edges if record else (_NO_EDGES[len(args)] if len(args) < 4
+                                               else _NO_EDGE * len(args))
+        state.enabled = False  # forward never records, whatever it calls
+        try:
+            raw = cls.forward(ctx, *args)
+        except ValueError as e:  # an array library's error; torch's type where it has one
+            raise _as_torch_error(cls, args, e) from None
+        finally:
+            state.enabled = enabled
+        fresh = type(raw) is _ndarray and not cls._view
+        if fresh:  # the common case, wrapped inline (tensor._init's stores, without the call)
+            out = _new_tensor(Tensor)
+            out._data = raw
+            out._dtype = _by_np[raw.dtype]
+            out._rg = out._retains_grad = False
+            out.grad = out.grad_fn = out._base = out._hooks = None
+            out._output_nr = 0
+            out._version = [0]
+        else:
+            out = _outputs(cls, raw, args)
+        if not record:
+            return out
+        ctx._seq = next(_seq)
+        if state.anomaly:
+            ctx._trace = "".join(traceback.format_stack()[:-1])
+        if type(out) is tuple:
+            return _attach_many(ctx, out)
+        # a fresh output did not exist when forward ran, so forward cannot have marked it
+        if out._dtype.category >= 2 and (fresh or id(out) not in ctx._non_diff):
+            out._rg, out.grad_fn = True, ctx
+        if not fresh and ctx._saved:
+            _saved_outputs(ctx, (out,))
+        return out
 
 FunctionCtx = Function  # the ctx passed to forward/backward is the node itself
 
-
-def _run(cls, args, state):
-    """``apply``'s body: the per-op hot path, written flat: one scan of the arguments that
-    builds the edges as it goes, the forward with recording off, and the rest of the node
-    bookkeeping only when something requires grad."""
-    ctx = cls()
-    ctx._saved = ()  # None once released
-    enabled = state.enabled
-    record = False
-    if enabled and cls._differentiable:
-        if len(args) == 2 and type(a := args[0]) is Tensor and type(b := args[1]) is Tensor \
-                and a._rg and b._rg and a._base is None and b._base is None:
-            # the commonest case, a binary op on two non-view tensors that require grad:
-            # the loop's result as one list display (~60 ns, 4% of a small op, less)
-            record = True
-            edges = [a.grad_fn or a, a._output_nr, a._data.shape, a._dtype,
-                     b.grad_fn or b, b._output_nr, b._data.shape, b._dtype]
-        else:
-            edges = []
-            for a in args:
-                if type(a) is Tensor and a._rg:
-                    record = True
-                    if a._base is not None and a._base.grad_fn is not a._base_fn:
-                        refresh_view(a)
-                    edges += (a.grad_fn or a, a._output_nr, a._data.shape, a._dtype)
-                else:
-                    edges += _NO_EDGE
-    # needs_input_grad reads it; the no-edge lists for 1-3 arguments are made once
-    ctx.next_edges = edges if record else (_NO_EDGES[len(args)] if len(args) < 4
-                                           else _NO_EDGE * len(args))
-    state.enabled = False  # forward never records, whatever it calls
-    try:
-        raw = cls.forward(ctx, *args)
-    except ValueError as e:  # an array library's error; torch's type where it has one
-        raise _as_torch_error(cls, args, e) from None
-    finally:
-        state.enabled = enabled
-    fresh = type(raw) is _ndarray and not cls._view
-    if fresh:  # the common case, wrapped inline (tensor._init's stores, without the call)
-        out = _new_tensor(Tensor)
-        out._data = raw
-        out._dtype = _by_np[raw.dtype]
-        out._rg = out._retains_grad = False
-        out.grad = out.grad_fn = out._base = out._hooks = None
-        out._output_nr = 0
-        out._version = [0]
-    else:
-        out = _outputs(cls, raw, args)
-    if not record:
-        return out
-    ctx._seq = next(_seq)
-    if state.anomaly:
-        ctx._trace = "".join(traceback.format_stack()[:-1])
-    if type(out) is tuple:
-        return _attach_many(ctx, out)
-    # a fresh output did not exist when forward ran, so forward cannot have marked it
-    if out._dtype.category >= 2 and (fresh or id(out) not in ctx._non_diff):
-        out._rg, out.grad_fn = True, ctx
-    if not fresh and ctx._saved:
-        _saved_outputs(ctx, (out,))
-    return out
 
 
 def _as_torch_error(cls, args, err):
