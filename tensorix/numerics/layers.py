@@ -22,6 +22,8 @@ Example::
 
 from __future__ import annotations
 
+import threading
+
 from .. import nn
 from ..autograd.dispatch import gemm_hook
 from ..tensor import Tensor
@@ -108,18 +110,19 @@ _LAYERS = (nn.Linear, nn.Conv1d, nn.Conv2d, nn.Conv3d)
 
 class _Scope:
     """A forward pre-hook and an always-called forward hook that run one layer's forward with
-    ``hook`` as the thread's GEMM hook (a policy, or None: full precision)."""
+    ``hook`` as the thread's GEMM hook (a policy, or None: full precision); the hooks being
+    replaced are kept per thread, as the GEMM hook itself is."""
 
     def __init__(self, hook):
-        self.hook, self.saved = hook, []
+        self.hook, self.saved = hook, {}  # thread id -> contexts (a dict: deep-copyable)
 
     def enter(self, module, args):
         ctx = gemm_hook(self.hook)
         ctx.__enter__()
-        self.saved.append(ctx)
+        self.saved.setdefault(threading.get_ident(), []).append(ctx)
 
     def exit(self, module, args, out):
-        self.saved.pop().__exit__(None, None, None)
+        self.saved[threading.get_ident()].pop().__exit__(None, None, None)
 
 
 def convert_to_policy(module, policy=None, skip=None):

@@ -168,3 +168,24 @@ def test_explicit_full_precision_wins_over_autocast_for_stacked_inputs():
     exact = (x @ w.mT).numpy()
     assert np.allclose(y, exact, rtol=1e-6, atol=1e-6)
     assert not np.allclose(y4, exact, rtol=1e-2, atol=1e-2)
+
+
+def test_converted_model_deep_copies_and_runs_in_threads():
+    import copy
+    import threading
+
+    tx.manual_seed(2)
+    model = nx.convert_to_policy(Net(), "bf16")
+    twin = copy.deepcopy(model)
+    x = tx.randn(2, 2, 4, 4)
+    want = model(x).detach().numpy()
+    assert np.array_equal(twin(x).detach().numpy(), want)
+    got = []
+    threads = [threading.Thread(target=lambda: got.append(model(x).detach().numpy()))
+               for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(got) == 4 and all(np.array_equal(g, want) for g in got)
+    assert tx.autograd.grad_mode.modes.state.gemm is None  # nothing left installed
