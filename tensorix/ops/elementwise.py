@@ -57,6 +57,7 @@ def _quietly(fn, x, y):
 
 class Add(Function):
     _codes = "math"  # storage codes: on the values decoded to float32, encoded back
+
     @staticmethod
     def forward(ctx, a, b):
         return _quietly(_add, a._data, b._data)
@@ -68,6 +69,7 @@ class Add(Function):
 
 class Sub(Function):
     _codes = "math"  # storage codes: on the values decoded to float32, encoded back
+
     @staticmethod
     def forward(ctx, a, b):
         return _quietly(_sub, a._data, b._data)
@@ -79,6 +81,7 @@ class Sub(Function):
 
 class Mul(Function):
     _codes = "math"  # storage codes: on the values decoded to float32, encoded back
+
     @staticmethod
     def forward(ctx, a, b):
         ctx.save_for_backward(a, b)
@@ -93,6 +96,7 @@ class Mul(Function):
 
 class Div(Function):
     _codes = "math"  # storage codes: on the values decoded to float32, encoded back
+
     @staticmethod
     def forward(ctx, a, b):
         ctx.save_for_backward(a, b)
@@ -109,6 +113,7 @@ class Div(Function):
 
 class Neg(Function):
     _codes = "math"  # storage codes: on the values decoded to float32, encoded back
+
     @staticmethod
     def forward(ctx, a):
         return -a._data
@@ -142,6 +147,7 @@ class Pow(Function):
 
 class Exp(Function):
     _codes = "math"  # storage codes: on the values decoded to float32, encoded back
+
     @staticmethod
     def forward(ctx, a):
         xp = backend.array_module(a._data)
@@ -158,6 +164,7 @@ class Exp(Function):
 
 class Log(Function):
     _codes = "math"  # storage codes: on the values decoded to float32, encoded back
+
     @staticmethod
     def forward(ctx, a):
         ctx.save_for_backward(a)
@@ -417,6 +424,7 @@ class Cast(Function):
 
 class ToDevice(Function):
     _codes = "own"  # storage codes: handled by the op itself (ops/_codes.py)
+
     @staticmethod
     def forward(ctx, a, device):
         ctx.src = a.device

@@ -69,6 +69,7 @@ def _leading(t, shape):
 # -- gather / scatter ----------------------------------------------------------------------------
 class Gather(Function):
     _codes = "move"  # storage codes: runs on the codes (autograd/dispatch.py)
+
     @staticmethod
     def forward(ctx, a, dim, index):
         ctx.dim, ctx.index, ctx.shape = dim, index, a._data.shape
@@ -366,6 +367,7 @@ def _dim_ix(xp, index, dim):  # xp unused: the signature of _full_index, for _Pu
 
 class IndexSelect(Function):
     _codes = "move"  # storage codes: runs on the codes (autograd/dispatch.py)
+
     @staticmethod
     def forward(ctx, a, dim, index):
         ctx.dim, ctx.index, ctx.shape = dim, index, a._data.shape

@@ -177,6 +177,7 @@ class Permute(Function):
 
 class Clone(Function):
     _codes = "move"  # storage codes: runs on the codes (autograd/dispatch.py)
+
     @staticmethod
     def forward(ctx, a):
         return a._data.copy()

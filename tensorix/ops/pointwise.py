@@ -81,6 +81,7 @@ def _select(c, a, b):
 
 class Where(Function):
     _codes = "move"  # storage codes: runs on the codes (autograd/dispatch.py)
+
     @staticmethod
     def forward(ctx, cond, a, b):
         ctx.cond = cond

@@ -351,6 +351,7 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None) -> Ten
 # -- reordering ----------------------------------------------------------------------------------
 class Flip(Function):
     _codes = "move"  # storage codes: runs on the codes (autograd/dispatch.py)
+
     @staticmethod
     def forward(ctx, a, dims):
         ctx.dims = dims
@@ -400,6 +401,7 @@ def flipud(input) -> Tensor:
 
 class Roll(Function):
     _codes = "move"  # storage codes: runs on the codes (autograd/dispatch.py)
+
     @staticmethod
     def forward(ctx, a, shifts, dims):
         ctx.shifts, ctx.dims = shifts, dims
@@ -577,6 +579,7 @@ def pad(input, pad, mode="constant", value=None) -> Tensor:
 # -- triangles -----------------------------------------------------------------------------------
 class Tri(Function):
     _codes = "move"  # storage codes: runs on the codes (autograd/dispatch.py)
+
     @staticmethod
     def forward(ctx, a, k, upper):
         ctx.k, ctx.upper = k, upper
