@@ -194,3 +194,14 @@ def test_widen16_costs_other_ops_nothing():
 
     assert elementwise.Add.apply.__func__ is Function.apply.__func__
     assert _core.Softmax.apply.__func__ is not Function.apply.__func__  # declared, inherited
+
+
+def test_ops_on_storage_codes_are_traced_once(cuda, tracer):
+    x = tx.tensor([1.0, 2.0, 3.0, 4.0], device=cuda).to(tx.float8_e4m3fn)
+    tracer.ops.clear()
+    y = x.reshape(2, 2)  # "move": runs on the codes
+    z = x + x  # "math": decoded, computed, encoded back
+    assert y.dtype is tx.float8_e4m3fn and z.dtype is tx.float8_e4m3fn
+    assert [cls.__name__ for cls, _, _ in tracer.ops] == ["Reshape", "Add"]
+    assert tracer.ops[1][2] is z
+    assert z.float().cpu().numpy().tolist() == [2.0, 4.0, 6.0, 8.0]

@@ -73,7 +73,7 @@ def route(cls, args, state):
     out = None
     if _CODES[0] and args and (type(a0 := args[0]) is not Tensor or
                                type(a0._data) is not _ndarray):
-        out = codes_route(cls, args)
+        out = _untraced(state, codes_route, cls, args)  # "math" reruns the op: report it once
     if out is None and cls._gemm is not None and state.gemm is not None:
         out = _policy_gemm(cls, args, state)
     if out is None:
@@ -82,6 +82,18 @@ def route(cls, args, state):
     if tracer is not None:
         tracer.record(cls, args, out)
     return out
+
+
+def _untraced(state, fn, *args):
+    """``fn(*args)`` with this thread's tracer off (the caller reports the op)."""
+    tracer = state.tracer
+    if tracer is None:
+        return fn(*args)
+    state.tracer = None
+    try:
+        return fn(*args)
+    finally:
+        state.tracer = tracer
 
 
 def _plain(cls, args, state):
