@@ -122,7 +122,7 @@ def loss_of(model, x, y):
 def train(name, policy, init, vocab, steps, evals, args):
     model = GPT(vocab, args.ctx, args.d, args.heads, args.layers)
     model.load_state_dict(init)
-    nx.convert_to_policy(model)  # its nn.Linear layers follow the autocast policy
+    nx.convert_to_policy(model)  # kept for older tensorix: autocast reaches plain layers now
     opt = tx.optim.AdamW(model.parameters(), lr=args.lr)
     losses, t0 = [], time.perf_counter()
     for i, (x, y) in enumerate(steps):

@@ -36,7 +36,7 @@ import numpy as np
 
 from . import dtypes as dt
 from .backend import array_module, quiet
-from .formats import FORMATS, FormatSpec
+from .dtypes import FormatSpec
 
 __all__ = ["f32_bits", "encode_bits", "finish", "encode_table", "encode_array", "decode_table",
            "decode_table_np", "decode_array", "format_of", "needs_codec", "cast_array"]
@@ -268,12 +268,9 @@ def decode_array(codes, f: FormatSpec, out=np.float32):
     return xp.take(decode_table(f, out, codes), index)
 
 
-_FORMAT_OF = {f.dtype: f for f in FORMATS.values() if f.dtype is not None}
-
-
 def format_of(d: dt.dtype) -> FormatSpec | None:
-    """The FormatSpec of tensorix dtype ``d``, or None for a standard dtype."""
-    return _FORMAT_OF.get(d.name) if d.low_precision else None
+    """The FormatSpec of tensorix dtype ``d`` where the codec converts it, or None."""
+    return d.format if d.low_precision else None
 
 
 def needs_codec(src: dt.dtype, dst: dt.dtype) -> bool:

@@ -19,6 +19,8 @@ Example::
 
 from __future__ import annotations
 
+import dataclasses
+
 import ml_dtypes
 import numpy as np
 
@@ -28,10 +30,118 @@ __all__ = [
     "float6_e3m2fn", "float6_e2m3fn", "float4_e2m1fn", "float8_e8m0fnu",
     "half", "float", "double", "short", "int", "long", "cfloat", "cdouble",
     "promote_types", "result_type", "get_default_dtype", "set_default_dtype", "finfo", "iinfo",
-    "can_cast",
+    "can_cast", "FormatSpec",
 ]
 
 _BOOL, _INT, _FLOAT, _COMPLEX = 0, 1, 2, 3
+_KINDS = ("ieee", "fn", "finite", "e8m0")
+
+
+@dataclasses.dataclass(frozen=True)
+class FormatSpec:
+    """One element format. ``max``/``min_normal``/``min_subnormal`` are Python floats;
+    ``max_code``, ``inf_code`` and ``nan_code`` are the positive (sign bit clear) codes, or None
+    where the format has no such value; ``tx_dtype`` is the tensorix dtype declared with it
+    (None for study formats that only live as codes); ``aliases`` are other names people use
+    (besides the dtype's name and ``e<E>m<M>``)."""
+
+    name: str
+    ebits: int
+    mbits: int
+    bias: int
+    kind: str
+    aliases: tuple = dataclasses.field(default=(), compare=False)
+    # set once by the dtype that declares this format (see dtype.__init__)
+    tx_dtype: object = dataclasses.field(default=None, compare=False, repr=False)
+
+    def __post_init__(self):
+        if self.kind not in _KINDS:
+            raise ValueError(f"FormatSpec: kind must be one of {_KINDS}, got {self.kind!r}")
+        if self.kind == "e8m0" and self.mbits != 0:
+            raise ValueError("FormatSpec: an e8m0-kind format has no mantissa bits")
+
+    # -- layout ------------------------------------------------------------------------------
+    @property
+    def signed(self) -> bool:
+        return self.kind != "e8m0"
+
+    @property
+    def bits(self) -> int:
+        return _pyint(self.signed) + self.ebits + self.mbits
+
+    @property
+    def sign_bit(self) -> int:
+        """The code of -0 (the sign mask); 0 for unsigned formats."""
+        return 1 << (self.bits - 1) if self.signed else 0
+
+    @property
+    def code_dtype(self):
+        return np.uint8 if self.bits <= 8 else np.uint16
+
+    @property
+    def emin(self) -> int:
+        """Exponent of the smallest normal binade (E = 1, or E = 0 for e8m0)."""
+        return -self.bias if self.kind == "e8m0" else 1 - self.bias
+
+    @property
+    def max_code(self) -> int:
+        top = (1 << (self.ebits + self.mbits)) - 1  # all exponent and mantissa bits set
+        return {"ieee": top - (1 << self.mbits), "fn": top - 1, "finite": top,
+                "e8m0": top - 1}[self.kind]
+
+    @property
+    def inf_code(self) -> int | None:
+        return ((1 << self.ebits) - 1) << self.mbits if self.kind == "ieee" else None
+
+    @property
+    def nan_code(self) -> int | None:
+        """The canonical positive NaN a cast emits (quiet-bit NaN for ieee formats)."""
+        top = (1 << (self.ebits + self.mbits)) - 1
+        if self.kind == "ieee":
+            return self.inf_code | (1 << (self.mbits - 1)) if self.mbits else None
+        return top if self.kind in ("fn", "e8m0") else None
+
+    @property
+    def has_inf(self) -> bool:
+        return self.kind == "ieee"
+
+    @property
+    def has_nan(self) -> bool:
+        return self.kind != "finite"
+
+    # -- values ------------------------------------------------------------------------------
+    def value_of_magnitude_code(self, c: int) -> float:
+        """The value of a sign-less finite code by the definition (normal/subnormal rule)."""
+        e_field, m_field = c >> self.mbits, c & ((1 << self.mbits) - 1)
+        if self.kind == "e8m0":
+            return _pyfloat(np.ldexp(1.0, e_field - self.bias))
+        if e_field == 0:
+            return _pyfloat(np.ldexp(_pyfloat(m_field), 1 - self.bias - self.mbits))
+        return _pyfloat(np.ldexp(_pyfloat((1 << self.mbits) + m_field),
+                                 e_field - self.bias - self.mbits))
+
+    @property
+    def max(self) -> float:
+        return self.value_of_magnitude_code(self.max_code)
+
+    @property
+    def emax(self) -> int:
+        """Exponent of the largest finite binade (``floor(log2(max))``)."""
+        return (self.max_code >> self.mbits) - self.bias
+
+    @property
+    def min_normal(self) -> float:
+        return self.value_of_magnitude_code(0 if self.kind == "e8m0" else 1 << self.mbits)
+
+    @property
+    def min_subnormal(self) -> float | None:
+        return None if self.kind == "e8m0" else self.value_of_magnitude_code(1)
+
+    def __repr__(self):
+        return (f"FormatSpec({self.name}: 1.{self.ebits}.{self.mbits} bias={self.bias} "
+                f"kind={self.kind} max={self.max:g})" if self.signed else
+                f"FormatSpec({self.name}: 0.{self.ebits}.0 bias={self.bias} kind={self.kind})")
+
 
 
 class dtype:  # noqa: N801 - the public name mirrors torch.dtype
@@ -41,10 +151,16 @@ class dtype:  # noqa: N801 - the public name mirrors torch.dtype
     unique, so compare them with ``is`` or ``==``.
     """
 
-    __slots__ = ("name", "np", "category", "bits", "rank", "low_precision", "storage_only")
+    __slots__ = ("name", "np", "category", "bits", "rank", "low_precision", "storage_only",
+                 "format")
 
-    def __init__(self, name, np_dtype, category, rank, low_precision=False):
+    def __init__(self, name, np_dtype, category, rank, low_precision=False, format=None):  # noqa: A002
         self.name = name
+        # the element format's fields (bits, exponent/mantissa, bias, Inf/NaN, max, ...) for
+        # the 16-bit and narrower floats, declared here once; None for the others
+        self.format = format
+        if format is not None:
+            object.__setattr__(format, "tx_dtype", self)
         self.np = np.dtype(np_dtype)
         self.category = category
         self.bits = self.np.itemsize * 8
@@ -99,15 +215,24 @@ int8 = dtype("int8", np.int8, _INT, 0)
 int16 = dtype("int16", np.int16, _INT, 1)
 int32 = dtype("int32", np.int32, _INT, 2)
 int64 = dtype("int64", np.int64, _INT, 3)
-float8_e4m3fn = dtype("float8_e4m3fn", ml_dtypes.float8_e4m3fn, _FLOAT, -1, True)
-float8_e5m2 = dtype("float8_e5m2", ml_dtypes.float8_e5m2, _FLOAT, -1, True)
+# formats: FormatSpec(name, exponent bits, mantissa bits, bias, kind of Inf/NaN, aliases)
+float8_e4m3fn = dtype("float8_e4m3fn", ml_dtypes.float8_e4m3fn, _FLOAT, -1, True,
+                      FormatSpec("fp8_e4m3", 4, 3, 7, "fn", ("fp8",)))
+float8_e5m2 = dtype("float8_e5m2", ml_dtypes.float8_e5m2, _FLOAT, -1, True,
+                    FormatSpec("fp8_e5m2", 5, 2, 15, "ieee"))
 # OCP FP6/FP4 elements and the E8M0 MX scale (storage formats; see tensorix.numerics)
-float6_e3m2fn = dtype("float6_e3m2fn", ml_dtypes.float6_e3m2fn, _FLOAT, -1, True)
-float6_e2m3fn = dtype("float6_e2m3fn", ml_dtypes.float6_e2m3fn, _FLOAT, -1, True)
-float4_e2m1fn = dtype("float4_e2m1fn", ml_dtypes.float4_e2m1fn, _FLOAT, -1, True)
-float8_e8m0fnu = dtype("float8_e8m0fnu", ml_dtypes.float8_e8m0fnu, _FLOAT, -1, True)
-float16 = dtype("float16", np.float16, _FLOAT, 0)
-bfloat16 = dtype("bfloat16", ml_dtypes.bfloat16, _FLOAT, 0, True)
+float6_e3m2fn = dtype("float6_e3m2fn", ml_dtypes.float6_e3m2fn, _FLOAT, -1, True,
+                      FormatSpec("fp6_e3m2", 3, 2, 3, "finite"))
+float6_e2m3fn = dtype("float6_e2m3fn", ml_dtypes.float6_e2m3fn, _FLOAT, -1, True,
+                      FormatSpec("fp6_e2m3", 2, 3, 1, "finite"))
+float4_e2m1fn = dtype("float4_e2m1fn", ml_dtypes.float4_e2m1fn, _FLOAT, -1, True,
+                      FormatSpec("fp4_e2m1", 2, 1, 1, "finite", ("fp4",)))
+float8_e8m0fnu = dtype("float8_e8m0fnu", ml_dtypes.float8_e8m0fnu, _FLOAT, -1, True,
+                       FormatSpec("e8m0", 8, 0, 127, "e8m0", ("ue8m0",)))
+float16 = dtype("float16", np.float16, _FLOAT, 0, False,
+                FormatSpec("fp16", 5, 10, 15, "ieee", ("half",)))
+bfloat16 = dtype("bfloat16", ml_dtypes.bfloat16, _FLOAT, 0, True,
+                 FormatSpec("bf16", 8, 7, 127, "ieee"))
 float32 = dtype("float32", np.float32, _FLOAT, 1)
 float64 = dtype("float64", np.float64, _FLOAT, 2)
 complex64 = dtype("complex64", np.complex64, _COMPLEX, 1)

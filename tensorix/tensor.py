@@ -418,10 +418,25 @@ _ndarray = np.ndarray
 _by_np = _dt._BY_NP
 
 
+# set once the process makes a tensor of uint8 codes on a device (a storage-only dtype there):
+# until then Function.apply skips the storage-code check (autograd/dispatch.py)
+_codes_seen = [False]
+
+
+def _note_codes():
+    # imported here: autograd imports this module, and this runs once per process at most
+    from .autograd.grad_mode import codes_exist
+
+    _codes_seen[0] = True
+    codes_exist()
+
+
 def _make(data, dtype=None) -> Tensor:
     """Wrap a backend array without copying (the fast path every op output takes)."""
     if type(data) is not _ndarray:
         data = backend.array_module(data).asarray(data)
+        if dtype is not None and dtype.storage_only and not _codes_seen[0]:
+            _note_codes()
     t = Tensor.__new__(Tensor)
     _init(t, data, dtype if dtype is not None else _by_np[data.dtype])
     return t

@@ -5,14 +5,12 @@ precision policy current: GEMM operands are rounded to the 16-bit format, produc
 in float32, and the result and the output gradient are rounded to it, as an autocast GEMM on a
 tensor core computes. Tensors keep their float32 dtype (the rounded values are exact in it).
 
-Limit: the policy reaches the GEMMs that consult it - ``tensorix.numerics.matmul`` / ``linear`` /
-``conv1d..3d`` and the layers of ``numerics.convert_to_policy(model)``; plain ``tensorix.matmul``,
-``nn.functional.linear`` and ``nn.Linear`` do not consult it yet (they run in float32 inside the
-block, which is correct but not faster or rounded). Other ops run as without autocast.
+The policy reaches every GEMM primitive through the one dispatch point (``Function.apply``):
+``tensorix.matmul``, ``bmm``, ``einsum``, ``nn.functional.linear`` / ``nn.Linear``, the
+convolutions and attention's products. Other ops run as without autocast.
 
 Example::
 
-    model = tensorix.numerics.convert_to_policy(model)
     with tensorix.autocast("cpu", dtype=tensorix.bfloat16):
         loss = loss_fn(model(x), y)        # every Linear/Conv GEMM in bf16, fp32 accumulation
 """

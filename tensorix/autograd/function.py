@@ -40,6 +40,7 @@ import numpy as np
 from .. import dtypes as _dt
 from ..backend import array_module, get_device
 from ..tensor import Tensor, _Handle, _make, _wrap
+from .dispatch import route, widen16
 from .grad_mode import modes
 from .graph import _Packed, pack_saved
 
@@ -60,13 +61,6 @@ _FREED_MSG = ("{}: trying to backward through the graph a second time (or to dir
               "if you need to access saved tensors after calling backward.")
 
 
-def device_codes(cls, args):
-    """None, or the result of op ``cls`` on CUDA tensors of a storage-only format (fp8/fp6/fp4/
-    E8M0, held there as uint8 codes). ops/_codes.py installs its ``dispatch`` here on import:
-    the ops layer knows the ops, and autograd may not import from above it."""
-    return None
-
-
 class Function:
     """Base class of ops and graph nodes (see the module docstring)."""
 
@@ -83,6 +77,16 @@ class Function:
     materialize_grads = True
     _differentiable = True
     _view = False  # a view op: its output shares memory and the version counter with input 0
+    # the dispatch rules (autograd/dispatch.py): how the op runs on storage codes, how a GEMM
+    # policy computes it (None: not a GEMM), whether 16-bit inputs compute in float32
+    _codes = None
+    _gemm = None
+    _widen16 = False
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if cls.__dict__.get("_widen16"):  # declared here: apply casts 16-bit inputs around it
+            cls.apply = classmethod(widen16(Function.apply.__func__, cls._widen16))
 
     @staticmethod
     def forward(ctx, *args):
@@ -209,20 +213,19 @@ class Function:
         self._saved = None
 
     @classmethod
-    def apply(cls, *args):  # noqa: C901 - one flat hot path (the capture hook adds a branch)
+    def apply(cls, *args):
         """Run forward and, where grad mode is on and an input requires grad, record a node.
 
-        Arguments are positional: backward returns one gradient per argument. This is the
-        per-op hot path, so it is written flat: one scan of the arguments that builds the
-        edges as it goes, the forward with recording off, and the rest of the node bookkeeping
-        only when something requires grad.
+        Arguments are positional: backward returns one gradient per argument. The rules of
+        ``cls`` (storage codes, GEMM policy) and the tracer are consulted only where this
+        thread has a hook set or storage codes exist (``autograd/dispatch.py``): one flag read
+        here. This is the per-op hot path, so it is written flat: one scan of the arguments
+        that builds the edges as it goes, the forward with recording off, and the rest of the
+        node bookkeeping only when something requires grad.
         """
         state = modes.state  # this thread's modes: one thread-local lookup per op
-        if state.tracer is not None:
-            return _apply_traced(cls, args, state)
-        if args and (type(a0 := args[0]) is not Tensor or type(a0._data) is not _ndarray) \
-                and (coded := device_codes(cls, args)) is not None:
-            return coded  # storage-only formats on CUDA (uint8 codes): ops/_codes.py
+        if state.hooked:
+            return route(cls, args, state)
         ctx = cls()
         ctx._saved = ()  # None once released
         enabled = state.enabled
@@ -280,22 +283,8 @@ class Function:
             _finish_saved(ctx, (out,), state)
         return out
 
-
 FunctionCtx = Function  # the ctx passed to forward/backward is the node itself
 
-
-def _apply_traced(cls, args, state):
-    """The capture hook (tensorix.fx): run the op with the tracer unset, so the primitives a
-    composite or a storage-code dispatch calls inside are not reported twice, then report
-    ``(cls, args, out)``; ``cls.apply(*args)`` with new tensors reproduces the op."""
-    tracer = state.tracer
-    state.tracer = None
-    try:
-        out = cls.apply(*args)
-    finally:
-        state.tracer = tracer
-    tracer.record(cls, args, out)
-    return out
 
 
 def _as_torch_error(cls, args, err):

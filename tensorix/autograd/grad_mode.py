@@ -10,14 +10,20 @@ from __future__ import annotations
 
 import functools
 import threading
+import weakref
 
 __all__ = ["no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled",
            "is_inference_mode_enabled", "detect_anomaly", "set_detect_anomaly",
            "is_anomaly_enabled", "is_anomaly_check_nan_enabled"]
 
 
+_STATES = weakref.WeakSet()  # every thread's _State, to tell them all that codes exist
+_CODES = [False]  # whether the process has made a tensor of uint8 codes on a device
+
+
 class _State:
-    __slots__ = ("enabled", "inference", "anomaly", "check_nan", "saved_hooks", "tracer")
+    __slots__ = ("enabled", "inference", "anomaly", "check_nan", "saved_hooks", "hooked",
+                 "_tracer", "_gemm", "__weakref__")
 
     def __init__(self):
         self.enabled = True  # record graphs
@@ -25,7 +31,44 @@ class _State:
         self.anomaly = False  # keep each node's forward stack
         self.check_nan = True  # with anomaly: fail on a NaN/Inf gradient
         self.saved_hooks = None  # (pack, unpack) of autograd.graph.saved_tensors_hooks
-        self.tracer = None  # graph capture (tensorix.fx): Function.apply reports each op to it
+        # the dispatch hooks (autograd/dispatch.py); ``hooked``, the one flag Function.apply
+        # reads per op, is whether a hook is set or storage codes exist
+        self._tracer = self._gemm = None
+        self.hooked = _CODES[0]
+        _STATES.add(self)
+
+    def _rehook(self):
+        self.hooked = self._tracer is not None or self._gemm is not None or _CODES[0]
+
+    @property
+    def tracer(self):
+        """Graph capture: an object whose ``record(cls, args, out)`` sees every op, or None."""
+        return self._tracer
+
+    @tracer.setter
+    def tracer(self, value):
+        self._tracer = value
+        self._rehook()
+
+    @property
+    def gemm(self):
+        """A callable ``(cls, args) -> Tensor | None`` computing the GEMM primitives (a
+        precision policy), or None."""
+        return self._gemm
+
+    @gemm.setter
+    def gemm(self, value):
+        self._gemm = value
+        self._rehook()
+
+
+def codes_exist() -> None:
+    """Note that a tensor of uint8 codes exists (tensor._make calls this once): from now on
+    every thread's ops pass the dispatcher's storage-code check."""
+    if not _CODES[0]:
+        _CODES[0] = True
+        for state in list(_STATES):
+            state.hooked = True
 
 
 class _Modes(threading.local):

@@ -1,31 +1,33 @@
-"""Convolutions and modules under a precision policy, and the conversion of a model to them.
+"""Convolutions and layers under a precision policy, and putting a model's layers under one.
 
-:func:`conv1d` / :func:`conv2d` / :func:`conv3d` are ``nn.functional``'s convolutions with the
-im2col GEMM computed by the policy matmul (``policy.py``): the reduction axis is
-``C_in/groups * prod(kernel)``, so MX/NVFP4 blocks run along it as in an implicit-GEMM tensor
-core convolution, in both directions. :class:`Linear` and :class:`Conv1d`..:class:`Conv3d` are
-the ``nn`` layers (same parameters, init and state_dict) computed that way, with their own
-``policy`` or, when it is None, the current :func:`autocast` one; :func:`convert_to_policy`
-switches the linear and convolution layers of a model built from ``nn`` in place, like the fp8
-training converters of the field. ``nn`` itself never looks at the policy (numerics sits above
-it), so a model trains in a format only through these.
+There is one mechanism: a policy is this thread's GEMM hook in the dispatcher
+(``autograd/dispatch.py``), so under :func:`autocast` every GEMM of a plain ``nn`` model runs
+in the policy. What is here pins a policy to a call or a layer:
+
+* :func:`conv1d` / :func:`conv2d` / :func:`conv3d`: ``nn.functional``'s convolutions under
+  ``policy``: the im2col GEMM is the policy product (MX/NVFP4 blocks run along its reduction
+  axis ``C_in/groups * prod(kernel)``, as in an implicit-GEMM tensor core convolution, in both
+  directions), rounded to the policy's ``out``; the bias is added to that, in float32;
+* :class:`Linear`, :class:`Conv1d`..:class:`Conv3d`: the ``nn`` layers (same parameters,
+  init and state_dict) whose forward runs under their own ``policy`` (None: autocast's);
+* :func:`convert_to_policy`: the same for the linear and convolution layers of a model built
+  from ``nn``, in place, by forward hooks (the layers keep their class).
 
 Example::
 
-    model = nx.convert_to_policy(MyNet())        # nn.Linear / nn.ConvNd -> policy versions
-    with nx.autocast("mxfp8"):
-        loss = loss_fn(model(x), y)              # every GEMM of those layers in MXFP8
+    model = nx.convert_to_policy(MyNet(), "mxfp8")   # nn.Linear / nn.ConvNd GEMMs in MXFP8
+    loss = loss_fn(model(x), y)
     loss.backward()
 """
 
 from __future__ import annotations
 
-import functools
+import threading
 
 from .. import nn
-from ..nn.functional._conv import _conv
+from ..autograd.dispatch import gemm_hook
 from ..tensor import Tensor
-from .policy import Policy, _policy, _policy_matmul, linear, round_tensor
+from .policy import Policy, _policy, _PolicyGemm, policy_scope
 
 __all__ = ["conv1d", "conv2d", "conv3d", "Linear", "Conv1d", "Conv2d", "Conv3d",
            "convert_to_policy"]
@@ -35,15 +37,9 @@ F = nn.functional
 
 def _policy_conv(nd, input, weight, bias, stride, padding, dilation, groups, policy):
     op = f"conv{nd}d"
-    pol = _policy(policy, op)
-    plain = (F.conv1d, F.conv2d, F.conv3d)[nd - 1]
-    if pol is None:
-        return plain(input, weight, bias, stride, padding, dilation, groups)
-    if not isinstance(input, Tensor) or not isinstance(weight, Tensor):
-        raise TypeError(f"{op}(): arguments 'input' and 'weight' must be Tensors")
-    y = _conv(input, weight, bias, stride, padding, dilation, groups, nd, op,
-              matmul=lambda w, cols: _policy_matmul(w, cols, pol, round_out=False))
-    return round_tensor(y, pol.out, None, -1, pol)  # the bias is added before the rounding
+    with policy_scope(policy, op):
+        return (F.conv1d, F.conv2d, F.conv3d)[nd - 1](input, weight, bias, stride, padding,
+                                                      dilation, groups)
 
 
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1,
@@ -79,62 +75,87 @@ class _PolicyLayer:
         super().__init__(*args, **kwargs)
         self.policy = policy
 
+    def forward(self, input):
+        if self.policy is None:
+            return super().forward(input)
+        with policy_scope(self.policy, type(self).__name__.lower()):
+            return super().forward(input)
+
     def extra_repr(self):
         return super().extra_repr() + f", policy={self.policy!r}"
 
 
 class Linear(_PolicyLayer, nn.Linear):
-    """``nn.Linear`` computed by :func:`numerics.linear` under ``self.policy``.
+    """``nn.Linear`` computed under ``self.policy`` (:func:`numerics.linear`'s rounding).
 
     Example: ``nx.Linear(128, 64, policy="mxfp8")``, or ``nx.Linear(128, 64)`` under
     ``with nx.autocast("mxfp8"):``."""
 
-    def forward(self, input):
-        return linear(input, self.weight, self.bias, self.policy)
 
-
-class _Conv(_PolicyLayer):
-    def _conv_forward(self, input, weight, bias, conv=None):
-        conv = functools.partial(_policy_conv, self._nd, policy=self.policy)
-        return super()._conv_forward(input, weight, bias, conv)
-
-
-class Conv1d(_Conv, nn.Conv1d):
+class Conv1d(_PolicyLayer, nn.Conv1d):
     """``nn.Conv1d`` computed under ``self.policy``. Example: ``nx.Conv1d(16, 32, 3)``."""
 
 
-class Conv2d(_Conv, nn.Conv2d):
+class Conv2d(_PolicyLayer, nn.Conv2d):
     """``nn.Conv2d`` computed under ``self.policy``. Example: ``nx.Conv2d(1, 16, 3, padding=1)``.
     """
 
 
-class Conv3d(_Conv, nn.Conv3d):
+class Conv3d(_PolicyLayer, nn.Conv3d):
     """``nn.Conv3d`` computed under ``self.policy``. Example: ``nx.Conv3d(4, 8, 3)``."""
 
 
-_SWAP = {nn.Linear: Linear, nn.Conv1d: Conv1d, nn.Conv2d: Conv2d, nn.Conv3d: Conv3d}
+_LAYERS = (nn.Linear, nn.Conv1d, nn.Conv2d, nn.Conv3d)
+
+
+class _Scope:
+    """A forward pre-hook and an always-called forward hook that run one layer's forward with
+    ``hook`` as the thread's GEMM hook (a policy, or None: full precision); the hooks being
+    replaced are kept per thread, as the GEMM hook itself is."""
+
+    def __init__(self, hook):
+        self.hook, self.saved = hook, {}  # thread id -> contexts (a dict: deep-copyable)
+
+    def enter(self, module, args):
+        ctx = gemm_hook(self.hook)
+        ctx.__enter__()
+        self.saved.setdefault(threading.get_ident(), []).append(ctx)
+
+    def exit(self, module, args, out):
+        self.saved[threading.get_ident()].pop().__exit__(None, None, None)
 
 
 def convert_to_policy(module, policy=None, skip=None):
-    """Turn every ``nn.Linear`` / ``nn.Conv1d..3d`` in ``module`` (itself included) into its
-    policy version, in place, and return ``module``.
+    """Run every ``nn.Linear`` / ``nn.Conv1d..3d`` in ``module`` (itself included) under
+    ``policy``, in place, and return ``module``.
 
-    The layers keep their parameters (the same objects, so an optimizer built before still
-    holds them), buffers, hooks and state_dict keys; only the computation changes. ``policy``
-    (a :class:`Policy`, a preset name or None = follow :func:`autocast`) is set on each;
-    ``skip(name, layer)`` returning True leaves a layer as it is (e.g. the LM head). Exact types
-    only: subclasses of those layers may compute something else and are left alone.
+    The layers keep their class, parameters (the same objects, so an optimizer built before
+    still holds them), buffers and state_dict keys; forward hooks install the policy as the
+    GEMM hook for the layer's forward. ``policy``: a :class:`Policy` or a preset name; None
+    follows :func:`autocast` (which reaches every GEMM of a plain model anyway). ``skip(name,
+    layer)`` returning True runs that layer in full precision, even under autocast (e.g. the
+    LM head). Exact types only: subclasses of those layers may compute something else and are
+    left alone.
 
     Example::
 
-        nx.convert_to_policy(model, skip=lambda name, m: name == "head")
+        nx.convert_to_policy(model, "mxfp8", skip=lambda name, m: name == "head")
     """
-    if policy is not None:
-        _policy(policy, "convert_to_policy")  # validate now, not at the first forward
+    pol = _policy(policy, "convert_to_policy") if policy is not None else None
     for name, m in module.named_modules():
-        target = _SWAP.get(type(m))
-        if target is None or (skip is not None and skip(name, m)):
+        if type(m) not in _LAYERS:
             continue
-        m.__class__ = target  # adds behaviour only: no new state to initialise
-        m.policy = policy
+        if skip is not None and skip(name, m):
+            hook = None
+        elif pol is not None:
+            hook = _PolicyGemm(pol)
+        else:
+            continue
+        old = getattr(m, "_policy_scope", None)
+        if old is not None:  # converted before: the new policy replaces the old one
+            for h in old:
+                h.remove()
+        scope = _Scope(hook)
+        m._policy_scope = (m.register_forward_pre_hook(scope.enter),
+                           m.register_forward_hook(scope.exit, always_call=True))
     return module

@@ -43,8 +43,10 @@ import threading
 
 import numpy as np
 
+from ..autograd.dispatch import gemm_hook
 from ..autograd.function import Function
 from ..autograd.grad_mode import no_grad
+from ..nn import functional as _F
 from ..tensor import Tensor, _make
 from ._xp import xp_of
 from .casting import decode, encode, get_format
@@ -114,9 +116,15 @@ def get_policy() -> Policy | None:
 @contextlib.contextmanager
 def autocast(policy="bf16", enabled=True):
     """Make ``policy`` (a :class:`Policy` or a name in ``POLICIES``: ``"bf16"``, ``"fp16"``,
-    ``"fp8"``, ``"mxfp8"``, ``"mxfp4"``, ``"nvfp4"``) current for :func:`matmul` and
-    :func:`linear` inside the block. Weights stay float32 ("master weights"); they are rounded
-    on the fly with straight-through gradients."""
+    ``"fp8"``, ``"mxfp8"``, ``"mxfp4"``, ``"nvfp4"``) current inside the block, for every GEMM
+    primitive: ``tensorix.matmul`` / ``@``, ``bmm``, ``einsum``'s contractions,
+    ``nn.functional.linear``, the convolutions and attention's products, so a plain ``nn``
+    model trains under it. Weights stay float32 ("master weights"); they are rounded on the fly
+    with straight-through gradients. The policy is installed as this thread's GEMM hook in
+    the one dispatch point (``autograd/dispatch.py``).
+
+    Example: ``with autocast("mxfp8"): loss = F.cross_entropy(model(x), y)``.
+    """
     if isinstance(policy, str):
         if policy not in POLICIES:
             raise ValueError(f"autocast(): unknown policy {policy!r}; expected a Policy or one "
@@ -129,9 +137,51 @@ def autocast(policy="bf16", enabled=True):
         stack = _state.stack = []
     stack.append(policy if enabled else POLICIES["fp32"])
     try:
-        yield policy
+        with gemm_hook(_hook(stack[-1])):
+            yield policy
     finally:
         stack.pop()
+
+
+class _PolicyGemm:
+    """A policy as the dispatcher's GEMM hook: each GEMM primitive is written by its ``_gemm``
+    rule with :meth:`matmul`, the policy's product."""
+
+    __slots__ = ("pol",)
+
+    def __init__(self, pol):
+        self.pol = pol
+
+    def __call__(self, cls, args):
+        ts = [a for a in args if isinstance(a, Tensor)]
+        if not ts or any(not t.dtype.is_floating_point for t in ts):
+            return None  # integer and complex products run as usual
+        out = cls._gemm(self.matmul, *args)
+        d = ts[0].dtype
+        return out if out is None or out.dtype is d else out.to(d)
+
+    def matmul(self, a, b, bias=None):
+        """``a @ b (+ bias)`` under the policy (2-d or batched operands)."""
+        pol = self.pol
+        if bias is None:
+            return _policy_matmul(a, b, pol)
+        y = _policy_matmul(a, b, pol, round_out=False) + bias  # in the accumulator
+        return round_tensor(y, pol.out, None, -1, pol)
+
+
+def _hook(pol):
+    """The GEMM hook of a Policy (None for a policy that rounds nothing)."""
+    pol = _policy(pol) if pol is not None else None
+    return None if pol is None else _PolicyGemm(pol)
+
+
+@contextlib.contextmanager
+def policy_scope(policy, op="matmul"):
+    """The GEMMs of the block under ``policy`` (a :class:`Policy`, a preset name, or None: the
+    current :func:`autocast` one), or in full precision where it rounds nothing."""
+    pol = _policy(policy, op)
+    with gemm_hook(None if pol is None else _PolicyGemm(pol)):
+        yield pol
 
 
 # -- rounding with straight-through gradients --------------------------------------------------
@@ -212,7 +262,8 @@ class _LowAccMatMul(Function):
     @staticmethod
     def backward(ctx, g):
         a, b = ctx.saved_tensors
-        return g @ b.mT, a.mT @ g, None, None
+        with gemm_hook(None):  # the exact products of the rounded operands
+            return g @ b.mT, a.mT @ g, None, None
 
 
 def _policy(policy, op="matmul"):
@@ -251,6 +302,11 @@ class _PolicyMatMul(Function):
 
     @staticmethod
     def backward(ctx, g):
+        with gemm_hook(None):  # its own products are plain GEMMs, under autocast or not
+            return _PolicyMatMul._grads(ctx, g)
+
+    @staticmethod
+    def _grads(ctx, g):
         a, b = ctx.saved_tensors
         pol, da, db = ctx.pol, None, None
         if ctx.needs_input_grad[0]:  # dA = dY @ B^T: reduction over b's last axis
@@ -285,32 +341,23 @@ def _policy_matmul(a, b, pol, round_out=True):
 
 def matmul(a, b, policy=None) -> Tensor:
     """``a @ b`` under ``policy`` (default: the current :func:`autocast` policy, else full
-    precision). Shapes as :func:`tensorix.matmul` with ``a`` at least 2-d and ``b`` 2-d or
-    batched; blocks of MX/NVFP4 operands run along the reduction axis, in both directions
-    (module docstring). Differentiable; rounding is straight-through."""
+    precision). Shapes as :func:`tensorix.matmul`; blocks of MX/NVFP4 operands run along the
+    reduction axis, in both directions (module docstring). Differentiable; rounding is
+    straight-through. Example: ``matmul(a, b, "mxfp8")``."""
     if not isinstance(a, Tensor) or not isinstance(b, Tensor):
         raise TypeError("matmul(): arguments must be Tensors")
-    pol = _policy(policy)
-    return a @ b if pol is None else _policy_matmul(a, b, pol)
+    with policy_scope(policy):
+        return a @ b
 
 
 def linear(x, weight, bias=None, policy=None) -> Tensor:
     """``x @ weight.T + bias`` under ``policy`` (see :func:`matmul`); ``weight`` is
-    ``(out_features, in_features)`` as in ``nn.functional.linear``. The bias is added in the
-    accumulator (float32) before the output rounding; its gradient (a sum of the output
-    gradient) is not rounded, like a fused bias-gradient reduction."""
-    pol = _policy(policy, "linear")
-    if x.ndim > 2:  # one 2-d GEMM for stacked inputs (blocks and tensor scales are unchanged);
-        # "no policy" passed on as the fp32 preset, not None, which would mean "autocast's"
-        y = linear(x.reshape(-1, x.shape[-1]), weight, bias, pol or POLICIES["fp32"])
-        return y.reshape(*x.shape[:-1], y.shape[-1])
-    if pol is None:
-        y = x @ weight.mT
-        return y if bias is None else y + bias
-    y = _policy_matmul(x, weight.mT, pol, round_out=False)
-    if bias is not None:
-        y = y + bias
-    return round_tensor(y, pol.out, None, -1, pol)
+    ``(out_features, in_features)`` as in ``nn.functional.linear``, x ``(*, in_features)``.
+    The bias is added in the accumulator (float32) before the output rounding; its gradient
+    (a sum of the output gradient) is not rounded, like a fused bias-gradient reduction.
+    Example: ``linear(x, w, b, "bf16")``."""
+    with policy_scope(policy, "linear"):
+        return _F.linear(x, weight, bias)
 
 
 # -- loss scaling ----------------------------------------------------------------------------

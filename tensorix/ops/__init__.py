@@ -7,7 +7,7 @@ import sys
 
 from ..tensor import Tensor
 from . import (
-    _codes,  # noqa: F401 - the storage-only formats on CUDA (installs the op guard)
+    _codes,  # noqa: F401 - the storage-only formats on CUDA: their conversions
     activation,
     bitwise,
     combine,

@@ -102,12 +102,6 @@ def _layout(sa, ashape, sb, bshape, out):
     return a_axes, b_axes, core, len(missing), _perm_or_none([full.index(c) for c in out])
 
 
-def _compute_dtype(d):
-    if d.low_precision or d.name == "float16":
-        return np.dtype(np.float32)  # no BLAS for these: accumulate in float32, round once
-    return None
-
-
 def sp_raw(a, sa, b, sb, out, sizes):
     """The sum-product contraction of raw arrays (``b`` may be None)."""
     xp = backend.array_module(a)
@@ -141,18 +135,42 @@ class Contract(Function):
     labels of b or None, output labels, and the sizes of output labels that neither operand
     has, which are broadcast)."""
 
+    _widen16 = (0, 1)  # no BLAS for 16-bit floats: accumulated in float32, rounded once
+
+    @staticmethod
+    def _gemm(matmul, a, b, spec):
+        """Under a GEMM policy (autograd/dispatch.py): the contraction laid out as the matmul
+        ``sp_raw`` runs, (batch, m, k) @ (batch, k, n), with the policy's matmul; None (run as
+        usual) where nothing is contracted."""
+        sa, sb, out, sizes = spec
+        if b is None:
+            return None
+        a_axes, b_axes, core, n_missing, perm = _layout(sa, a.shape, sb, b.shape, out)
+        if core[0] != "mm":
+            return None
+        _, pa, shape_a, pb, shape_b, res_shape = core
+        if a_axes:
+            a = a.sum(a_axes)
+        if b_axes:
+            b = b.sum(b_axes)
+        res = matmul((a if pa is None else a.permute(pa)).reshape(shape_a),
+                     (b if pb is None else b.permute(pb)).reshape(shape_b)).reshape(res_shape)
+        if n_missing:
+            res = res.reshape(tuple(res.shape) + (1,) * n_missing)
+        if perm is not None:
+            res = res.permute(perm)
+        if n_missing:
+            res = res.expand(tuple(sizes[c] for c in out)).contiguous()
+        return res
+
     @staticmethod
     def forward(ctx, a, b, spec):
         sa, sb, out, sizes = spec
         if any(ctx.needs_input_grad):
             ctx.spec = spec
             ctx.save_for_backward(a, b)
-        d = a._dtype
-        cd = _compute_dtype(d)
-        x = a._data if cd is None else a._data.astype(cd)
-        y = None if b is None else (b._data if cd is None else b._data.astype(cd))
-        res = sp_raw(x, sa, y, sb, out, sizes)
-        return res if res.dtype == d.np else res.astype(d.np)
+        res = sp_raw(a._data, sa, None if b is None else b._data, sb, out, sizes)
+        return res if res.dtype == a._dtype.np else res.astype(a._dtype.np)
 
     @staticmethod
     def backward(ctx, g):

@@ -65,6 +65,8 @@ def _quietly(fn, x, y):
 
 
 class Add(Function):
+    _codes = "math"  # storage codes: on the values decoded to float32, encoded back
+
     @staticmethod
     def forward(ctx, a, b):
         return _quietly(_add, a._data, b._data)
@@ -75,6 +77,8 @@ class Add(Function):
 
 
 class Sub(Function):
+    _codes = "math"  # storage codes: on the values decoded to float32, encoded back
+
     @staticmethod
     def forward(ctx, a, b):
         return _quietly(_sub, a._data, b._data)
@@ -85,6 +89,8 @@ class Sub(Function):
 
 
 class Mul(Function):
+    _codes = "math"  # storage codes: on the values decoded to float32, encoded back
+
     @staticmethod
     def forward(ctx, a, b):
         ctx.save_for_backward(a, b)
@@ -98,6 +104,8 @@ class Mul(Function):
 
 
 class Div(Function):
+    _codes = "math"  # storage codes: on the values decoded to float32, encoded back
+
     @staticmethod
     def forward(ctx, a, b):
         ctx.save_for_backward(a, b)
@@ -113,6 +121,8 @@ class Div(Function):
 
 
 class Neg(Function):
+    _codes = "math"  # storage codes: on the values decoded to float32, encoded back
+
     @staticmethod
     def forward(ctx, a):
         return -a._data
@@ -145,6 +155,8 @@ class Pow(Function):
 
 
 class Exp(Function):
+    _codes = "math"  # storage codes: on the values decoded to float32, encoded back
+
     @staticmethod
     def forward(ctx, a):
         xp = backend.array_module(a._data)
@@ -160,6 +172,8 @@ class Exp(Function):
 
 
 class Log(Function):
+    _codes = "math"  # storage codes: on the values decoded to float32, encoded back
+
     @staticmethod
     def forward(ctx, a):
         ctx.save_for_backward(a)
@@ -239,6 +253,7 @@ class _Extremum(Function):
 
 
 class Maximum(_Extremum):
+    _codes = "math"  # storage codes: on the values decoded to float32, encoded back
     fn = "maximum"
 
     @staticmethod
@@ -247,6 +262,7 @@ class Maximum(_Extremum):
 
 
 class Minimum(_Extremum):
+    _codes = "math"  # storage codes: on the values decoded to float32, encoded back
     fn = "minimum"
 
     @staticmethod
@@ -408,6 +424,7 @@ class LogAddExp2(_LogAddExp):
 
 class Cast(Function):
     """Dtype conversion; the gradient is cast back by the engine."""
+    _codes = "own"  # storage codes: handled by the op itself (ops/_codes.py)
 
     @staticmethod
     def forward(ctx, a, dtype):
@@ -424,6 +441,8 @@ class Cast(Function):
 
 
 class ToDevice(Function):
+    _codes = "own"  # storage codes: handled by the op itself (ops/_codes.py)
+
     @staticmethod
     def forward(ctx, a, device):
         ctx.src = a.device

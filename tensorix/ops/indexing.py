@@ -68,6 +68,8 @@ def _leading(t, shape):
 
 # -- gather / scatter ----------------------------------------------------------------------------
 class Gather(Function):
+    _codes = "move"  # storage codes: runs on the codes (autograd/dispatch.py)
+
     @staticmethod
     def forward(ctx, a, dim, index):
         ctx.dim, ctx.index, ctx.shape = dim, index, a._data.shape
@@ -364,6 +366,8 @@ def _dim_ix(xp, index, dim):  # xp unused: the signature of _full_index, for _Pu
 
 
 class IndexSelect(Function):
+    _codes = "move"  # storage codes: runs on the codes (autograd/dispatch.py)
+
     @staticmethod
     def forward(ctx, a, dim, index):
         ctx.dim, ctx.index, ctx.shape = dim, index, a._data.shape
@@ -501,6 +505,12 @@ def index_fill(input, dim, index, value) -> Tensor:
 class IndexPut(Function):
     """``out = input`` with ``out[index] = value`` (or ``+=`` with ``accumulate``), value
     broadcast to the indexed shape; setitem and ``index_put`` share it."""
+
+    @staticmethod
+    def _codes(args):
+        """Storage codes: a write moves bytes; accumulating is a sum, which the CPU rounds per
+        element, so it is refused (autograd/dispatch.py)."""
+        return None if args[3] else "move"
 
     @staticmethod
     def forward(ctx, a, value, index, accumulate, op="index_put"):

@@ -36,7 +36,9 @@ class VectorNorm(Function):
         ctx.ord, ctx.dims, ctx.keepdim = ord, dims, keepdim
         xp = backend.array_module(x._data)
         a = xp.abs(x._data)
-        if x._dtype.low_precision or x._dtype is dt.float16:  # accumulate in fp32, round once
+        # accumulate in fp32, round once; by hand rather than _widen16 (autograd/dispatch.py),
+        # which would compute the backward in float32 too, where torch's (and ours) is 16-bit
+        if x._dtype.low_precision or x._dtype is dt.float16:
             a = a.astype(np.float32)
         kw = {"axis": dims, "keepdims": keepdim}
         if ord == 0:

@@ -100,6 +100,7 @@ def _elem_strides(data):
 class Reshape(Function):
     """A view when the strides allow one (with torch's strides), a copy otherwise; ``strides``
     pins the view's strides (unsqueeze/squeeze)."""
+    _codes = "move"  # storage codes: runs on the codes (autograd/dispatch.py)
 
     _view = True
 
@@ -134,6 +135,7 @@ class View(Reshape):
 
 
 class Expand(Function):
+    _codes = "move"  # storage codes: runs on the codes (autograd/dispatch.py)
     _view = True
 
     @staticmethod
@@ -157,6 +159,7 @@ class Expand(Function):
 
 
 class Permute(Function):
+    _codes = "move"  # storage codes: runs on the codes (autograd/dispatch.py)
     _view = True
 
     @staticmethod
@@ -173,6 +176,8 @@ class Permute(Function):
 
 
 class Clone(Function):
+    _codes = "move"  # storage codes: runs on the codes (autograd/dispatch.py)
+
     @staticmethod
     def forward(ctx, a):
         return a._data.copy()
@@ -209,6 +214,7 @@ def _add_through(g, shape, window):
 class AsStrided(Function):
     """A strided window onto a contiguous tensor's memory (sizes, strides and offset in
     elements, like PyTorch)."""
+    _codes = "move"  # storage codes: runs on the codes (autograd/dispatch.py)
 
     _view = True
 
@@ -262,6 +268,7 @@ class StridedView(Function):
     unfold): output dim ``k`` has stride ``sum_j coefs[k][j] * input.stride(j)`` and starts at
     input element ``start``. Working on the input's own strides keeps it a view of
     non-contiguous tensors too; the backward scatter-adds through the same window of indices."""
+    _codes = "move"  # storage codes: runs on the codes (autograd/dispatch.py)
 
     _view = True
 
@@ -568,6 +575,7 @@ def _strided_view(view, base):
 class GetItem(Function):
     """``input[index]`` for a parsed :class:`~._index.Index`: a view for basic indexing, a
     gathered copy when integer or boolean arrays take part."""
+    _codes = "move"  # storage codes: runs on the codes (autograd/dispatch.py)
 
     @staticmethod
     def forward(ctx, a, index):

@@ -37,7 +37,8 @@ def _zeros(g):
 
 
 def _compare(fn_name, public):
-    cls = type(fn_name.title().replace("_", ""), (_Binary,), {"fn": fn_name})
+    # storage codes: compared as their float32 values (autograd/dispatch.py)
+    cls = type(fn_name.title().replace("_", ""), (_Binary,), {"fn": fn_name, "_codes": "math"})
 
     def op(input, other) -> Tensor:
         a, b = promote(input, other, public)
@@ -79,6 +80,8 @@ def _select(c, a, b):
 
 
 class Where(Function):
+    _codes = "move"  # storage codes: runs on the codes (autograd/dispatch.py)
+
     @staticmethod
     def forward(ctx, cond, a, b):
         ctx.cond = cond
@@ -256,8 +259,8 @@ class _Predicate(Function):
         return getattr(xp, cls.fn)(a._data)
 
 
-def _predicate(fn, for_ints, doc):
-    cls = type(fn.title(), (_Predicate,), {"fn": fn, "for_ints": for_ints})
+def _predicate(fn, for_ints, doc, codes=None):
+    cls = type(fn.title(), (_Predicate,), {"fn": fn, "for_ints": for_ints, "_codes": codes})
 
     def op(input) -> Tensor:
         return cls.apply(check_tensor(input, fn))
@@ -268,12 +271,12 @@ def _predicate(fn, for_ints, doc):
     return cls, op
 
 
-IsNan, isnan = _predicate("isnan", False, "True where an element is nan.")
-IsInf, isinf = _predicate("isinf", False, "True where an element is +inf or -inf.")
+IsNan, isnan = _predicate("isnan", False, "True where an element is nan.", "math")
+IsInf, isinf = _predicate("isinf", False, "True where an element is +inf or -inf.", "math")
 IsPosInf, isposinf = _predicate("isposinf", False, "True where an element is +inf.")
 IsNegInf, isneginf = _predicate("isneginf", False, "True where an element is -inf.")
 IsFinite, isfinite = _predicate("isfinite", True, "True where an element is neither inf nor "
-                                "nan.")
+                                "nan.", "math")
 
 
 class SignBit(Function):

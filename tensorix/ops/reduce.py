@@ -72,6 +72,8 @@ def _upcast(x):
 
 # -- sum, mean, prod ---------------------------------------------------------------------------
 class Sum(Function):
+    _codes = "math"  # storage codes: on the values decoded to float32, encoded back
+
     @staticmethod
     def forward(ctx, a, dims, keepdim, dtype):
         ctx.shape, ctx.dims, ctx.keepdim = a._data.shape, dims, keepdim

@@ -47,6 +47,7 @@ def _tensor_list(tensors, op, empty_error=None):
 class Cat(Function):
     """Concatenate along ``dim``; a 1-d empty tensor among higher-dim ones is skipped (legacy
     PyTorch behaviour) and gets an empty gradient."""
+    _codes = "move"  # storage codes: runs on the codes (autograd/dispatch.py)
 
     @staticmethod
     def forward(ctx, dim, *tensors):
@@ -349,6 +350,8 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None) -> Ten
 
 # -- reordering ----------------------------------------------------------------------------------
 class Flip(Function):
+    _codes = "move"  # storage codes: runs on the codes (autograd/dispatch.py)
+
     @staticmethod
     def forward(ctx, a, dims):
         ctx.dims = dims
@@ -397,6 +400,8 @@ def flipud(input) -> Tensor:
 
 
 class Roll(Function):
+    _codes = "move"  # storage codes: runs on the codes (autograd/dispatch.py)
+
     @staticmethod
     def forward(ctx, a, shifts, dims):
         ctx.shifts, ctx.dims = shifts, dims
@@ -573,6 +578,8 @@ def pad(input, pad, mode="constant", value=None) -> Tensor:
 
 # -- triangles -----------------------------------------------------------------------------------
 class Tri(Function):
+    _codes = "move"  # storage codes: runs on the codes (autograd/dispatch.py)
+
     @staticmethod
     def forward(ctx, a, k, upper):
         ctx.k, ctx.upper = k, upper

@@ -13,7 +13,6 @@ from __future__ import annotations
 import numpy as np
 
 from .. import backend, kernels
-from .. import dtypes as dt
 from ..autograd.function import Function
 from ..autograd.grad_mode import is_grad_enabled
 from ..tensor import Tensor, _make
@@ -47,6 +46,7 @@ class _SoftmaxFamily(Function):
     form (stable), the output saved for a backward that needs only it."""
 
     log = False
+    _widen16 = True  # computed in float32, rounded once (autograd/dispatch.py)
 
     @classmethod
     def forward(cls, ctx, x, dim):
@@ -102,9 +102,7 @@ def _softmax_input(x, dtype, op):
         x = x.to(dtype)
     if x.dtype.category < 2:
         raise RuntimeError(f"{op}(): expected a floating point input, got {x.dtype.name}")
-    if x.dtype.low_precision or x.dtype is dt.float16:  # compute in fp32, round once
-        return x.to(dt.float32), x.dtype
-    return x, None
+    return x
 
 
 def softmax(input, dim=None, dtype=None) -> Tensor:
@@ -114,9 +112,8 @@ def softmax(input, dim=None, dtype=None) -> Tensor:
     Example: ``tensorix.softmax(tensorix.tensor([1., 2., 3.]), dim=0)`` is ``tensor([0.0900,
     0.2447, 0.6652])``.
     """
-    x, back = _softmax_input(input, dtype, "softmax")
-    out = Softmax.apply(x, _softmax_dim(x, dim, "softmax"))
-    return out if back is None else out.to(back)
+    x = _softmax_input(input, dtype, "softmax")
+    return Softmax.apply(x, _softmax_dim(x, dim, "softmax"))
 
 
 def softmin(input, dim=None, dtype=None) -> Tensor:
@@ -130,9 +127,8 @@ def log_softmax(input, dim=None, dtype=None) -> Tensor:
     max)))``. Shapes: same as the input.
     Example: ``tensorix.log_softmax(tensorix.tensor([0., 0.]), 0)`` is ``tensor([-0.6931,
     -0.6931])``."""
-    x, back = _softmax_input(input, dtype, "log_softmax")
-    out = LogSoftmax.apply(x, _softmax_dim(x, dim, "log_softmax"))
-    return out if back is None else out.to(back)
+    x = _softmax_input(input, dtype, "log_softmax")
+    return LogSoftmax.apply(x, _softmax_dim(x, dim, "log_softmax"))
 
 
 def gumbel_softmax(logits, tau=1.0, hard=False, eps=1e-10, dim=-1, generator=None) -> Tensor:

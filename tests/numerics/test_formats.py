@@ -66,6 +66,21 @@ def test_aliases_resolve():
         nx.get_format("fp7")
 
 
+def test_formats_are_declared_once_on_the_dtypes():
+    from tensorix import _codec, formats
+
+    lowp = [d for d in tx.dtypes.ALL if d.format is not None]
+    assert sorted(f.name for f in nx.FORMATS.values()) == sorted(d.format.name for d in lowp)
+    for d in lowp:  # one object: the dtype's declaration is the format everything uses
+        f = d.format
+        assert nx.FORMATS[f.name] is f and f.tx_dtype is d and nx.get_format(d) is f
+        assert nx.get_format(d.name) is f and nx.get_format(f"e{f.ebits}m{f.mbits}") is f
+        assert _codec.format_of(d) is (f if d.low_precision else None)
+    assert not hasattr(formats, "_ALIASES")
+    assert tx.float8_e4m3fn.format.max == 448.0 and not tx.float6_e2m3fn.format.has_nan
+    assert tx.float32.format is None and nx.get_format("half") is tx.float16.format
+
+
 def test_t11_e4m3():
     assert enc([448, 464], "e4m3") == [0x7E, 0x7E]
     assert enc([464], "e4m3", saturate=True) == [0x7E]

@@ -17,13 +17,14 @@ def t(rng, shape, rg=True):
 
 
 def _conv_as_policy_gemm(x, w, b, pol, padding):
-    """conv2d written out: unfold, then one policy linear (N*L, C*K) x (O, C*K)^T + bias."""
+    """conv2d written out: unfold, one policy GEMM (N*L, C*K) x (O, C*K)^T rounded to the
+    policy's output, then the bias in float32."""
     n, o = x.shape[0], w.shape[0]
     cols = F.unfold(x, w.shape[2:], padding=padding)  # (N, C*K, L)
     ck = cols.shape[1]
-    y = nx.linear(cols.transpose(1, 2).reshape(-1, ck), w.reshape(o, ck), b, pol)
+    y = nx.linear(cols.transpose(1, 2).reshape(-1, ck), w.reshape(o, ck), None, pol)
     side = x.shape[2] + 2 * padding - w.shape[2] + 1
-    return y.reshape(n, side, side, o).permute(0, 3, 1, 2)
+    return y.reshape(n, side, side, o).permute(0, 3, 1, 2) + b.reshape(o, 1, 1)
 
 
 @pytest.mark.parametrize("pol", [nx.Policy("mxfp8", out="bf16", grad="mxfp8_e5m2"),
@@ -91,40 +92,57 @@ class Net(nn.Module):
         return self.head(self.body(self.conv(x)))
 
 
-def test_convert_to_policy_keeps_parameters_and_follows_autocast():
+def test_convert_to_policy_keeps_classes_and_parameters():
     tx.manual_seed(0)
     model = Net()
     ref = Net()
     ref.load_state_dict(model.state_dict())
     params = [id(p) for p in model.parameters()]
     keys = list(model.state_dict())
-    out = nx.convert_to_policy(model, skip=lambda name, m: name == "head")
+    out = nx.convert_to_policy(model, "mxfp8", skip=lambda name, m: name == "head")
     assert out is model and [id(p) for p in model.parameters()] == params
     assert list(model.state_dict()) == keys
-    assert type(model.conv) is nx.Conv2d and type(model.body[1]) is nx.Linear
-    assert type(model.head) is nn.Linear and isinstance(model.conv, nn.Conv2d)
-    assert "policy=None" in repr(model.conv)
+    # no class swapping: the layers stay nn's
+    assert type(model.conv) is nn.Conv2d and type(model.body[1]) is nn.Linear
+    assert type(model.head) is nn.Linear
     x = tx.randn(2, 2, 4, 4)
-    assert np.array_equal(model(x).detach().numpy(), ref(x).detach().numpy())  # no autocast
-    with nx.autocast("mxfp8"):
-        y = model(x)
-        h = nx.conv2d(F.pad(x, [1, 1, 1, 1], mode="reflect"), ref.conv.weight, ref.conv.bias)
-        h = F.gelu(nx.linear(h.flatten(1), ref.body[1].weight, ref.body[1].bias))
-        want = ref.head(h)  # skipped: plain float32
+    y = model(x)
+    h = nx.conv2d(F.pad(x, [1, 1, 1, 1], mode="reflect"), ref.conv.weight, ref.conv.bias,
+                  policy="mxfp8")
+    h = F.gelu(nx.linear(h.flatten(1), ref.body[1].weight, ref.body[1].bias, "mxfp8"))
+    want = ref.head(h)  # skipped: plain float32
     assert np.array_equal(y.detach().numpy(), want.detach().numpy())
     y.sum().backward()
     assert all(p.grad is not None for p in model.parameters())
-    # a fixed policy wins over autocast; it is validated when set
-    nx.convert_to_policy(model, policy="bf16")
-    assert model.head.policy == "bf16" and type(model.head) is nx.Linear
-    h = tx.randn(2, 16)
+    # skipped layers stay full precision under autocast too; converting again replaces
     with nx.autocast("nvfp4"):
+        z = model.head(h).detach().numpy()
+    assert np.array_equal(z, ref.head(h).detach().numpy())
+    nx.convert_to_policy(model, policy="bf16")
+    with nx.autocast("nvfp4"):  # a layer's own policy wins over autocast
         z = model.head(h).detach().numpy()
     head = model.head
     assert np.array_equal(z, nx.linear(h, head.weight, head.bias, "bf16").detach().numpy())
     assert not np.array_equal(z, nx.linear(h, head.weight, head.bias, "nvfp4").detach().numpy())
     with pytest.raises(ValueError, match=r"convert_to_policy\(\): unknown policy 'fp5'"):
         nx.convert_to_policy(model, policy="fp5")
+
+
+def test_autocast_reaches_plain_nn_layers():
+    # the regression: before the dispatcher's GEMM hook, a plain nn model ran in float32
+    # inside autocast, whatever the policy
+    tx.manual_seed(0)
+    model = Net()
+    x = tx.randn(2, 2, 4, 4)
+    with nx.autocast("mxfp8"):
+        y = model(x).detach().numpy()
+    conv, lin, head = model.conv, model.body[1], model.head
+    h = nx.conv2d(F.pad(x, [1, 1, 1, 1], mode="reflect"), conv.weight, conv.bias,
+                  policy="mxfp8")
+    h = F.gelu(nx.linear(h.flatten(1), lin.weight, lin.bias, "mxfp8"))
+    want = nx.linear(h, head.weight, head.bias, "mxfp8").detach().numpy()
+    assert np.array_equal(y, want)
+    assert not np.allclose(y, model(x).detach().numpy(), rtol=1e-4, atol=1e-4)
 
 
 def test_policy_layers_built_directly():
@@ -150,3 +168,24 @@ def test_explicit_full_precision_wins_over_autocast_for_stacked_inputs():
     exact = (x @ w.mT).numpy()
     assert np.allclose(y, exact, rtol=1e-6, atol=1e-6)
     assert not np.allclose(y4, exact, rtol=1e-2, atol=1e-2)
+
+
+def test_converted_model_deep_copies_and_runs_in_threads():
+    import copy
+    import threading
+
+    tx.manual_seed(2)
+    model = nx.convert_to_policy(Net(), "bf16")
+    twin = copy.deepcopy(model)
+    x = tx.randn(2, 2, 4, 4)
+    want = model(x).detach().numpy()
+    assert np.array_equal(twin(x).detach().numpy(), want)
+    got = []
+    threads = [threading.Thread(target=lambda: got.append(model(x).detach().numpy()))
+               for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(got) == 4 and all(np.array_equal(g, want) for g in got)
+    assert tx.autograd.grad_mode.modes.state.gemm is None  # nothing left installed

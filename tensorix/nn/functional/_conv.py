@@ -109,16 +109,16 @@ def _same_padding(kernel, dilation, stride, op):
     return tuple(t // 2 for t in total), None
 
 
-def _conv(x, weight, bias, stride, padding, dilation, groups, nd, op, matmul=None):
-    """The convolution as one im2col GEMM per group; ``matmul(w, cols)`` replaces ``w @ cols``
-    where given (numerics computes it under a precision policy: the reduction axis is
-    ``C/G * prod(kernel)``, as in an implicit-GEMM tensor-core convolution)."""
+def _conv(x, weight, bias, stride, padding, dilation, groups, nd, op):
+    """The convolution as one im2col GEMM per group (a precision policy reaches it through
+    MatMul's dispatch rule: the reduction axis is ``C/G * prod(kernel)``, as in an
+    implicit-GEMM tensor-core convolution)."""
     from ...ops.shape import pad as pad_op
 
     if x.ndim != nd + 2:
         if x.ndim == nd + 1:  # unbatched input, as PyTorch allows
             return _conv(x.unsqueeze(0), weight, bias, stride, padding, dilation, groups, nd,
-                         op, matmul).squeeze(0)
+                         op).squeeze(0)
         raise RuntimeError(f"{op}(): expected a {nd + 1}D (unbatched) or {nd + 2}D (batched) "
                            f"input, got input of shape {list(x.shape)}")
     same_device(op, x, weight, bias)
@@ -167,7 +167,7 @@ def _conv(x, weight, bias, stride, padding, dilation, groups, nd, op, matmul=Non
     perm = (1, *range(2, 2 + nd), 0, *range(2 + nd, 2 + 2 * nd))
     cols = cols.permute(perm).reshape(groups, cg * k, n * length)
     w = weight.reshape(groups, o // groups, cg * k)
-    out = w @ cols if matmul is None else matmul(w, cols)
+    out = w @ cols
     out = out.reshape(o, n, *sizes).transpose(0, 1)  # (G, O/G, N*L) -> (N, O, *O)
     if bias is not None:
         out = out + bias.reshape(o, *([1] * nd))

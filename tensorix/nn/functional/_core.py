@@ -22,6 +22,14 @@ __all__ = ["linear", "bilinear", "nll_loss", "cross_entropy", "dropout", "embedd
 
 class Linear(Function):
     @staticmethod
+    def _gemm(matmul, x, w, b):
+        """Under a GEMM policy (autograd/dispatch.py): one (B*T, in) GEMM for stacked inputs,
+        so MX blocks and tensor scales see the rows as one matrix; the bias is added in the
+        accumulator, before the policy rounds the output."""
+        y = matmul(x.reshape(-1, x.shape[-1]), w.mT, b)
+        return y.reshape(*x.shape[:-1], y.shape[-1])
+
+    @staticmethod
     def forward(ctx, x, w, b):
         ctx.save_for_backward(x, w)
         xd = x._data

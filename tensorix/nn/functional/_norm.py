@@ -97,15 +97,9 @@ def _fused_backward(fused, g, x, weight, mu, rstd, axes, needs):
     return (_make(dx) if nx else None), gw, gb, None, None
 
 
-def _is_half(x):
-    return x.dtype.low_precision or x.dtype is dt.float16
-
-
-def _f32(t):
-    return None if t is None else t.to(dt.float32)
-
-
 class LayerNorm(Function):
+    _widen16 = True  # computed in float32, rounded once (autograd/dispatch.py)
+
     @staticmethod
     def forward(ctx, x, weight, bias, nd, eps):
         axes = tuple(range(x._data.ndim - nd, x._data.ndim))
@@ -160,14 +154,13 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5) -> Ten
             raise RuntimeError(f"layer_norm(): expected {name} of shape {list(shape)}, got "
                                f"{list(t.shape)}")
     same_device("layer_norm", input, weight, bias)
-    if _is_half(input):
-        return LayerNorm.apply(input.to(dt.float32), _f32(weight), _f32(bias), len(shape),
-                               eps).to(input.dtype)
     return LayerNorm.apply(input, weight, bias, len(shape), eps)
 
 
 class BatchNorm(Function):
     """Training-mode batch norm over every dim but 1; updates the running stats in place."""
+
+    _widen16 = (0, 1, 2)  # input, weight, bias in float32; the running stats are written as are
 
     @staticmethod
     def forward(ctx, x, weight, bias, running_mean, running_var, momentum, eps):
@@ -254,9 +247,6 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     if _per_channel_size(input) <= 1:
         raise ValueError(f"Expected more than 1 value per channel when training, got input "
                          f"size {list(input.shape)}")
-    if _is_half(input):
-        return BatchNorm.apply(input.to(dt.float32), _f32(weight), _f32(bias), running_mean,
-                               running_var, momentum, eps).to(input.dtype)
     return BatchNorm.apply(input, weight, bias, running_mean, running_var, momentum, eps)
 
 
@@ -341,7 +331,8 @@ def rms_norm(input, normalized_shape, weight=None, eps=None) -> Tensor:
     if weight is not None and tuple(weight.shape) != shape:
         raise RuntimeError(f"rms_norm(): expected weight of shape {list(shape)}, got "
                            f"{list(weight.shape)}")
-    x = input.to(dt.float32) if _is_half(input) else input
+    # a composite: low-precision inputs compute in float32 here (primitives declare _widen16)
+    x = input.to(dt.float32) if input.dtype.low_precision or input.dtype is dt.float16 else input
     if eps is None:
         eps = float(dt.finfo(input.dtype).eps)
     axes = tuple(range(x.ndim - len(shape), x.ndim))

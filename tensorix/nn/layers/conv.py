@@ -115,9 +115,8 @@ class _Conv(_ConvNd):
         super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation,
                          False, 0, groups, bias, padding_mode, device, dtype)
 
-    def _conv_forward(self, input, weight, bias, conv=None):
-        # conv: a replacement for F.convNd with its signature (numerics' policy convolution)
-        fn = conv or (F.conv1d, F.conv2d, F.conv3d)[self._nd - 1]
+    def _conv_forward(self, input, weight, bias):
+        fn = (F.conv1d, F.conv2d, F.conv3d)[self._nd - 1]
         if self.padding_mode != "zeros":
             input = pad(input, self._reversed_padding_repeated_twice, mode=self.padding_mode)
             return fn(input, weight, bias, self.stride, 0, self.dilation, self.groups)
