@@ -16,6 +16,18 @@ from . import dtypes as _dt
 
 __all__ = ["Tensor", "Size"]
 
+# Turning Python data (nested lists, scalars, foreign arrays) into storage is the creation ops'
+# work, a layer up; ops/creation.py hands its converter and unpickler down with
+# register_creation() as it loads (``import tensorix`` loads it), so the facade imports nothing
+# above itself.
+_CREATION: dict = {}
+
+
+def register_creation(to_array, rebuild) -> None:
+    """Install the converter ``to_array(data, dtype) -> array`` behind ``Tensor(data)`` and the
+    unpickler ``rebuild`` that ``Tensor.__reduce__`` names (both from ops/creation.py)."""
+    _CREATION.update(to_array=to_array, rebuild=rebuild)
+
 
 class Size(tuple):
     """The shape of a tensor: a tuple with ``numel()`` (like ``torch.Size``)."""
@@ -49,9 +61,7 @@ class Tensor:
     __array_priority__ = 1000  # make numpy defer to our reflected operators
 
     def __init__(self, data, dtype=None, requires_grad=False):
-        from .ops.creation import _to_array
-
-        arr = _to_array(data, dtype)
+        arr = _CREATION["to_array"](data, dtype)
         _init(self, arr, _dt.from_numpy_dtype(arr.dtype))
         if requires_grad:
             self.requires_grad_(True)
@@ -308,10 +318,8 @@ class Tensor:
         return new
 
     def __reduce__(self):
-        from .ops.creation import _rebuild
-
         kinds = tuple(name for name, (test, _) in TENSOR_KINDS.items() if test(self))
-        return (_rebuild, (self.__array__().copy(), self._dtype.name, self._rg,
+        return (_CREATION["rebuild"], (self.__array__().copy(), self._dtype.name, self._rg,
                            str(self.device), kinds))
 
     def __len__(self):

@@ -21,7 +21,7 @@ def rng():
 
 # Tests that take ``device`` run once per device: 'cpu' and 'cuda' (the cuda case marked
 # ``cuda``). Where CuPy sees a GPU the cuda case runs on it; elsewhere it runs on the CuPy
-# stand-in (tensorix/testing/fakecupy.py: host memory, CuPy's rules), so CI checks the device
+# stand-in (tensorix/fakecupy/: host memory, CuPy's rules), so CI checks the device
 # plumbing without a GPU. TENSORIX_TEST_DEVICE=cuda (or cpu) keeps only that one, as
 # scripts/gpu_check.sh does on the GPU machine (with -m cuda).
 DEVICES = [d for d in ("cpu", "cuda") if os.environ.get("TENSORIX_TEST_DEVICE", d) == d]

@@ -1,4 +1,4 @@
-"""The CuPy stand-in (tensorix/testing/fakecupy.py): the CuPy rules it enforces, its counters,
+"""The CuPy stand-in (tensorix/fakecupy/): the CuPy rules it enforces, its counters,
 its runtime, and the backend hook that puts it under the device "cuda"."""
 
 import os
@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 import tensorix as tx
-from tensorix import backend, kernels
-from tensorix.testing import fakecupy, fakecupy_api
-from tensorix.testing.fakecupy import cupy as cp
+from tensorix import backend, fakecupy, kernels
+from tensorix.fakecupy import api as fakecupy_api
+from tensorix.fakecupy import cupy as cp
 
 IMPLICIT = "Implicit conversion to a NumPy array is not allowed"
 REFUSED = "called on a device array"
@@ -209,7 +209,7 @@ def test_environment_switch_runs_cuda_on_the_stand_in():
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
                          timeout=120, cwd=os.path.dirname(os.path.dirname(__file__)))
     assert out.returncode == 0, out.stderr[-2000:]
-    assert out.stdout.split() == ["tensorix.testing.fakecupy", "cuda:0", "False"]
+    assert out.stdout.split() == ["tensorix.fakecupy", "cuda:0", "False"]
 
 
 STORAGE_ONLY = ("float8_e4m3fn", "float8_e5m2", "float8_e8m0fnu", "float6_e3m2fn",
