@@ -25,6 +25,7 @@ import warnings
 
 from .. import dtypes
 from ..backend import cuda_available
+from ..tensor import Tensor
 
 __all__ = ["autocast", "is_autocast_available", "is_autocast_enabled", "get_autocast_dtype",
            "custom_fwd", "custom_bwd"]
@@ -140,8 +141,6 @@ def custom_fwd(fwd=None, *, device_type, cast_inputs=None):
     def wrapper(*args, **kwargs):
         if cast_inputs is None or not is_autocast_enabled(device_type):
             return fwd(*args, **kwargs)
-        from ..tensor import Tensor
-
         def cast(v):
             return v.to(cast_inputs) if isinstance(v, Tensor) and v.is_floating_point() else v
 

@@ -19,6 +19,7 @@ import zlib
 import numpy as np
 
 from .. import backend as _backend
+from ..tensor import Tensor
 
 DEFAULT_TIMEOUT = datetime.timedelta(minutes=30)
 
@@ -344,8 +345,6 @@ class _Staged:
     as torch's in-place collectives do."""
 
     def __init__(self, t, op, arg):
-        from ..tensor import Tensor
-
         if not isinstance(t, Tensor):
             raise TypeError(f"{op}(): expected {arg} to be a tensorix.Tensor (got "
                             f"{type(t).__name__})")

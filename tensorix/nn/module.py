@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterator
 
 from .. import dtypes as dt
 from ..autograd.grad_mode import no_grad
+from ..backend import Device
 from ..tensor import Tensor
 from .parameter import Buffer, _mark, is_parameter
 
@@ -372,8 +373,6 @@ class Module:
     def to(self, *args, **kwargs):
         """Move/cast parameters and buffers: ``model.to(tensorix.float64)``,
         ``model.to('cuda')``. Only floating tensors change dtype, as in PyTorch."""
-        from ..backend import Device
-
         dtype = kwargs.get("dtype")
         device = kwargs.get("device")
         for a in args:

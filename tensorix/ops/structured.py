@@ -15,7 +15,7 @@ import numpy as np
 
 from .. import backend
 from .. import dtypes as dt
-from ..tensor import Tensor
+from ..tensor import Tensor, _make
 from ._common import check_tensor, lift, norm_dim
 from .inplace import CopySlices, apply_inplace
 from .movement import as_strided, diagonal, getitem
@@ -173,8 +173,6 @@ def _filled_diagonal(self, fill_value, wrap=False):
     xp = backend.array_module(self._data)
     mask = np.zeros(numel, dtype=bool)
     mask[[p for p in positions if p < numel]] = True
-    from ..tensor import _make
-
     mask = _make(xp.asarray(mask.reshape(shape)))
     return where(mask, lift(fill_value, self._dtype, self, "fill_diagonal_", "fill_value"),
                  self)

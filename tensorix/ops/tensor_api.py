@@ -16,6 +16,7 @@ import numpy as np
 
 from .. import backend
 from .. import dtypes as dt
+from ..autograd import engine
 from ..tensor import Tensor, _Handle, _make
 from ._common import check_tensor
 from .movement import as_strided, narrow, squeeze, swapaxes, t, transpose, unsqueeze
@@ -339,8 +340,6 @@ def _register_post_accumulate_grad_hook(self, hook):
     if self.grad_fn is not None:
         raise RuntimeError("register_post_accumulate_grad_hook(): post accumulate grad hooks "
                            "cannot be registered on non-leaf tensors")
-    from ..autograd import engine
-
     engine.POST_ACCUMULATE[0] = True
     hooks = getattr(self, "_post_acc_hooks", None)
     if hooks is None:

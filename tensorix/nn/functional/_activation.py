@@ -8,7 +8,9 @@ from __future__ import annotations
 from ...ops import activation as _act
 from ...ops import unary as _unary
 from ...ops._common import check_tensor
+from ...ops.creation import zeros_like
 from ...ops.pointwise import where
+from ...ops.random import rand
 from ...tensor import Tensor
 
 __all__ = ["relu", "relu_", "threshold", "threshold_", "prelu", "rrelu", "rrelu_", "glu",
@@ -69,8 +71,6 @@ def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False,
     U(lower, upper); in evaluation the slope is ``(lower + upper) / 2``."""
     if not training:
         return _act.leaky_relu(input, (lower + upper) / 2, inplace)
-    from ...ops.random import rand
-
     def fn(x):
         slope = rand(*x.shape, generator=generator, dtype=x.dtype, device=x.device)
         slope = slope * (upper - lower) + lower
@@ -114,7 +114,6 @@ def softshrink(input, lambd=0.5) -> Tensor:
 def gumbel_softmax(logits, tau=1.0, hard=False, eps=1e-10, dim=-1, generator=None) -> Tensor:
     """Sample from the Gumbel-softmax distribution; with ``hard`` the one-hot of the argmax,
     with the soft sample's gradient (straight-through)."""
-    from ...ops.random import rand
     from ._core import softmax
 
     check_tensor(logits, "gumbel_softmax", "logits")
@@ -124,8 +123,6 @@ def gumbel_softmax(logits, tau=1.0, hard=False, eps=1e-10, dim=-1, generator=Non
     if not hard:
         return soft
     index = soft.argmax(dim, keepdim=True)
-    from ...ops.creation import zeros_like
-
     one = zeros_like(logits).scatter(dim, index, 1.0)
     return one - soft.detach() + soft
 

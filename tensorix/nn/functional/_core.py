@@ -15,6 +15,8 @@ from ... import dtypes as dt
 from ...autograd.function import Function
 from ...autograd.grad_mode import is_grad_enabled
 from ...ops._common import check_same_dtype, check_tensor, norm_dim, same_device
+from ...ops.einsum import einsum
+from ...ops.random import _gen, rand
 from ...tensor import Tensor, _make
 
 __all__ = ["linear", "bilinear", "softmax", "log_softmax", "softmin", "nll_loss", "cross_entropy",
@@ -86,8 +88,6 @@ def bilinear(input1, input2, weight, bias=None) -> Tensor:
 
     Shapes: input1 (*, in1), input2 (*, in2), weight (out, in1, in2), bias (out,) -> (*, out).
     """
-    from ...ops.einsum import einsum
-
     check_tensor(input1, "bilinear", "input1")
     check_tensor(input2, "bilinear", "input2")
     if weight.ndim != 3 or input1.shape[-1] != weight.shape[1] or \
@@ -348,8 +348,6 @@ def dropout(input, p=0.5, training=True, inplace=False, generator=None) -> Tenso
         return input
     if p == 1.0:
         return input * 0
-    from ...ops.random import _gen, rand
-
     fused = kernels.lookup("dropout_mask", input.device, input.dtype)
     if fused is not None:  # the mask from one 64-bit seed of the device's generator
         seed = int(_gen(generator, "dropout", input.device).integers(0, 1 << 63))

@@ -14,8 +14,10 @@ import numpy as np
 
 from ... import backend
 from ...autograd.function import Function
+from ...autograd.grad_mode import no_grad
 from ...ops._common import check_tensor
 from ...ops.activation import logsigmoid, softplus
+from ...ops.creation import arange
 from ...ops.pointwise import where
 from ...tensor import Tensor
 from ._core import _check_reduction
@@ -308,8 +310,6 @@ def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"
     (+ ``0.5 log(2 pi)`` with ``full``); ``var`` is clamped to ``eps`` without cutting its
     gradient (as PyTorch). ``var`` may be shaped like input, lack its last dim, or have 1 there.
     """
-    from ...autograd.grad_mode import no_grad
-
     _check_reduction(reduction, "gaussian_nll_loss")
     if isinstance(var, (int, float)):
         from ...ops.creation import full_like
@@ -358,8 +358,6 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None,
                            reduction="mean") -> Tensor:
     """Multi-class multi-label hinge loss: target rows hold class indices, ended by the first
     -1; ``sum_{j in y, i not in y} max(0, 1 - (x[j] - x[i])) / C``."""
-    from ...ops.creation import arange
-
     reduction = _legacy(size_average, reduce, reduction)
     _check_reduction(reduction, "multilabel_margin_loss")
     squeeze = input.ndim == 1
@@ -385,8 +383,6 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
                       reduce=None, reduction="mean") -> Tensor:
     """Multi-class hinge loss ``sum_{i != y} max(0, margin - x[y] + x[i])**p / C``
     (scaled by ``weight[y]``). Shapes: input (N, C) or (C,), target (N,) or ()."""
-    from ...ops.creation import arange
-
     reduction = _legacy(size_average, reduce, reduction)
     _check_reduction(reduction, "multi_margin_loss")
     if p not in (1, 2):

@@ -15,6 +15,7 @@ from ... import dtypes as dt
 from ...autograd.function import Function
 from ...autograd.grad_mode import is_grad_enabled
 from ...ops._common import check_tensor, same_device
+from ...ops.shape import pad
 from ...tensor import Tensor, _make
 
 __all__ = ["layer_norm", "batch_norm", "group_norm", "instance_norm", "rms_norm",
@@ -356,7 +357,6 @@ def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0) -> Tensor:
 
     Shapes: input (N, C, *) with at least 3 dims.
     """
-    from ...ops.shape import pad
     from ._pool import avg_pool2d, avg_pool3d
 
     check_tensor(input, "local_response_norm")
