@@ -86,6 +86,13 @@ class Tensor:
         return backend.get_device(self._data)
 
     @property
+    def xp(self):
+        """The array module of this tensor's storage: ``numpy``, or ``cupy`` for a CUDA tensor.
+
+        Example: ``x.xp.exp(x._data)`` computes on the tensor's own device."""
+        return backend.array_module(self._data)
+
+    @property
     def is_cuda(self) -> bool:
         return self.device.type == "cuda"
 

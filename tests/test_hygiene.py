@@ -76,3 +76,29 @@ def test_the_layering_check_sees_upward_imports_and_cycles():
             Import("tensorix.ops.b", "tensorix.ops.a", 1, False)]
     assert cycles(loop) == [["tensorix.ops.a", "tensorix.ops.b"]]
     assert cycles(loop[:1]) == []
+
+
+def test_the_tensor_stub_is_current():
+    """tensorix/tensor.pyi lists every Tensor method that ops/__init__ installs (a fresh
+    interpreter: what ``import tensorix`` gives); regenerate with
+    ``python -m tensorix.testing.gen_stubs``."""
+    r = subprocess.run([sys.executable, "-m", "tensorix.testing.gen_stubs", "--check"],
+                       capture_output=True, text=True, cwd=ROOT)
+    assert r.returncode == 0, r.stderr
+
+
+def test_the_tensor_stub_names_every_installed_method(monkeypatch):
+    """The stub is rendered from the installed class: a method added to Tensor shows up with
+    its signature and first doc line (so a stale file differs from it)."""
+    import tensorix as tx
+    from tensorix.testing import gen_stubs
+
+    def frobnicate(self, k: int, *, scale=2.0) -> tx.Tensor:
+        """Scale by ``k``. More text that the stub leaves out."""
+
+    monkeypatch.setattr(tx.Tensor, "frobnicate", frobnicate, raising=False)
+    text = gen_stubs.render()
+    assert ('    def frobnicate(self, k, *, scale=...) -> Tensor:\n'
+            '        """Scale by ``k``."""') in text
+    for name in ("matmul", "sum", "__add__", "xp", "backward", "grad"):
+        assert f"def {name}(" in text or f"    {name}: Any" in text, name

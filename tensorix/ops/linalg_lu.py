@@ -41,10 +41,6 @@ TriangularSolveResult = namedtuple("TriangularSolveResult", ["solution", "cloned
 GeqrfResult = namedtuple("GeqrfResult", ["a", "tau"])
 
 
-def _xp(t):
-    return backend.array_module(t._data)
-
-
 # -- LU ---------------------------------------------------------------------------------------
 def lu_kernel(a):
     """LU with partial pivoting of an xp array ``(..., m, n)``: ``(LU, pivots)``."""
@@ -130,14 +126,14 @@ class LUFactor(Function):
         m, n = packed.shape[-2], packed.shape[-1]
         k = min(m, n)
         low, up = _unpack(packed, k)
-        p = _make(_permutation(piv._data, m, _xp(piv)).astype(packed._data.dtype))
+        p = _make(_permutation(piv._data, m, piv.xp).astype(packed._data.dtype))
         gl, gu = tril(g[..., :, :k], -1), triu(g[..., :k, :])
         return lu_backward(gl, gu, p, low, up)
 
 
 def _lu_info(packed):
     """LAPACK's info per matrix: 0, or the 1-based index of the first zero on U's diagonal."""
-    xp = _xp(packed)
+    xp = packed.xp
     zero = xp.diagonal(packed._data, axis1=-2, axis2=-1) == 0
     return _make(xp.where(zero.any(-1), xp.argmax(zero, -1) + 1, 0).astype(np.int32))
 
@@ -200,7 +196,7 @@ def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True) -> LURes
         raise RuntimeError(f"lu_unpack: LU_pivots must be an integer tensor of shape "
                            f"{list(LU_data.shape[:-2]) + [k]}, got {LU_pivots._dtype.name} of "
                            f"shape {list(LU_pivots.shape)}")
-    xp = _xp(LU_data)
+    xp = LU_data.xp
     empty = _make(xp.empty((0,), dtype=LU_data._data.dtype))
     low = up = p = empty
     if unpack_data:
@@ -368,7 +364,7 @@ def triangular_solve(b, A, upper=True, transpose=False, unitriangular=False):
 class Geqrf(Function):
     @staticmethod
     def forward(ctx, a):
-        xp = _xp(a)
+        xp = a.xp
         h, tau = xp.linalg.qr(a._data, mode="raw")  # h is LAPACK's a, transposed
         return xp.ascontiguousarray(xp.swapaxes(h, -1, -2)), tau
 
@@ -482,7 +478,7 @@ def svd(A, some=True, compute_uv=True) -> SVDLegacy:
     matrices of shapes ``(m, m)`` and ``(n, n)``, as in PyTorch."""
     check_matrix(A, "svd")
     if not compute_uv:
-        xp = _xp(A)
+        xp = A.xp
         m, n = A.shape[-2], A.shape[-1]
         batch = tuple(A.shape[:-2])
         zeros_u = _make(xp.zeros(batch + (m, m), dtype=A._data.dtype))

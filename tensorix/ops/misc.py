@@ -14,7 +14,6 @@ from collections import namedtuple
 
 import numpy as np
 
-from .. import backend
 from .. import dtypes as dt
 from ..autograd.function import Function
 from ..backend import quiet
@@ -28,10 +27,6 @@ __all__ = ["addcmul", "addcdiv", "gcd", "lcm", "ldexp", "frexp", "nextafter", "p
            "hardshrink"]
 
 FrexpResult = namedtuple("FrexpResult", ["mantissa", "exponent"])
-
-
-def _xp(t):
-    return backend.array_module(t._data)
 
 
 def _three(op, input, tensor1, tensor2):
@@ -77,7 +72,7 @@ class _Raw(Function):
     @staticmethod
     def forward(ctx, fn, *args):
         with quiet():
-            return getattr(_xp(args[0]), fn)(*[a._data for a in args])
+            return getattr(args[0].xp, fn)(*[a._data for a in args])
 
 
 def _integral_pair(op, input, other):
@@ -128,7 +123,7 @@ def frexp(input) -> FrexpResult:
                            f"{input._dtype.name}")
     data = input._data
     wide = data.dtype if data.dtype.kind == "f" else np.float32  # bfloat16 and fp8 formats
-    m, e = _xp(input).frexp(data.astype(wide, copy=False))
+    m, e = input.xp.frexp(data.astype(wide, copy=False))
     return FrexpResult(_make(m.astype(data.dtype, copy=False), input._dtype),
                        _make(e.astype(np.int32, copy=False)))
 

@@ -28,10 +28,6 @@ __all__ = ["cat", "concat", "concatenate", "stack", "hstack", "vstack", "dstack"
            "atleast_3d"]
 
 
-def _xp(t):
-    return backend.array_module(t._data)
-
-
 def _tensor_list(tensors, op, empty_error=None):
     if isinstance(tensors, Tensor) or not isinstance(tensors, (tuple, list)):
         raise TypeError(f"{op}(): argument 'tensors' must be a sequence of Tensors, not "
@@ -352,7 +348,7 @@ class Flip(Function):
     @staticmethod
     def forward(ctx, a, dims):
         ctx.dims = dims
-        return _xp(a).ascontiguousarray(_xp(a).flip(a._data, dims))  # a copy, as in torch
+        return a.xp.ascontiguousarray(a.xp.flip(a._data, dims))  # a copy, as in torch
 
     @staticmethod
     def backward(ctx, g):
@@ -400,7 +396,7 @@ class Roll(Function):
     @staticmethod
     def forward(ctx, a, shifts, dims):
         ctx.shifts, ctx.dims = shifts, dims
-        return _xp(a).roll(a._data, shifts, axis=dims)
+        return a.xp.roll(a._data, shifts, axis=dims)
 
     @staticmethod
     def backward(ctx, g):
@@ -464,7 +460,7 @@ class ConstantPad(Function):
 
     @staticmethod
     def forward(ctx, a, pads, value):
-        xp = _xp(a)
+        xp = a.xp
         shape = tuple(s + b + e for s, (b, e) in zip(a._data.shape, pads))
         out = xp.full(shape, value._data, dtype=a._data.dtype)
         ctx.inner = tuple(slice(b, b + s) for s, (b, _) in zip(a._data.shape, pads))
@@ -576,7 +572,7 @@ class Tri(Function):
     @staticmethod
     def forward(ctx, a, k, upper):
         ctx.k, ctx.upper = k, upper
-        xp = _xp(a)
+        xp = a.xp
         return (xp.triu if upper else xp.tril)(a._data, k)
 
     @staticmethod

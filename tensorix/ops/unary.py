@@ -12,7 +12,6 @@ import math
 
 import numpy as np
 
-from .. import backend
 from .. import dtypes as dt
 from ..autograd.function import Function
 from ..backend import quiet
@@ -25,10 +24,6 @@ __all__ = ["conj", "abs", "absolute", "sqrt", "rsqrt", "square", "reciprocal", "
            "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "arcsin", "arccos", "arctan",
            "arcsinh", "arccosh", "arctanh", "erf", "erfc", "erfinv", "deg2rad", "rad2deg",
            "angle", "real", "imag"]
-
-
-def _xp(t):
-    return backend.array_module(t._data)
 
 
 _UINT = {2: np.uint16, 4: np.uint32, 8: np.uint64}  # same-size unsigned ints (bit views)
@@ -53,7 +48,7 @@ class _Math(Function):
     def forward(cls, ctx, a):
         ctx.save_for_backward(a)
         with quiet():
-            return getattr(_xp(a), cls.fn)(a._data)
+            return getattr(a.xp, cls.fn)(a._data)
 
 
 class _MathOut(Function):
@@ -64,7 +59,7 @@ class _MathOut(Function):
     @classmethod
     def forward(cls, ctx, a):
         with quiet():
-            out = _make(getattr(_xp(a), cls.fn)(a._data))
+            out = _make(getattr(a.xp, cls.fn)(a._data))
         ctx.save_for_backward(out)
         return out
 
@@ -72,7 +67,7 @@ class _MathOut(Function):
 class Conj(Function):
     @staticmethod
     def forward(ctx, a):
-        return _xp(a).conj(a._data)
+        return a.xp.conj(a._data)
 
     @staticmethod
     def backward(ctx, g):
@@ -101,7 +96,7 @@ class Rsqrt(Function):
     @staticmethod
     def forward(ctx, a):
         with quiet():
-            out = _make(1 / _xp(a).sqrt(a._data))
+            out = _make(1 / a.xp.sqrt(a._data))
         ctx.save_for_backward(out)
         return out
 
@@ -147,7 +142,7 @@ class Relu(Function):
             keep -= 1  # 0 for negatives, all bits set elsewhere
             out = _make(np.bitwise_and(d.view(u), keep, out=keep).view(d.dtype))
         else:
-            out = _make(_xp(a).where(d < 0, 0, d).astype(d.dtype, copy=False))
+            out = _make(a.xp.where(d < 0, 0, d).astype(d.dtype, copy=False))
         ctx.save_for_backward(out)
         return out
 
@@ -356,7 +351,7 @@ class Angle(Function):
     @staticmethod
     def forward(ctx, a):
         ctx.save_for_backward(a)
-        xp = _xp(a)
+        xp = a.xp
         if a._dtype.is_complex:
             return xp.angle(a._data)
         # PyTorch: nan stays nan, negative numbers give pi, everything else (-0.0 too) 0
