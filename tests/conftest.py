@@ -14,6 +14,27 @@ settings.register_profile("explore", deadline=None, max_examples=1000)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
+# Tests marked ``slow`` (exhaustive sweeps, minutes each) are skipped in the default run; run
+# them with ``--runslow`` or TENSORIX_RUN_SLOW=1 (``-m slow --runslow`` runs only them).
+def pytest_addoption(parser):
+    parser.addoption("--runslow", action="store_true", default=False,
+                     help="also run tests marked slow (or set TENSORIX_RUN_SLOW=1)")
+
+
+def run_slow(config) -> bool:
+    return config.getoption("--runslow") or os.environ.get("TENSORIX_RUN_SLOW", "") not in (
+        "", "0")
+
+
+def pytest_collection_modifyitems(config, items):
+    if run_slow(config):
+        return
+    skip = pytest.mark.skip(reason="slow: run with --runslow or TENSORIX_RUN_SLOW=1")
+    for item in items:
+        if "slow" in item.keywords:
+            item.add_marker(skip)
+
+
 @pytest.fixture
 def rng():
     return np.random.default_rng(1234)
