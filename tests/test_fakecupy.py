@@ -218,7 +218,7 @@ STORAGE_ONLY = ("float8_e4m3fn", "float8_e5m2", "float8_e8m0fnu", "float6_e3m2fn
 
 @pytest.mark.parametrize("name", STORAGE_ONLY)
 def test_storage_only_dtypes_are_refused_like_cupy(name):
-    # CuPy 14.2 has no fp8/fp6/fp4/E8M0 arrays (numerics spec R8): every way of making one
+    # CuPy 14.2 has no fp8/fp6/fp4/E8M0 arrays (docs/specs/numerics.md, R8): every way of making one
     # raises, so tensorix must keep those formats as uint8 codes on the device
     ml_dtypes = pytest.importorskip("ml_dtypes")
     fmt = np.dtype(getattr(ml_dtypes, name))

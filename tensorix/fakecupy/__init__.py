@@ -114,7 +114,7 @@ def _refused(dtype):
 def _unsupported_dtype(dtype):
     """CuPy 14 has no float8/float6/float4/E8M0 (nor object, nor other ml_dtypes) arrays: every
     way of making one (creation, asarray of such a host array, astype, view) raises this. Only
-    bfloat16 of ml_dtypes is a CuPy dtype (numerics spec R8 and section 8)."""
+    bfloat16 of ml_dtypes is a CuPy dtype (docs/specs/numerics.md, R8 and section 8)."""
     return ValueError(f"Unsupported dtype {dtype}")
 
 
