@@ -13,6 +13,7 @@ import numpy as np
 
 from . import backend
 from . import dtypes as _dt
+from ._repr import tensor_repr
 
 __all__ = ["Tensor", "Size"]
 
@@ -364,8 +365,6 @@ class Tensor:
         return id(self)
 
     def __repr__(self):
-        from ._repr import tensor_repr
-
         return tensor_repr(self)
 
     def __format__(self, spec):

@@ -25,6 +25,7 @@ import warnings
 
 from .. import dtypes
 from ..backend import cuda_available
+from ..numerics.policy import autocast as policy_autocast
 from ..tensor import Tensor
 
 __all__ = ["autocast", "is_autocast_available", "is_autocast_enabled", "get_autocast_dtype",
@@ -103,8 +104,6 @@ class autocast:  # noqa: N801 - torch's name; a context manager and a decorator
         self._policy_cm = None
 
     def __enter__(self):
-        from ..numerics.policy import autocast as policy_autocast
-
         self._policy_cm = policy_autocast(_POLICY.get(self.fast_dtype, "fp32"),
                                           enabled=self._enabled)
         self._policy_cm.__enter__()

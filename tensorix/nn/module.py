@@ -14,7 +14,7 @@ from .. import dtypes as dt
 from ..autograd.grad_mode import no_grad
 from ..backend import Device
 from ..tensor import Tensor
-from .parameter import Buffer, _mark, is_parameter
+from .parameter import Buffer, Parameter, _mark, is_parameter
 
 __all__ = ["Module"]
 
@@ -314,8 +314,6 @@ class Module:
         return _IncompatibleKeys(missing, unexpected)
 
     def _assign(self, key, target, src):
-        from .parameter import Parameter
-
         path, _, name = key.rpartition(".")
         mod = self.get_submodule(path)
         if name in mod._parameters:

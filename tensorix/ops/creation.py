@@ -18,6 +18,7 @@ from .. import _codec, backend
 from .. import dtypes as dt
 from ..autograd.function import Function
 from ..tensor import Size, Tensor, _copy_kinds, _make, register_creation
+from .unary import cos, imag, real, sin
 
 __all__ = ["tensor", "as_tensor", "asarray", "from_numpy", "from_dlpack", "zeros", "ones",
            "full", "empty", "zeros_like", "ones_like", "full_like", "empty_like", "arange",
@@ -591,8 +592,6 @@ class Complex(Function):
 
     @staticmethod
     def backward(ctx, g):
-        from .unary import imag, real
-
         return real(g), imag(g)
 
 
@@ -623,8 +622,6 @@ def polar(abs, angle) -> Tensor:  # noqa: A002 - torch's argument name
     Example: ``tensorix.polar(tensorix.tensor([2.]), tensorix.tensor([0.]))`` is
     ``tensor([2.+0.j])``.
     """
-    from .unary import cos, sin
-
     _parts(abs, angle, "polar", ("abs", "angle"))
     return Complex.apply(abs * cos(angle), abs * sin(angle))
 

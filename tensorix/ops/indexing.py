@@ -21,6 +21,7 @@ from . import inplace
 from ._along import _full_index
 from ._common import check_tensor, lift, norm_dim, same_device
 from .movement import GetItem, getitem, parse_index
+from .pointwise import where
 
 __all__ = ["gather", "scatter", "scatter_add", "scatter_reduce", "index_select", "index_add",
            "index_copy", "index_fill", "index_put", "masked_fill", "masked_scatter",
@@ -330,8 +331,6 @@ _SR_GRADS = {"sum": _sr_sum, "mean": _sr_mean, "prod": _sr_prod, "amax": _sr_min
 
 
 def _where(cond, a, b):
-    from .pointwise import where
-
     return where(cond, a, b)
 
 

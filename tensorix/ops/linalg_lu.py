@@ -25,6 +25,7 @@ from ..autograd.function import Function
 from ..tensor import Tensor, _make
 from . import linalg_decomp as _decomp
 from ._common import check_tensor
+from .creation import eye
 from .linalg_decomp import _same_dtype, check_matrix, solve_triangular, tril, triu
 from .shape import cat
 
@@ -81,8 +82,6 @@ def _permutation(pivots, m, xp):
 
 def _unpack(lu_, k):
     """Unit-lower L (..., m, k) and upper U (..., k, n) from packed LU (differentiable)."""
-    from .creation import eye
-
     m = lu_.shape[-2]
     low = tril(lu_[..., :, :k], -1) + eye(m, k, dtype=lu_.dtype, device=lu_.device)
     return low, triu(lu_[..., :k, :])
@@ -337,8 +336,6 @@ def cholesky_inverse(L, upper=False) -> Tensor:
     """``(L L^H)^-1`` from a Cholesky factor ``L`` (``(U^H U)^-1`` with ``upper=True``);
     only that triangle is read. Example: ``tensorix.cholesky_inverse(tensorix.linalg.
     cholesky(A))`` equals ``tensorix.linalg.inv(A)``."""
-    from .creation import eye
-
     check_matrix(L, "cholesky_inverse", "input", square=True)
     ident = eye(L.shape[-1], dtype=L.dtype, device=L.device)
     if upper:
@@ -394,8 +391,6 @@ def _reflect(x, v, t, side):
 
 
 def _householder_vectors(a, k):
-    from .creation import eye
-
     m = a.shape[-2]
     return tril(a[..., :, :k], -1) + eye(m, k, dtype=a.dtype, device=a.device)
 
@@ -418,8 +413,6 @@ def householder_product(A, tau) -> Tensor:
     if tau.ndim != A.ndim - 1 or k > n or tuple(tau.shape[:-1]) != tuple(A.shape[:-2]):
         raise RuntimeError(f"{op}: tau must have shape {list(A.shape[:-2])} + [k] with k <= "
                            f"input.shape[-1] = {n}, got {list(tau.shape)}")
-    from .creation import eye
-
     vecs = _householder_vectors(A, k)
     q = eye(m, n, dtype=A.dtype, device=A.device).expand(tuple(A.shape))
     for i in reversed(range(k)):

@@ -20,7 +20,8 @@ from ..backend import quiet
 from ..tensor import Tensor, _make
 from ._common import check_tensor, promote
 from .elementwise import float_power
-from .unary import exp2
+from .inplace import apply_inplace
+from .unary import conj, exp2
 
 __all__ = ["addcmul", "addcdiv", "gcd", "lcm", "ldexp", "frexp", "nextafter", "positive",
            "conj_physical", "resolve_conj", "resolve_neg", "softmax", "log_softmax",
@@ -152,8 +153,6 @@ def positive(input) -> Tensor:
 def conj_physical(input) -> Tensor:
     """The complex conjugate, materialised (tensorix has no lazy conjugate bit, so this is
     :func:`conj`); real tensors come back as they are."""
-    from .unary import conj
-
     check_tensor(input, "conj_physical")
     return conj(input)
 
@@ -192,8 +191,6 @@ def hardshrink(input, lambd=0.5) -> Tensor:
 
 
 def _float_power_(self, exponent):
-    from .inplace import apply_inplace
-
     check_tensor(self, "float_power_")
     if self._dtype not in (dt.float64, dt.complex128):
         want = "ComplexDouble" if self._dtype.is_complex or (

@@ -20,8 +20,12 @@ import numpy as np
 from .. import dtypes as dt
 from ..autograd.function import Function
 from ..tensor import Tensor, _make
+from . import elementwise
 from ._along import Flip, Shift, TakeAlong, return_type, scan
 from ._common import check_tensor, float_input, norm_dim, norm_dims
+from .elementwise import exp, log
+from .pointwise import where
+from .unary import abs as abs_
 
 __all__ = ["sum", "mean", "sum_to", "prod", "max", "min", "amax", "amin", "aminmax", "argmax",
            "argmin", "var", "std", "var_mean", "std_mean", "logsumexp", "norm", "cumsum",
@@ -300,8 +304,6 @@ def _select(x, dim, keepdim, op, fn, rtype):
 
 
 def _binary(name):
-    from . import elementwise  # imported late: elementwise's import of reduce comes first
-
     return getattr(elementwise, name)
 
 
@@ -438,8 +440,6 @@ def logsumexp(input, dim=None, keepdim=False) -> Tensor:
     Shapes: as :func:`sum`. Example: ``tensorix.logsumexp(tensorix.tensor([0., 0.]), 0)`` is
     ``log(2) = 0.6931``.
     """
-    from .elementwise import exp, log
-
     x = _upcast(float_input(input, "logsumexp"))
     dims = _dims(dim, x.ndim, "logsumexp")
     m = _shift_constant(x, dims)
@@ -466,8 +466,6 @@ class PNorm(Function):
     @staticmethod
     def backward(ctx, g):
         from .pointwise import sgn, where
-        from .unary import abs as abs_
-
         a, out = ctx.saved_tensors
         p, shape = ctx.p, tuple(a.shape)
         o = _restore(out, shape, ctx.dims, ctx.keepdim)
@@ -490,8 +488,6 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None) -> Tensor:
     Shapes: ``(3, 4)`` with ``dim=1`` gives ``(3,)``. Example:
     ``tensorix.tensor([3., 4.]).norm()`` is ``tensor(5.)``.
     """
-    from .unary import abs as abs_
-
     check_tensor(input, "norm")
     x = input if dtype is None else input.to(dtype)
     if x._dtype.category < 2:
@@ -563,8 +559,6 @@ class CumProd(Function):
 def _cumprod_grad_with_zeros(a, g, dim):
     """Exact cumprod gradient with zeros, through the (n, n) Jacobian rows: row j is the
     cumulative product of ``a`` with ``a_j`` replaced by 1, kept for i >= j."""
-    from .pointwise import where
-
     nd = a.ndim
     perm = tuple(k for k in range(nd) if k != dim) + (dim,)
     inv = tuple(perm.index(k) for k in range(nd))
@@ -654,10 +648,6 @@ class LogCumSumExp(Function):
     def backward(ctx, g):
         # d/dx_j = sum_{i>=j} g_i exp(x_j - out_i), split by the sign of g so each part is a
         # reverse log-cum-sum-exp (the TensorFlow/PyTorch formulation)
-        from .elementwise import exp, log
-        from .pointwise import where
-        from .unary import abs as abs_
-
         a, out = ctx.saved_tensors
         if a.ndim == 0:
             return g, None
@@ -731,8 +721,6 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None) -> Tensor:
 
     Example: ``tensorix.tensor([1., float('nan'), 2.]).nansum()`` is ``tensor(3.)``.
     """
-    from .pointwise import where
-
     check_tensor(input, "nansum")
     x = where(_not_nan(input), input, 0) if input._dtype.category >= 2 else input
     return sum(x, dim, keepdim, dtype=dtype)

@@ -19,6 +19,8 @@ from ..autograd.function import Function
 from ..tensor import Size, Tensor, _make
 from . import inplace
 from ._common import check_at_least_1d, check_tensor, lift, norm_dim, same_device
+from .creation import arange
+from .indexing import index_select
 from .movement import _sizes, getitem, narrow
 
 __all__ = ["cat", "concat", "concatenate", "stack", "hstack", "vstack", "dstack",
@@ -319,9 +321,6 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None) -> Ten
     Example: ``tensorix.tensor([1, 2]).repeat_interleave(tensorix.tensor([1, 2]))`` is
     ``tensor([1, 2, 2])``.
     """
-    from .creation import arange
-    from .indexing import index_select
-
     check_tensor(input, "repeat_interleave")
     if repeats is None:  # the index form: input holds the counts
         return repeat_interleave(arange(input.numel(), device=input.device), input, 0)
@@ -524,8 +523,6 @@ def _check_pad_mode(input, pad, mode, value):
 
 
 def _pad_by_index(input, pairs, mode):
-    from .indexing import index_select
-
     out, shape = input, tuple(input.shape)
     for d, (b, e) in enumerate(pairs):
         if (b, e) != (0, 0):

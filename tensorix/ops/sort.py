@@ -16,6 +16,7 @@ from .. import dtypes as dt
 from ..tensor import Tensor, _make
 from ._along import TakeAlong, return_type, scan
 from ._common import check_tensor, norm_dim
+from .reduce import EvenSelect
 
 __all__ = ["sort", "argsort", "msort", "topk", "kthvalue", "median", "nanmedian", "quantile",
            "nanquantile", "mode", "unique", "unique_consecutive", "searchsorted", "bucketize"]
@@ -166,8 +167,6 @@ def _nanmedian_rank(s, n, d, xp):
 
 def _median_all(input, op, rank_fn):
     """median() of all elements; ties at the median share the gradient, as in PyTorch."""
-    from .reduce import EvenSelect
-
     xp = input.xp
     if not input.numel():
         return _make(xp.full((), np.nan, dtype=input._data.dtype))

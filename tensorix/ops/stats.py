@@ -14,6 +14,9 @@ import numpy as np
 from .. import dtypes as dt
 from ..tensor import Tensor, _make
 from ._common import check_tensor, norm_dim
+from .movement import narrow
+from .pointwise import clamp
+from .shape import cat
 
 __all__ = ["diff", "bincount", "histc", "histogram", "cov", "corrcoef"]
 
@@ -27,9 +30,6 @@ def diff(input, n=1, dim=-1, prepend=None, append=None) -> Tensor:
 
     Example: ``tensorix.diff(tensorix.tensor([1., 4., 9.]))`` is ``[3., 5.]``.
     """
-    from .movement import narrow
-    from .shape import cat
-
     check_tensor(input, "diff")
     if input.ndim == 0:
         raise RuntimeError("diff(): diff expects input to be at least one-dimensional")
@@ -248,8 +248,6 @@ def corrcoef(input) -> Tensor:
     Example: ``tensorix.corrcoef(tensorix.tensor([[0., 1., 2.], [2., 1., 0.]]))`` is
     ``[[1., -1.], [-1., 1.]]``.
     """
-    from .pointwise import clamp
-
     check_tensor(input, "corrcoef")
     c = cov(input)
     if c.ndim == 0:

@@ -18,6 +18,8 @@ from ..backend import quiet
 from ..tensor import Tensor, _make
 from ._common import check_tensor, float_input
 from ._erf import erf_float32, erf_kernel, erfc_float32, erfc_kernel, erfinv_kernel
+from .elementwise import log
+from .pointwise import where
 
 __all__ = ["conj", "abs", "absolute", "sqrt", "rsqrt", "square", "reciprocal", "tanh", "relu",
            "exp2", "expm1", "log2", "log10", "log1p", "sin", "cos", "tan", "asin", "acos",
@@ -610,9 +612,6 @@ def imag(input) -> Tensor:
 
 def where_finite_log(a) -> Tensor:
     """log(a) with 0 where a == 0: the exponent gradient of ``0 ** b`` is 0, not nan."""
-    from .elementwise import log
-    from .pointwise import where
-
     safe = where(a == 0, 1, a)
     return log(safe)
 

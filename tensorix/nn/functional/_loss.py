@@ -21,6 +21,7 @@ from ...ops.creation import arange
 from ...ops.pointwise import where
 from ...tensor import Tensor
 from ._core import _check_reduction
+from ._misc import pairwise_distance
 
 __all__ = ["mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "binary_cross_entropy",
            "binary_cross_entropy_with_logits", "kl_div", "cosine_embedding_loss",
@@ -251,8 +252,6 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2.0, eps=1e-6,
                         size_average=None, reduce=None, reduction="mean") -> Tensor:
     """``max(d(a, p) - d(a, n) + margin, 0)`` with ``d`` the pairwise p-distance; ``swap``
     uses ``min(d(a, n), d(p, n))`` as the negative distance."""
-    from ._misc import pairwise_distance
-
     reduction = _legacy(size_average, reduce, reduction)
     _check_reduction(reduction, "triplet_margin_loss")
     if not (anchor.ndim == positive.ndim == negative.ndim):
@@ -274,8 +273,6 @@ def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_fu
                                       margin=1.0, swap=False, reduction="mean") -> Tensor:
     """:func:`triplet_margin_loss` with any ``distance_function(x1, x2)`` (default: the
     pairwise Euclidean distance)."""
-    from ._misc import pairwise_distance
-
     _check_reduction(reduction, "triplet_margin_with_distance_loss")
     if margin <= 0:
         raise ValueError(f"triplet_margin_with_distance_loss: expected margin to be greater "

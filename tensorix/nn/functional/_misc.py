@@ -14,6 +14,7 @@ from ...ops.creation import triu_indices, zeros
 from ...ops.random import rand
 from ...ops.shape import broadcast_tensors
 from ...tensor import Tensor, _make
+from ._core import embedding, padding_index
 
 __all__ = ["dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout",
            "cosine_similarity", "pairwise_distance", "pdist", "one_hot", "pixel_shuffle",
@@ -266,8 +267,6 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
     empty bag gives zeros. ``per_sample_weights`` (shaped like ``input``) scales each looked-up
     row (mode 'sum' only). Result: (B, embedding_dim).
     """
-    from ._core import embedding, padding_index
-
     op = "embedding_bag"
     check_tensor(input, op)
     if mode not in ("sum", "mean", "max"):

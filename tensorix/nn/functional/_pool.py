@@ -13,7 +13,7 @@ from ...ops.creation import ones, tensor, zeros
 from ...ops.shape import pad as pad_op
 from ...ops.shape import stack
 from ...tensor import Tensor, _make
-from ._conv import Unfold, _tuple, _unfold_raw
+from ._conv import Unfold, _fold_raw, _tuple, _unfold_raw
 
 __all__ = ["max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d", "avg_pool2d",
            "avg_pool3d", "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_max_pool1d",
@@ -170,8 +170,6 @@ class MaxPoolBackward(Function):
             k *= s
         onehot = (idx[..., None] == xp.arange(k)) * g._data[..., None]  # (N, C, *O, K)
         cols = xp.moveaxis(onehot, -1, 2).reshape(n, c, *kernel, *out_sizes)
-        from ._conv import _fold_raw
-
         padded = (n, c) + tuple(shape[2 + i] + extra[i] for i in range(nd))
         full = _fold_raw(cols, padded, kernel, stride, padding, dilation)
         return full[(slice(None), slice(None)) + tuple(slice(0, s) for s in shape[2:])]
