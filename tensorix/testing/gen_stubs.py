@@ -51,7 +51,8 @@ def _annotation(ann) -> str | None:
 
 def _signature(fn, bound: bool) -> str:
     """``(self, a, b=..., *args, c=..., **kw) -> Tensor`` with defaults elided (their reprs are
-    not always valid Python) and only the annotations that read the same here."""
+    not always valid Python) and only the annotations that read the same here; positional-only
+    parameters are spelled as plain ones."""
     try:
         sig = inspect.signature(fn)
     except (TypeError, ValueError):  # a builtin without a text signature
@@ -68,8 +69,6 @@ def _signature(fn, bound: bool) -> str:
         if p.kind is p.KEYWORD_ONLY and not star_seen:
             params.append("*")
             star_seen = True
-        if p.kind is p.POSITIONAL_ONLY:
-            pass  # spelled as a plain parameter: stubs of a (self, /) are rare and harmless
         params.append(p.name if p.default is p.empty else f"{p.name}=...")
     if bound and (not params or params[0] in ("*", "**kwargs") or params[0].startswith("*")):
         params.insert(0, "self")  # lambdas written as (self, *s) keep theirs
@@ -108,7 +107,7 @@ def _member(name, obj, indent) -> list[str]:
         fn = obj.__func__
         deco = "@staticmethod" if isinstance(obj, staticmethod) else "@classmethod"
         sig = _signature(fn, False)
-        return [deco and f"{pad}{deco}", f"{pad}def {name}{sig}:",
+        return [f"{pad}{deco}", f"{pad}def {name}{sig}:",
                 f'{pad}    """{_doc(name, fn)}"""']
     if callable(obj) and not isinstance(obj, type):
         return [f"{pad}def {name}{_signature(obj, True)}:", f'{pad}    """{_doc(name, obj)}"""']
