@@ -50,11 +50,13 @@ def _reduce(loss, reduction):
     return loss.mean()
 
 
-def _pair(input, target, op, reduction):
+def _pair(input, target, op, reduction, warn_broadcast=True):
     check_tensor(input, op)
     check_tensor(target, op, "target")
     _check_reduction(reduction, op)
-    if tuple(target.shape) != tuple(input.shape):
+    # torch warns of a broadcast target for the regression losses only (mse, l1, smooth_l1,
+    # huber); soft_margin_loss broadcasts silently and raises where shapes do not broadcast
+    if warn_broadcast and tuple(target.shape) != tuple(input.shape):
         warnings.warn(f"Using a target size ({list(target.shape)}) that is different to the "
                       f"input size ({list(input.shape)}). This will likely lead to incorrect "
                       "results due to broadcasting. Please ensure they have the same size.",
@@ -332,7 +334,7 @@ def soft_margin_loss(input, target, size_average=None, reduce=None,
                      reduction="mean") -> Tensor:
     """``log(1 + exp(-target * input))`` for targets in {1, -1}."""
     reduction = _legacy(size_average, reduce, reduction)
-    _pair(input, target, "soft_margin_loss", reduction)
+    _pair(input, target, "soft_margin_loss", reduction, warn_broadcast=False)
     return _reduce(softplus(-target * input), reduction)
 
 
