@@ -26,7 +26,8 @@ LAYERS = (
     # nn.parallel (DistributedDataParallel) sits on distributed; tensorix.nn loads it on first
     # use, as torch.nn.parallel. _settings holds torch's top-level switches (TF32 is cuda's).
     ("libraries", ("tensorix.nn.parallel", "tensorix._settings", "tensorix.numerics",
-                   "tensorix.logic", "tensorix.decomp", "tensorix.quant",
+                   "tensorix.logic", "tensorix.decomp", "tensorix.quant", "tensorix.tn",
+                   "tensorix.onnx", "tensorix._compile", "tensorix.memory",
                    "tensorix.compile", "tensorix.fx", "tensorix.distributed",
                    "tensorix.distributions", "tensorix.amp", "tensorix.cuda", "tensorix.backends",
                    "tensorix.accelerator", "tensorix.func", "tensorix.utils",
