@@ -1,4 +1,5 @@
-"""Evidence for precision-policy training with fp32 master weights (spec R6, issue 5):
+"""Evidence for precision-policy training with fp32 master weights (docs/specs/numerics.md
+R6, issue 5):
 
 1. fp16 mixed precision without loss scaling: the output gradients of a small-loss regression
    underflow in fp16 (below 2^-24 they flush to zero), so the weights barely move; dynamic loss

@@ -16,7 +16,7 @@
 #                                                                            bench.log
 #   5. the rest of the suite (CPU tests on that machine's numpy/torch), in
 #      parallel with pytest-xdist, as far as the time allows                 pytest_rest.log
-# Stages 2 and 3 already ran in CI on the CuPy stand-in (tensorix/testing/fakecupy.py), so a
+# Stages 2 and 3 already ran in CI on the CuPy stand-in (tensorix/fakecupy/), so a
 # failure here is about what the stand-in cannot check: real kernels, CuPy's numerics, or
 # a CuPy rule the stand-in does not know (docs/gpu.md).
 # The last lines printed are a summary, so the tool's output tail holds what matters.

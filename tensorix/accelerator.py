@@ -11,6 +11,7 @@ Example::
 from __future__ import annotations
 
 from . import backend
+from .backends.cuda import is_built
 
 __all__ = ["is_available", "current_accelerator", "device_count", "current_device_index",
            "set_device_index", "synchronize"]
@@ -30,8 +31,6 @@ def current_accelerator(check_available: bool = False):
     """The accelerator's device type as a Device (``device(type='cuda')``), or None where
     tensorix has none. tensorix is built for CUDA wherever CuPy is installed; torch answers
     the same way for a CUDA build, so ``check_available`` only matters without a GPU."""
-    from .backends.cuda import is_built
-
     if is_available() or (is_built() and not check_available):
         return backend.Device("cuda")
     return None

@@ -5,7 +5,7 @@ imports numpy or cupy to mean "the array module". CuPy is imported lazily, here 
 machines never need it.
 
 Testing without a GPU: the device "cuda" can run on a CuPy stand-in that keeps its arrays in
-host memory but enforces CuPy's rules (``tensorix/testing/fakecupy.py``; docs/gpu.md): set
+host memory but enforces CuPy's rules (``tensorix/fakecupy/``; docs/gpu.md): set
 ``TENSORIX_FAKE_CUDA=1`` before importing tensorix, or use ``with backend.fake_cuda():``.
 It cannot run CUDA C, so :func:`cuda_kernels_available` is False on it and the kernel table
 answers None (the ops keep their ``xp`` paths). Off by default: nothing changes without it.
@@ -64,7 +64,7 @@ def _set_fake(enabled):
     if not enabled:
         _FAKE[0] = None
         return
-    from .testing import fakecupy  # numpy only; imports nothing from tensorix
+    from . import fakecupy  # the stand-in: numpy only, imports nothing from tensorix
 
     if _FAKE[0] is not fakecupy.cupy:
         _FAKE[0] = fakecupy.cupy

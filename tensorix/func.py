@@ -37,6 +37,7 @@ import threading
 from .autograd import functional as _fn
 from .autograd.engine import grad as _autograd_grad
 from .autograd.grad_mode import enable_grad
+from .ops import get_rng_state, set_rng_state, stack
 from .ops.creation import zeros_like
 from .tensor import Tensor
 
@@ -427,8 +428,6 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
 
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
-        from .ops import get_rng_state, set_rng_state, stack
-
         dims = _in_dims_per_arg(in_dims, args, name)
         n = _batch_size(args, dims, name)
         rng = get_rng_state() if randomness in ("error", "same") else None

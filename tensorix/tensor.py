@@ -13,9 +13,22 @@ import numpy as np
 
 from . import backend
 from . import dtypes as _dt
+from ._repr import tensor_repr
 from .autograd.grad_mode import modes as _modes
 
 __all__ = ["Tensor", "Size"]
+
+# Turning Python data (nested lists, scalars, foreign arrays) into storage is the creation ops'
+# work, a layer up; ops/creation.py hands its converter and unpickler down with
+# register_creation() as it loads (``import tensorix`` loads it), so the facade imports nothing
+# above itself.
+_CREATION: dict = {}
+
+
+def register_creation(to_array, rebuild) -> None:
+    """Install the converter ``to_array(data, dtype) -> array`` behind ``Tensor(data)`` and the
+    unpickler ``rebuild`` that ``Tensor.__reduce__`` names (both from ops/creation.py)."""
+    _CREATION.update(to_array=to_array, rebuild=rebuild)
 
 
 class Size(tuple):
@@ -50,9 +63,7 @@ class Tensor:
     __array_priority__ = 1000  # make numpy defer to our reflected operators
 
     def __init__(self, data, dtype=None, requires_grad=False):
-        from .ops.creation import _to_array
-
-        arr = _to_array(data, dtype)
+        arr = _CREATION["to_array"](data, dtype)
         _init(self, arr, _dt.from_numpy_dtype(arr.dtype))
         if requires_grad:
             self.requires_grad_(True)
@@ -75,6 +86,13 @@ class Tensor:
     @property
     def device(self) -> backend.Device:
         return backend.get_device(self._data)
+
+    @property
+    def xp(self):
+        """The array module of this tensor's storage: ``numpy``, or ``cupy`` for a CUDA tensor.
+
+        Example: ``x.xp.exp(x._data)`` computes on the tensor's own device."""
+        return backend.array_module(self._data)
 
     @property
     def is_cuda(self) -> bool:
@@ -315,10 +333,8 @@ class Tensor:
         return new
 
     def __reduce__(self):
-        from .ops.creation import _rebuild
-
         kinds = tuple(name for name, (test, _) in TENSOR_KINDS.items() if test(self))
-        return (_rebuild, (self.__array__().copy(), self._dtype.name, self._rg,
+        return (_CREATION["rebuild"], (self.__array__().copy(), self._dtype.name, self._rg,
                            str(self.device), kinds))
 
     def __len__(self):
@@ -356,8 +372,6 @@ class Tensor:
         return id(self)
 
     def __repr__(self):
-        from ._repr import tensor_repr
-
         return tensor_repr(self)
 
     def __format__(self, spec):

@@ -14,6 +14,27 @@ settings.register_profile("explore", deadline=None, max_examples=1000)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
+# Tests marked ``slow`` (exhaustive sweeps, minutes each) are skipped in the default run; run
+# them with ``--runslow`` or TENSORIX_RUN_SLOW=1 (``-m slow --runslow`` runs only them).
+def pytest_addoption(parser):
+    parser.addoption("--runslow", action="store_true", default=False,
+                     help="also run tests marked slow (or set TENSORIX_RUN_SLOW=1)")
+
+
+def run_slow(config) -> bool:
+    return config.getoption("--runslow") or os.environ.get("TENSORIX_RUN_SLOW", "") not in (
+        "", "0")
+
+
+def pytest_collection_modifyitems(config, items):
+    if run_slow(config):
+        return
+    skip = pytest.mark.skip(reason="slow: run with --runslow or TENSORIX_RUN_SLOW=1")
+    for item in items:
+        if "slow" in item.keywords:
+            item.add_marker(skip)
+
+
 @pytest.fixture
 def rng():
     return np.random.default_rng(1234)
@@ -21,7 +42,7 @@ def rng():
 
 # Tests that take ``device`` run once per device: 'cpu' and 'cuda' (the cuda case marked
 # ``cuda``). Where CuPy sees a GPU the cuda case runs on it; elsewhere it runs on the CuPy
-# stand-in (tensorix/testing/fakecupy.py: host memory, CuPy's rules), so CI checks the device
+# stand-in (tensorix/fakecupy/: host memory, CuPy's rules), so CI checks the device
 # plumbing without a GPU. TENSORIX_TEST_DEVICE=cuda (or cpu) keeps only that one, as
 # scripts/gpu_check.sh does on the GPU machine (with -m cuda).
 DEVICES = [d for d in ("cpu", "cuda") if os.environ.get("TENSORIX_TEST_DEVICE", d) == d]

@@ -115,7 +115,7 @@ _STEP_TRANSFERS = {"mlp": (0, 1), "cnn": (0, 1), "gpt": (0, 3)}  # (h2d, d2h)
 
 @pytest.mark.parametrize("kind", ["mlp", "cnn", "gpt"])
 def test_transfers_per_training_step(kind):
-    from tensorix.testing import fakecupy
+    from tensorix import fakecupy
 
     with backend.fake_cuda():
         model = _model(kind).to("cuda")
@@ -136,7 +136,7 @@ def test_transfers_per_training_step(kind):
 def test_erf_family_on_cuda_needs_no_sync():
     # erf/erfc/erfinv pick one of two series per element: on the CPU by boolean masks, on a GPU by a
     # select over both (a mask costs a device sync each); the values are the CPU's, bit for bit
-    from tensorix.testing import fakecupy
+    from tensorix import fakecupy
 
     x = np.concatenate([np.linspace(-40, 40, 801), [np.nan, np.inf, -np.inf, 0.0, -0.0]])
     y = np.concatenate([np.linspace(-1.1, 1.1, 801), [np.nan, 1.0, -1.0, 0.0, -0.0]])

@@ -1,4 +1,4 @@
-"""The CuPy stand-in (tensorix/testing/fakecupy.py): the CuPy rules it enforces, its counters,
+"""The CuPy stand-in (tensorix/fakecupy/): the CuPy rules it enforces, its counters,
 its runtime, and the backend hook that puts it under the device "cuda"."""
 
 import os
@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 import tensorix as tx
-from tensorix import backend, kernels
-from tensorix.testing import fakecupy, fakecupy_api
-from tensorix.testing.fakecupy import cupy as cp
+from tensorix import backend, fakecupy, kernels
+from tensorix.fakecupy import api as fakecupy_api
+from tensorix.fakecupy import cupy as cp
 
 IMPLICIT = "Implicit conversion to a NumPy array is not allowed"
 REFUSED = "called on a device array"
@@ -209,7 +209,7 @@ def test_environment_switch_runs_cuda_on_the_stand_in():
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
                          timeout=120, cwd=os.path.dirname(os.path.dirname(__file__)))
     assert out.returncode == 0, out.stderr[-2000:]
-    assert out.stdout.split() == ["tensorix.testing.fakecupy", "cuda:0", "False"]
+    assert out.stdout.split() == ["tensorix.fakecupy", "cuda:0", "False"]
 
 
 STORAGE_ONLY = ("float8_e4m3fn", "float8_e5m2", "float8_e8m0fnu", "float6_e3m2fn",
@@ -218,7 +218,7 @@ STORAGE_ONLY = ("float8_e4m3fn", "float8_e5m2", "float8_e8m0fnu", "float6_e3m2fn
 
 @pytest.mark.parametrize("name", STORAGE_ONLY)
 def test_storage_only_dtypes_are_refused_like_cupy(name):
-    # CuPy 14.2 has no fp8/fp6/fp4/E8M0 arrays (numerics spec R8): every way of making one
+    # CuPy 14.2 has no fp8/fp6/fp4/E8M0 arrays (docs/specs/numerics.md, R8): every way of making one
     # raises, so tensorix must keep those formats as uint8 codes on the device
     ml_dtypes = pytest.importorskip("ml_dtypes")
     fmt = np.dtype(getattr(ml_dtypes, name))

@@ -144,3 +144,17 @@ def test_second_order_gradcheck(info):
     for sample in info.samples(_rng(info), tx.float64)[:2]:
         args, kwargs = tx_args(sample, tx.float64, requires_grad=True)
         gradgradcheck(lambda *a: info.op(*a, **kwargs), args, name=f"{info.name} {sample}")
+
+
+def test_nn_functional_families_have_entries():
+    """nn.functional's losses, convolutions, pooling, normalization, attention, embeddings and
+    linear maps are rows of this matrix (opinfo/nn_functional.py), or exempt with a reason."""
+    from tensorix.nn.functional import _attention, _conv, _loss, _norm, _pool
+
+    names = [n for m in (_loss, _conv, _pool, _norm, _attention) for n in m.__all__]
+    names += ["nll_loss", "cross_entropy", "embedding", "embedding_bag", "linear", "bilinear",
+              "dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout",
+              "feature_alpha_dropout"]
+    covered = {a for i in INFOS for a in (i.name, *i.aliases)} | set(EXEMPT)
+    missing = [n for n in names if f"nn.functional.{n}" not in covered and n not in covered]
+    assert not missing, f"nn.functional ops without an OpInfo entry or exemption: {missing}"

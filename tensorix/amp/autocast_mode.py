@@ -23,6 +23,8 @@ import warnings
 
 from .. import dtypes
 from ..backend import cuda_available
+from ..numerics.policy import autocast as policy_autocast
+from ..tensor import Tensor
 
 __all__ = ["autocast", "is_autocast_available", "is_autocast_enabled", "get_autocast_dtype",
            "custom_fwd", "custom_bwd"]
@@ -100,8 +102,6 @@ class autocast:  # noqa: N801 - torch's name; a context manager and a decorator
         self._policy_cm = None
 
     def __enter__(self):
-        from ..numerics.policy import autocast as policy_autocast
-
         self._policy_cm = policy_autocast(_POLICY.get(self.fast_dtype, "fp32"),
                                           enabled=self._enabled)
         self._policy_cm.__enter__()
@@ -138,8 +138,6 @@ def custom_fwd(fwd=None, *, device_type, cast_inputs=None):
     def wrapper(*args, **kwargs):
         if cast_inputs is None or not is_autocast_enabled(device_type):
             return fwd(*args, **kwargs)
-        from ..tensor import Tensor
-
         def cast(v):
             return v.to(cast_inputs) if isinstance(v, Tensor) and v.is_floating_point() else v
 

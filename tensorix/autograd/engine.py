@@ -37,10 +37,8 @@ def _root_grads(outputs, grad_outputs, op):
                                    f"outputs; output {i} has shape {list(out._data.shape)}, "
                                    "pass gradient= (grad_outputs=) for it")
             g = _make(array_module(out._data).ones_like(out._data), out._dtype)
-        elif not isinstance(g, Tensor):
-            from ..ops.creation import tensor
-
-            g = tensor(g, dtype=out.dtype, device=out.device)
+        elif not isinstance(g, Tensor):  # the ops are reached as Tensor methods: they sit above
+            g = out.new_tensor(g)
         elif g._data.shape != out._data.shape:
             raise RuntimeError(f"{op}: mismatch in shape: grad_output[{i}] has a shape of "
                                f"{list(g._data.shape)} and output[{i}] has a shape of "
@@ -58,9 +56,7 @@ def _root_grads(outputs, grad_outputs, op):
 def _fit(g, shape, dtype):
     """Unbroadcast ``g`` to the input's shape and cast it to the input's dtype."""
     if g._data.shape != shape:
-        from ..ops.reduce import sum_to
-
-        g = sum_to(g, shape)
+        g = g.sum_to_size(shape)  # ops.reduce.sum_to, differentiable for create_graph
     if g._dtype is not dtype:
         g = g.to(dtype)
     return g
@@ -97,9 +93,7 @@ def _accumulate_grad(t, g, create_graph):
     old = t.grad
     if old is None:
         if create_graph:
-            from ..ops.movement import clone
-
-            t.grad = clone(g)
+            t.grad = g.clone()
         else:
             t.grad = _make(g._data.copy(), g._dtype)
     elif create_graph or old._rg or old._data.shape != g._data.shape or \
@@ -335,9 +329,8 @@ def _check_count(node, in_grads):
 
 
 def _zeros(meta):
-    from ..ops.creation import zeros
-
-    return zeros(meta[0], dtype=meta[1], device=meta[2])
+    shape, dtype, device = meta
+    return _make(device.xp.zeros(shape, dtype=dtype.storage(device.xp)), dtype)
 
 
 def _as_list(x, what):
@@ -435,9 +428,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         g = res[capture[key]]
         if g is None:
             if materialize_grads:
-                from ..ops.creation import zeros_like
-
-                g = zeros_like(t)
+                g = t.new_zeros(t.shape)
             elif not allow_unused:
                 raise RuntimeError(f"grad: input {k} was not used in the graph (one of the "
                                    "differentiated Tensors appears to not have been used); "

@@ -105,9 +105,7 @@ def _grads(outputs, inputs, grad_outputs, create_graph, strict, fn_name, what="o
                 raise RuntimeError(f"{fn_name}: the {what} of the user-provided function is "
                                    f"independent of input {i}. This is not allowed in strict "
                                    "mode.")
-            from ..ops.creation import zeros_like
-
-            r = zeros_like(inp)
+            r = inp.new_zeros(inp.shape)  # Tensor methods: the ops sit a layer above
         out.append(r)
     return tuple(out)
 
@@ -135,16 +133,14 @@ def _double_vjp(values, like, inputs, v, create_graph, strict, fn_name, what="ou
     """``J v`` for ``J`` the Jacobian of ``values`` (shaped as ``like``) w.r.t. ``inputs``: the
     map u -> J^T u is linear in u, so its derivative along v (w.r.t. u) is J v. ``v=None``
     means ones; a part that does not depend on v is zeros."""
-    from ..ops.creation import zeros_like
-
-    us = tuple(zeros_like(t).requires_grad_(True) for t in like)
+    us = tuple(t.new_zeros(t.shape).requires_grad_(True) for t in like)
     back = _grads(values, inputs, us, True, strict, fn_name, what=what)
     if v is None:
-        v = tuple(zeros_like(i) + 1 for i in inputs)
+        v = tuple(i.new_ones(i.shape) for i in inputs)
     pairs = [(b, w) for b, w in zip(back, v) if b._rg]
     res = _grad([b for b, _ in pairs], us, [w for _, w in pairs], create_graph=create_graph,
                 retain_graph=True, allow_unused=True) if pairs else (None,) * len(us)
-    return tuple(zeros_like(t) if r is None else r for r, t in zip(res, like))
+    return tuple(t.new_zeros(t.shape) if r is None else r for r, t in zip(res, like))
 
 
 def vjp(func, inputs, v=None, create_graph=False, strict=False):
@@ -202,8 +198,6 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False,
     if strategy == "forward-mode":
         raise NotImplementedError("jacobian: strategy='forward-mode' is not implemented "
                                   "(tensorix has reverse mode only); use 'reverse-mode'")
-    from ..ops.creation import zeros
-
     with enable_grad():
         inputs, in_tuple = _prepare(inputs, create_graph, "jacobian")
         outputs, out_tuple = _call(func, inputs, "jacobian")
@@ -222,7 +216,7 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False,
                 if rows[j]:
                     blocks.append(_StackRows.apply(*rows[j]).reshape(shape))
                 else:  # an empty output
-                    blocks.append(zeros(shape, dtype=inp.dtype, device=inp.device))
+                    blocks.append(inp.new_zeros(shape))
             jac.append(_restructure(_finish(blocks, create_graph), in_tuple))
     return _restructure(tuple(jac), out_tuple)
 

@@ -40,6 +40,7 @@ import weakref
 import numpy as np
 
 from .._threads import set_num_threads
+from ..ops.random import manual_seed
 from ._fetch import IterableFetcher, MapFetcher
 
 __all__ = ["WorkerInfo", "get_worker_info"]
@@ -155,8 +156,6 @@ class _Spec:
 
 def _seed_worker(spec, worker_id):
     global _worker_info
-    from ..ops.random import manual_seed
-
     seed = spec.base_seed + worker_id
     random.seed(seed)
     manual_seed(seed)

@@ -7,6 +7,7 @@ import numbers
 
 import numpy as np
 
+from ..ops.creation import tensor
 from ..tensor import Tensor
 
 __all__ = ["default_collate", "default_convert"]
@@ -24,8 +25,6 @@ def default_collate(batch):
 
     Example: ``default_collate([(x0, 0), (x1, 1)])`` is ``[stack([x0, x1]), tensor([0, 1])]``.
     """
-    from ..ops.creation import tensor
-
     first = batch[0]
     if isinstance(first, Tensor):
         from ..ops.shape import stack
@@ -62,8 +61,6 @@ def default_collate(batch):
 def default_convert(data):
     """Convert NumPy arrays (also inside dicts/sequences) to tensors, leaving the rest; the
     collate function used when batching is disabled (``batch_size=None``)."""
-    from ..ops.creation import tensor
-
     if isinstance(data, np.ndarray) and data.dtype.kind not in "USO":
         return tensor(data)
     if isinstance(data, collections.abc.Mapping):

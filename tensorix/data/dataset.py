@@ -7,6 +7,7 @@ import bisect
 import math
 import warnings
 
+from ..ops.random import randperm
 from ..tensor import Tensor
 
 __all__ = ["Dataset", "IterableDataset", "TensorDataset", "StackDataset", "Subset",
@@ -222,8 +223,6 @@ def random_split(dataset, lengths, generator=None):
     if sum(lengths) != n:
         raise ValueError(f"random_split(): sum of input lengths ({sum(lengths)}) does not equal "
                          f"the length of the input dataset ({n})")
-    from ..ops.random import randperm
-
     perm = randperm(n, generator=generator).tolist()
     out, start = [], 0
     for k in lengths:

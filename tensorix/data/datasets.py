@@ -9,6 +9,7 @@ import os
 
 import numpy as np
 
+from ..ops.creation import tensor
 from .dataset import Dataset
 
 __all__ = ["load_digits", "load_text", "CharVocab", "CharDataset", "files_dir"]
@@ -55,8 +56,6 @@ def load_digits(*, as_numpy: bool = False):
     labels = table[:, -1].astype(np.int64)
     if as_numpy:
         return images, labels
-    from ..ops.creation import tensor
-
     return tensor(images), tensor(labels)
 
 
@@ -147,8 +146,6 @@ class CharDataset(Dataset):
 
     def __getitems__(self, indices):
         """All windows of a batch in one NumPy gather (the DataLoader calls this)."""
-        from ..ops.creation import tensor
-
         n = len(self)
         idx = np.asarray(indices, dtype=np.int64)
         if idx.size and (idx.min() < -n or idx.max() >= n):

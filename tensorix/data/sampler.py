@@ -10,6 +10,9 @@ from __future__ import annotations
 import math
 import os
 
+from ..ops.creation import tensor
+from ..ops.random import Generator, multinomial, randint, randperm
+
 __all__ = ["Sampler", "SequentialSampler", "RandomSampler", "SubsetRandomSampler",
            "WeightedRandomSampler", "BatchSampler", "DistributedSampler"]
 
@@ -48,8 +51,6 @@ class _EpochRng:
         self._resume = None
 
     def start_epoch(self):
-        from ..ops.random import Generator, randint
-
         if self._resume is not None:
             gen = self.generator if self.generator is not None else Generator()
             gen.set_state(self._resume)
@@ -106,8 +107,6 @@ class RandomSampler(_EpochSampler):
         return len(self.data_source) if self._num_samples is None else self._num_samples
 
     def __iter__(self):
-        from ..ops.random import randint, randperm
-
         gen = self._rng.start_epoch()
         n = len(self.data_source)
         if self.replacement:  # in chunks: the endless-loader idiom asks for ~1e10 draws
@@ -131,8 +130,6 @@ class SubsetRandomSampler(_EpochSampler):
         super().__init__(generator)
 
     def __iter__(self):
-        from ..ops.random import randperm
-
         gen = self._rng.start_epoch()
         for i in randperm(len(self.indices), generator=gen).tolist():
             yield self.indices[i]
@@ -156,8 +153,6 @@ class WeightedRandomSampler(_EpochSampler):
         if not isinstance(replacement, bool):
             raise ValueError(f"WeightedRandomSampler: replacement should be a boolean value, "
                              f"but got replacement={replacement!r}")
-        from ..ops.creation import tensor
-
         self.weights = tensor(weights, dtype="float64")
         if self.weights.ndim != 1:
             raise ValueError(f"WeightedRandomSampler: weights should be a 1d sequence but "
@@ -166,8 +161,6 @@ class WeightedRandomSampler(_EpochSampler):
         super().__init__(generator)
 
     def __iter__(self):
-        from ..ops.random import multinomial
-
         gen = self._rng.start_epoch()
         yield from multinomial(self.weights, self.num_samples, self.replacement,
                                generator=gen).tolist()
@@ -263,8 +256,6 @@ class DistributedSampler(Sampler):
     def __iter__(self):
         n = len(self.dataset)
         if self.shuffle:
-            from ..ops.random import Generator, randperm
-
             gen = Generator().manual_seed(self.seed + self.epoch)
             indices = randperm(n, generator=gen).tolist()
         else:

@@ -13,7 +13,7 @@ import math
 
 from .. import linalg as _linalg
 from ..dtypes import finfo
-from ..ops.linalg import tensordot
+from ..ops.linalg import kron, tensordot
 from ..ops.pointwise import where
 from ..ops.random import Generator, rand, randn
 from ..ops.shape import cat
@@ -144,8 +144,6 @@ def kronecker(matrices, skip_matrix=None, reverse=False):
 
     Example: ``kronecker([A, B])`` equals ``tensorix.kron(A, B)``.
     """
-    from ..ops.linalg import kron
-
     matrices = _matrix_list("kronecker", matrices, skip_matrix, reverse)
     result = matrices[0]
     for m in matrices[1:]:

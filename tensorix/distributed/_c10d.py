@@ -19,6 +19,8 @@ import zlib
 import numpy as np
 
 from .. import backend as _backend
+from ..tensor import Tensor
+from ._mpi import BACKENDS
 
 DEFAULT_TIMEOUT = datetime.timedelta(minutes=30)
 
@@ -189,8 +191,6 @@ def init_process_group(backend="mpi", init_method=None, timeout=DEFAULT_TIMEOUT,
         t = tensorix.ones(3) * dist.get_rank()
         dist.all_reduce(t)        # every rank: [6, 6, 6]
     """
-    from ._mpi import BACKENDS
-
     if _state.world is not None:
         raise RuntimeError("init_process_group(): trying to initialize the default process "
                            "group twice")
@@ -345,8 +345,6 @@ class _Staged:
     as torch's in-place collectives do."""
 
     def __init__(self, t, op, arg):
-        from ..tensor import Tensor
-
         if not isinstance(t, Tensor):
             raise TypeError(f"{op}(): expected {arg} to be a tensorix.Tensor (got "
                             f"{type(t).__name__})")

@@ -11,6 +11,8 @@ Example::
 
 from __future__ import annotations
 
+from .. import linalg
+
 __all__ = ["Constraint", "boolean", "dependent", "dependent_property", "greater_than",
            "greater_than_eq", "half_open_interval", "independent", "integer_interval",
            "interval", "is_dependent", "less_than", "lower_cholesky", "lower_triangular",
@@ -206,8 +208,6 @@ class _PositiveDefinite(Constraint):
     event_dim = 2
 
     def check(self, value):
-        from .. import linalg
-
         sym = (value - value.mT).abs().flatten(-2).amax(-1) <= 1e-6 * (
             1 + value.abs().flatten(-2).amax(-1))
         return sym & (linalg.eigvalsh(value) > 0).all(-1)

@@ -11,6 +11,7 @@ import warnings
 
 from .. import dtypes as dt
 from ..autograd.grad_mode import enable_grad, no_grad
+from ..ops import broadcast_tensors, tensor
 from ..tensor import Size, Tensor
 from . import constraints
 
@@ -49,8 +50,6 @@ def broadcast_all(*values):
 
     Example: ``broadcast_all(tensorix.zeros(3), 1.0)`` gives two tensors of shape ``(3,)``.
     """
-    from ..ops import broadcast_tensors, tensor
-
     tensors = [v for v in values if isinstance(v, Tensor)]
     for v in values:
         if not isinstance(v, (Tensor, int, float)) or isinstance(v, bool):

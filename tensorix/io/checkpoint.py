@@ -5,6 +5,7 @@ trajectory of an uninterrupted one."""
 
 from __future__ import annotations
 
+from ..ops.random import Generator, get_rng_state, set_rng_state
 from .safetensors import CheckpointError
 from .serialization import load, save
 
@@ -27,8 +28,6 @@ def _state_of(obj):
 def _check_record(record, path):
     """The parts every checkpoint has, checked before anything is restored, so that a
     damaged file leaves the given objects untouched."""
-    from ..ops.random import Generator
-
     if not isinstance(record, dict) or record.get("format") != _FORMAT:
         raise CheckpointError(f"load_checkpoint(): {path} is not a tensorix training "
                               "checkpoint (written by save_checkpoint)")
@@ -79,8 +78,6 @@ def save_checkpoint(path, *, model=None, optimizer=None, scheduler=None, loader=
         save_checkpoint("run.safetensors", model=model, optimizer=opt, scheduler=sched,
                         loader=loader, step=step, extra={"best_loss": best})
     """
-    from ..ops.random import get_rng_state
-
     gens = {str(k): g.get_state() for k, g in (generators or {}).items()}
     record = {"format": _FORMAT, "step": step, "extra": extra,
               "rng": {"default": get_rng_state(), "generators": gens}}
@@ -108,8 +105,6 @@ def load_checkpoint(path, *, model=None, optimizer=None, scheduler=None, loader=
                                scheduler=sched, loader=loader)
         start = info["step"] + 1
     """
-    from ..ops.random import set_rng_state
-
     record = load(path, map_location=map_location)
     rng = _check_record(record, path)
     for name in generators or {}:

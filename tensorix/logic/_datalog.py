@@ -24,7 +24,7 @@ import numpy as np
 
 from . import _ir as ir
 from ._errors import ProgramError
-from ._relation import Relation, dedupe, encode, index_of, join, unique_keys
+from ._relation import Relation, decode, dedupe, encode, index_of, join, unique_keys
 
 __all__ = ["Atom", "CRule", "compile_rules", "eval_rule", "semi_naive", "naive",
            "evaluate_once", "DatalogStats"]
@@ -369,7 +369,5 @@ def naive(rules, rels, scc, stats, max_iters=None):
 
 
 def _decode(keys, rel):
-    from ._relation import decode
-
     return decode(keys, rel.sizes) if len(keys) else [np.zeros(0, np.int64)
                                                       for _ in rel.sizes]

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import ops
 from ._errors import ProgramError
 
 __all__ = ["Relation", "encode", "decode", "unique_keys", "join", "index_of", "dedupe",
@@ -167,8 +168,6 @@ class Relation:
 
     def to_dense(self, dtype=None, device=None):
         """The relation as a dense 0/1 Tensor over its domains."""
-        from .. import ops
-
         arr = np.zeros(tuple(d.size for d in self.domains), dtype=np.float64)
         if len(self):
             arr[tuple(self.cols)] = 1.0

@@ -19,10 +19,13 @@ from ._analysis import components, needed
 from ._datalog import compile_rules
 from ._dsl import Cond, TensorHandle, to_expr
 from ._errors import ProgramError, located
+from ._explain import explain
 from ._functions import function_names
+from ._learn import fit
 from ._normalize import normalize_equation
 from ._parser import parse_program
 from ._planner import PlanCache
+from ._query import answer
 from ._relation import Relation
 from ._runner import Runner
 from ._types import infer_types
@@ -370,14 +373,10 @@ class Program:
         with constant arguments is answered by the magic-sets rewriting (docs/logic.md), which
         derives only tuples relevant to those constants.
         """
-        from ._query import answer
-
         return answer(self, self._target(target), goal_directed, run_options)
 
     def answers(self):
         """[(query text, answer)] for the program's query statements (``X?``)."""
-        from ._query import answer
-
         out = []
         for s in self.statements:
             if isinstance(s, ir.Query):
@@ -390,14 +389,10 @@ class Program:
         """Each component and equation: its einsum subscripts, contraction path, FLOPs and
         semiring, or for Datalog rules the join order and index kind (runs the program first
         if it has not run)."""
-        from ._explain import explain
-
         return explain(self)
 
     def fit(self, loss, **kwargs):
         """Train the program's parameters; see :func:`tensorix.logic.fit`."""
-        from ._learn import fit
-
         return fit(self, loss=loss, **kwargs)
 
     def __repr__(self):

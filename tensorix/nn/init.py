@@ -15,7 +15,9 @@ import warnings
 
 from .. import backend
 from ..autograd.grad_mode import no_grad
-from ..tensor import Tensor
+from ..ops.creation import eye
+from ..ops.random import randn, randperm
+from ..tensor import Tensor, _make
 
 __all__ = ["calculate_gain", "uniform_", "normal_", "trunc_normal_", "constant_", "ones_",
            "zeros_", "eye_", "dirac_", "xavier_uniform_", "xavier_normal_", "kaiming_uniform_",
@@ -123,8 +125,6 @@ def eye_(tensor) -> Tensor:
     _check(tensor, "eye_")
     if tensor.ndim != 2:
         raise ValueError("Only tensors with 2 dimensions are supported")
-    from ..ops.creation import eye
-
     with no_grad():
         return tensor.copy_(eye(*tensor.shape, dtype=tensor.dtype, device=tensor.device))
 
@@ -145,8 +145,6 @@ def dirac_(tensor, groups=1) -> Tensor:
     for g in range(groups):
         for d in range(min_dim):
             data[(g * out_per_group + d, d) + centre] = 1
-    from ..tensor import _make
-
     with no_grad():
         return tensor.copy_(_make(data))
 
@@ -207,9 +205,6 @@ def kaiming_normal_(tensor, a=0.0, mode="fan_in", nonlinearity="leaky_relu",
 def orthogonal_(tensor, gain=1.0, generator=None) -> Tensor:
     """Fill with a (semi-)orthogonal matrix (trailing dims flattened): the Q of a QR of a
     Gaussian matrix, sign-corrected so the distribution is uniform (Haar), times ``gain``."""
-    from ..ops.random import randn
-    from ..tensor import _make
-
     _check(tensor, "orthogonal_")
     if tensor.ndim < 2:
         raise ValueError("Only tensors with 2 or more dimensions are supported")
@@ -232,8 +227,6 @@ def orthogonal_(tensor, gain=1.0, generator=None) -> Tensor:
 def sparse_(tensor, sparsity, std=0.01, generator=None) -> Tensor:
     """A 2-d tensor with N(0, std**2) entries and a fraction ``sparsity`` of each column
     zeroed."""
-    from ..ops.random import randperm
-
     _check(tensor, "sparse_")
     if tensor.ndim != 2:
         raise ValueError("Only tensors with 2 dimensions are supported")

@@ -12,8 +12,9 @@ from collections.abc import Callable, Iterator
 
 from .. import dtypes as dt
 from ..autograd.grad_mode import no_grad
+from ..backend import Device
 from ..tensor import Tensor
-from .parameter import Buffer, _mark, is_parameter
+from .parameter import Buffer, Parameter, _mark, is_parameter
 
 __all__ = ["Module"]
 
@@ -313,8 +314,6 @@ class Module:
         return _IncompatibleKeys(missing, unexpected)
 
     def _assign(self, key, target, src):
-        from .parameter import Parameter
-
         path, _, name = key.rpartition(".")
         mod = self.get_submodule(path)
         if name in mod._parameters:
@@ -372,8 +371,6 @@ class Module:
     def to(self, *args, **kwargs):
         """Move/cast parameters and buffers: ``model.to(tensorix.float64)``,
         ``model.to('cuda')``. Only floating tensors change dtype, as in PyTorch."""
-        from ..backend import Device
-
         dtype = kwargs.get("dtype")
         device = kwargs.get("device")
         for a in args:

@@ -76,11 +76,14 @@ def _install():
     for fam in FAMILIES:
         for name, fn in fam.TENSOR_METHODS.items():
             setattr(Tensor, name, fn)
-    Tensor.T = property(lambda self: self.permute(*reversed(range(self.ndim))))
-    Tensor.mT = property(lambda self: self.transpose(-2, -1))
-    Tensor.mH = property(lambda self: self.transpose(-2, -1).conj())
+    Tensor.T = property(lambda self: self.permute(*reversed(range(self.ndim))),
+                        doc="The dimensions reversed (a view): ``x.T.shape == x.shape[::-1]``.")
+    Tensor.mT = property(lambda self: self.transpose(-2, -1),
+                         doc="The last two dimensions swapped (a view): batched transpose.")
+    Tensor.mH = property(lambda self: self.transpose(-2, -1).conj(),
+                         doc="The conjugate transpose of the last two dimensions.")
     Tensor.H = property(lambda self: self.transpose(0, 1).conj() if self.ndim == 2 else
-                        self.conj())
+                        self.conj(), doc="The conjugate transpose of a matrix.")
 
 
 _install()

@@ -14,16 +14,11 @@ from collections import namedtuple
 
 import numpy as np
 
-from .. import backend
 from ..autograd.function import Function
 from ..tensor import Tensor
 
 __all__ = ["return_type", "TakeAlong", "PutAlong", "take_along", "Flip", "Shift", "scan",
            "running"]
-
-
-def _xp(t):
-    return backend.array_module(t._data)
 
 
 def return_type(name, fields=("values", "indices")):
@@ -48,7 +43,7 @@ class TakeAlong(Function):
     def forward(ctx, a, index, dim):
         dim %= a._data.ndim  # _full_index compares non-negative dims
         ctx.shape, ctx.index, ctx.dim = a._data.shape, index, dim
-        return _xp(a).take_along_axis(a._data, index, axis=dim)
+        return a.xp.take_along_axis(a._data, index, axis=dim)
 
     @staticmethod
     def backward(ctx, g):
@@ -63,7 +58,7 @@ class PutAlong(Function):
     def forward(ctx, g, index, dim, shape):
         dim %= g._data.ndim
         ctx.index, ctx.dim = index, dim
-        xp = _xp(g)
+        xp = g.xp
         out = xp.zeros(shape, dtype=g._data.dtype)
         xp.add.at(out, _full_index(xp, index, dim), g._data)
         return out
@@ -84,7 +79,7 @@ class Flip(Function):
     @staticmethod
     def forward(ctx, a, dim):
         ctx.dim = dim
-        return _xp(a).flip(a._data, axis=dim).copy()
+        return a.xp.flip(a._data, axis=dim).copy()
 
     @staticmethod
     def backward(ctx, g):
@@ -99,7 +94,7 @@ class Shift(Function):
     def forward(ctx, a, dim, step, fill):
         ctx.dim, ctx.step = dim, step
         data = a._data
-        out = _xp(a).full(data.shape, fill, dtype=data.dtype)
+        out = a.xp.full(data.shape, fill, dtype=data.dtype)
         n = data.shape[dim]
         src = [slice(None)] * data.ndim
         dst = [slice(None)] * data.ndim

@@ -13,6 +13,7 @@ import numpy as np
 
 from .. import _codec
 from .. import dtypes as dt
+from ..backend import array_module
 from ..tensor import Tensor, _make
 
 __all__ = ["lift", "promote", "check_tensor", "norm_dim", "norm_dims", "float_input",
@@ -63,8 +64,6 @@ def _scalar(xp, value, dtype):
 def _xp(t):
     if type(t._data) is np.ndarray:
         return np
-    from ..backend import array_module
-
     return array_module(t._data)
 
 

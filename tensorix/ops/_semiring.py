@@ -30,6 +30,7 @@ from .. import dtypes as dt
 from ..autograd.function import Function
 from ..tensor import _make
 from ._along import PutAlong, TakeAlong
+from .pointwise import where
 
 __all__ = ["Contract", "contract", "Diagonal", "SEMIRINGS", "get_semiring"]
 
@@ -324,8 +325,6 @@ def _finite_max(xp, x, axis):
 
 def _safe_log(s):
     """log(s) with -inf and a zero gradient where s == 0 (not 0/0 = nan)."""
-    from .pointwise import where
-
     zero = s._data == 0
     if not zero.any():
         return s.log()
@@ -392,8 +391,6 @@ class LogSumExp(_Combine):
 
     def _repair(self, A3, B3, s, shift, bad):
         """Recompute the flagged entries as max-shifted logsumexp over k of A3 + B3."""
-        from .pointwise import where
-
         xp = backend.array_module(s._data)
         nbt, m, k = A3.shape
         n = B3.shape[2]

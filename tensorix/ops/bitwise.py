@@ -8,7 +8,6 @@ by the bit width or more gives 0 (left) or the sign fill (right), as in PyTorch.
 
 from __future__ import annotations
 
-from .. import backend
 from .. import dtypes as dt
 from ..autograd.function import Function
 from ..tensor import Tensor
@@ -17,10 +16,6 @@ from ._common import check_tensor, promote
 __all__ = ["logical_and", "logical_or", "logical_xor", "logical_not", "bitwise_and",
            "bitwise_or", "bitwise_xor", "bitwise_not", "bitwise_left_shift",
            "bitwise_right_shift"]
-
-
-def _xp(t):
-    return backend.array_module(t._data)
 
 
 class _Binary(Function):
@@ -32,7 +27,7 @@ class _Binary(Function):
 
     @classmethod
     def forward(cls, ctx, a, b):
-        return getattr(_xp(a), cls.fn)(a._data, b._data)
+        return getattr(a.xp, cls.fn)(a._data, b._data)
 
 
 class _Unary(Function):
@@ -41,7 +36,7 @@ class _Unary(Function):
 
     @classmethod
     def forward(cls, ctx, a):
-        return getattr(_xp(a), cls.fn)(a._data)
+        return getattr(a.xp, cls.fn)(a._data)
 
 
 def _check_integral(a, op, allow_bool=True):

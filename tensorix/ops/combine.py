@@ -13,6 +13,9 @@ from .. import backend
 from .. import dtypes as dt
 from ..tensor import Tensor, _make
 from ._common import check_tensor
+from .creation import as_tensor, ones_like, zeros
+from .indexing import index_select
+from .shape import cat, meshgrid, pad, stack, vstack
 
 __all__ = ["block_diag", "cartesian_prod", "combinations", "vander", "row_stack", "isin",
            "unravel_index"]
@@ -24,9 +27,6 @@ def block_diag(*tensors) -> Tensor:
     shape ``(sum of rows, sum of columns)``, dtypes promoted. Example:
     ``block_diag(tensorix.ones(1, 2), tensorix.tensor(3.))`` is ``[[1, 1, 0], [0, 0, 3]]``.
     """
-    from .creation import zeros
-    from .shape import cat, pad
-
     blocks = []
     for i, t in enumerate(tensors):
         check_tensor(t, "block_diag", f"tensors[{i}]")
@@ -52,8 +52,6 @@ def cartesian_prod(*tensors) -> Tensor:
     ``(prod of lengths, len(tensors))`` (a single tensor is returned as is). Example:
     ``cartesian_prod(tensorix.tensor([1, 2]), tensorix.tensor([3, 4]))`` is
     ``[[1, 3], [1, 4], [2, 3], [2, 4]]``."""
-    from .shape import meshgrid, stack
-
     for i, t in enumerate(tensors):
         check_tensor(t, "cartesian_prod", f"tensors[{i}]")
         if t.ndim != 1:
@@ -73,8 +71,6 @@ def combinations(input, r=2, with_replacement=False) -> Tensor:
     ``itertools.combinations``, or ``combinations_with_replacement``): shape ``(count, r)``;
     ``r=0`` gives an empty 1-d tensor. Example: ``combinations(tensorix.tensor([1, 2, 3]))``
     is ``[[1, 2], [1, 3], [2, 3]]``."""
-    from .indexing import index_select
-
     check_tensor(input, "combinations")
     if input.ndim != 1:
         raise RuntimeError(f"combinations(): Expect a 1D vector, but got shape "
@@ -95,7 +91,6 @@ def vander(x, N=None, increasing=False) -> Tensor:
     """The Vandermonde matrix of the 1-d ``x``: columns ``x**(N-1), ..., x**0`` (or
     increasing powers), shape ``(len(x), N)``, ``N`` defaulting to ``len(x)``. Example:
     ``vander(tensorix.tensor([1, 2, 3]))`` is ``[[1, 1, 1], [4, 2, 1], [9, 3, 1]]``."""
-    from .creation import ones_like
     from .shape import stack
 
     check_tensor(x, "vander", "x")
@@ -118,8 +113,6 @@ def isin(elements, test_elements, *, assume_unique=False, invert=False) -> Tenso
     """Boolean tensor shaped like ``elements``: whether each element occurs in
     ``test_elements`` (either may be a Python scalar; ``invert`` negates). Example:
     ``isin(tensorix.tensor([1, 2, 3]), tensorix.tensor([2]))`` is ``[False, True, False]``."""
-    from .creation import as_tensor
-
     if not isinstance(elements, Tensor) and not isinstance(test_elements, Tensor):
         raise TypeError("isin(): at least one of 'elements' and 'test_elements' must be a "
                         "Tensor")
@@ -133,8 +126,6 @@ def isin(elements, test_elements, *, assume_unique=False, invert=False) -> Tenso
 
 def row_stack(tensors) -> Tensor:
     """torch's other name for :func:`tensorix.vstack` (rows stacked, 1-d inputs as rows)."""
-    from .shape import vstack
-
     return vstack(tensors)
 
 
@@ -143,8 +134,6 @@ def unravel_index(indices, shape) -> tuple:
     integer tensor per dimension, each shaped like ``indices``. As torch, indices wrap
     (``-1`` is the last element). Example: ``unravel_index(tensorix.tensor(5), (2, 3))`` is
     ``(tensor(1), tensor(2))``."""
-    from .creation import as_tensor
-
     if not isinstance(indices, Tensor):
         indices = as_tensor(indices)
     if indices.dtype.is_floating_point or indices.dtype.is_complex or indices.dtype == dt.bool:

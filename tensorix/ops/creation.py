@@ -17,7 +17,8 @@ import numpy as np
 from .. import _codec, backend
 from .. import dtypes as dt
 from ..autograd.function import Function
-from ..tensor import Size, Tensor, _make
+from ..tensor import Size, Tensor, _copy_kinds, _make, register_creation
+from .unary import cos, imag, real, sin
 
 __all__ = ["tensor", "as_tensor", "asarray", "from_numpy", "from_dlpack", "zeros", "ones",
            "full", "empty", "zeros_like", "ones_like", "full_like", "empty_like", "arange",
@@ -591,8 +592,6 @@ class Complex(Function):
 
     @staticmethod
     def backward(ctx, g):
-        from .unary import imag, real
-
         return real(g), imag(g)
 
 
@@ -623,16 +622,12 @@ def polar(abs, angle) -> Tensor:  # noqa: A002 - torch's argument name
     Example: ``tensorix.polar(tensorix.tensor([2.]), tensorix.tensor([0.]))`` is
     ``tensor([2.+0.j])``.
     """
-    from .unary import cos, sin
-
     _parts(abs, angle, "polar", ("abs", "angle"))
     return Complex.apply(abs * cos(angle), abs * sin(angle))
 
 
 def _rebuild(array, dtype_name, requires_grad, device, kinds=()):
     """Unpickle a tensor (see Tensor.__reduce__), restoring marks such as nn.Parameter."""
-    from ..tensor import _copy_kinds
-
     t = tensor(array, dtype=dt._BY_NAME[dtype_name], device=device,
                requires_grad=requires_grad)
     _copy_kinds(None, t, kinds)
@@ -659,6 +654,8 @@ def _new_tensor(self, data, *, dtype=None, device=None, requires_grad=False):
     return tensor(data, dtype=self.dtype if dtype is None else dtype,
                   device=self.device if device is None else device, requires_grad=requires_grad)
 
+
+register_creation(_to_array, _rebuild)  # Tensor(data) and unpickling
 
 TENSOR_METHODS: dict = {
     "new_zeros": _new_method(zeros), "new_ones": _new_method(ones),

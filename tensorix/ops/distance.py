@@ -17,6 +17,7 @@ from .. import backend
 from ..autograd.function import Function
 from ..tensor import Tensor
 from ._common import check_tensor
+from .pointwise import sign, where
 
 __all__ = ["cdist"]
 TENSOR_METHODS: dict = {}  # torch has no Tensor.cdist
@@ -56,8 +57,6 @@ class CDist(Function):
 
     @staticmethod
     def backward(ctx, g):
-        from .pointwise import sign, where
-
         x1, x2 = ctx.saved_tensors
         p = ctx.p
         if p == 0:  # piecewise constant

@@ -18,7 +18,7 @@ from .. import dtypes as dt
 from ..autograd.function import Function
 from ..backend import quiet
 from ..tensor import Tensor, _make
-from ._common import check_tensor, float_input, promote
+from ._common import check_tensor, float_input, lift, promote, same_device
 
 __all__ = ["add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide", "neg",
            "negative", "pow", "exp", "log", "rsub", "to", "fmod", "remainder", "maximum",
@@ -649,8 +649,6 @@ def lerp(input, end, weight) -> Tensor:
         if isinstance(v, Tensor) and v._dtype is not d:
             raise RuntimeError(f"lerp(): expected dtype {d.name} for `{name}` but got dtype "
                                f"{v._dtype.name}")
-    from ._common import lift, same_device
-
     w = lift(weight, d, input, "lerp", "weight")
     same_device("lerp", input, end, w)
     return Lerp.apply(input, end, w)

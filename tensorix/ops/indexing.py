@@ -21,16 +21,13 @@ from . import inplace
 from ._along import _full_index
 from ._common import check_tensor, lift, norm_dim, same_device
 from .movement import GetItem, getitem, parse_index
+from .pointwise import where
 
 __all__ = ["gather", "scatter", "scatter_add", "scatter_reduce", "index_select", "index_add",
            "index_copy", "index_fill", "index_put", "masked_fill", "masked_scatter",
            "masked_select", "take", "take_along_dim", "nonzero", "argwhere"]
 
 _REDUCES = ("sum", "prod", "mean", "amax", "amin")
-
-
-def _xp(t):
-    return backend.array_module(t._data)
 
 
 def _check_index(index, op, int32=False):
@@ -75,7 +72,7 @@ class Gather(Function):
         ctx.dim, ctx.index, ctx.shape = dim, index, a._data.shape
         lead = tuple(slice(None) if d == dim else slice(0, n)  # index may be smaller
                      for d, n in enumerate(index._data.shape))
-        return _xp(a).take_along_axis(a._data[lead], index._data, axis=dim)
+        return a.xp.take_along_axis(a._data[lead], index._data, axis=dim)
 
     @staticmethod
     def backward(ctx, g):
@@ -126,7 +123,7 @@ class _Put(Function):
     @classmethod
     def forward(cls, ctx, a, dim, index, src):
         ctx.dim, ctx.index = dim, index
-        xp, out = _xp(a), a._data.copy()
+        xp, out = a.xp, a._data.copy()
         cls.write(xp, out, cls.at(xp, index._data, dim), src._data)
         return out
 
@@ -257,7 +254,7 @@ class ScatterReduce(Function):
 
     @staticmethod
     def forward(ctx, a, dim, index, src, reduce, include_self):
-        xp = _xp(a)
+        xp = a.xp
         ix = _full_index(xp, index._data, dim)
         out = a._data.copy()
         if not include_self:
@@ -303,7 +300,7 @@ def _sr_prod(ctx, g, a, src, out):
     """torch's rule: exclusive products for zeros (a single zero in a group gets the product of
     the others; two or more zeros give zero)."""
     dim, index, incl = ctx.dim, ctx.index, ctx.include_self
-    xp = _xp(a)
+    xp = a.xp
     masked_self = masked_fill(a, _make(a._data == 0), 1)
     grad_self = g * scatter_reduce(masked_self, dim, index, src, "prod",
                                    include_self=incl) / masked_self
@@ -325,7 +322,7 @@ def _sr_minmax(ctx, g, a, src, out):
     if not ctx.include_self:
         self_is &= ~ctx.mask._data
     self_is = _make(self_is.astype(a._data.dtype))
-    src_is = _make((src._data == _xp(a).take_along_axis(out._data, index._data, dim)).astype(
+    src_is = _make((src._data == a.xp.take_along_axis(out._data, index._data, dim)).astype(
         a._data.dtype))
     share = g / scatter_add(self_is, dim, index, src_is)
     return self_is * share, src_is * Gather.apply(share, dim, index)
@@ -336,8 +333,6 @@ _SR_GRADS = {"sum": _sr_sum, "mean": _sr_mean, "prod": _sr_prod, "amax": _sr_min
 
 
 def _where(cond, a, b):
-    from .pointwise import where
-
     return where(cond, a, b)
 
 
@@ -371,7 +366,7 @@ class IndexSelect(Function):
     @staticmethod
     def forward(ctx, a, dim, index):
         ctx.dim, ctx.index, ctx.shape = dim, index, a._data.shape
-        return _xp(a).take(a._data, index._data, axis=dim)
+        return a.xp.take(a._data, index._data, axis=dim)
 
     @staticmethod
     def backward(ctx, g):
@@ -427,7 +422,7 @@ class IndexFill(_Put):
             ga = IndexFill.apply(g, ctx.dim, ctx.index, g.new_zeros(()))
         if ctx.needs_input_grad[3]:  # each filled slot once, even if index repeats
             n = g._data.shape[ctx.dim]
-            uniq = _make(_xp(ctx.index).unique(ctx.index._data % max(n, 1)))
+            uniq = _make(ctx.index.xp.unique(ctx.index._data % max(n, 1)))
             gv = IndexSelect.apply(g, ctx.dim, uniq).sum()
         return ga, None, None, gv
 
@@ -586,7 +581,7 @@ class MaskedScatter(Function):
 
     @staticmethod
     def forward(ctx, a, mask, source):
-        xp = _xp(a)
+        xp = a.xp
         shape = np.broadcast_shapes(a._data.shape, mask._data.shape)
         m = xp.broadcast_to(mask._data, shape)
         k = int(m.sum())

@@ -22,6 +22,7 @@ from .. import dtypes as dt
 from ..autograd.function import Function, refresh_view
 from ..autograd.grad_mode import is_grad_enabled, modes
 from ..tensor import Tensor, _make
+from .movement import _strided_view
 
 __all__: list = []
 
@@ -123,8 +124,6 @@ class CopySlices(Function):
 
 def _view_chain(view, base):
     """A function replaying ``view``'s indexing from ``base`` (by strides, via as_strided)."""
-    from .movement import _strided_view
-
     return _strided_view(view, base)
 
 

@@ -6,6 +6,9 @@ from __future__ import annotations
 
 from ..tensor import Tensor
 from ._common import check_tensor
+from .movement import narrow
+from .reduce import cumsum
+from .stats import diff
 
 __all__ = ["trapezoid", "trapz", "cumulative_trapezoid"]
 TENSOR_METHODS: dict = {}
@@ -13,9 +16,6 @@ TENSOR_METHODS: dict = {}
 
 def _terms(op, y, x, dx, dim):
     """The trapezoid areas along ``dim``: ``(y[i] + y[i+1]) / 2 * (x[i+1] - x[i])``."""
-    from .movement import narrow
-    from .stats import diff
-
     check_tensor(y, op, "y")
     if y.ndim == 0:
         raise IndexError(f"{op}(): y must have at least one dimension, got a 0-d tensor")
@@ -54,8 +54,6 @@ def trapz(y, x=None, *, dx=None, dim=-1) -> Tensor:
 def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1) -> Tensor:
     """The running trapezoid rule along ``dim``: one fewer element than ``y`` there.
     Example: ``cumulative_trapezoid(tensorix.tensor([1., 2., 3.]))`` is ``[1.5, 4.]``."""
-    from .reduce import cumsum
-
     if x is not None and dx is not None:
         raise TypeError("cumulative_trapezoid(): pass either x or dx, not both")
     return cumsum(_terms("cumulative_trapezoid", y, x, dx, dim), dim)

@@ -20,7 +20,6 @@ from collections import namedtuple
 
 import numpy as np
 
-from .. import backend
 from ..autograd.function import Function
 from ..autograd.grad_mode import is_grad_enabled
 from ..tensor import Tensor, _make
@@ -43,10 +42,6 @@ LstsqResult = namedtuple("LstsqResult", ["solution", "residuals", "rank", "singu
 class LinAlgError(RuntimeError):
     """A singular matrix, a non-positive-definite matrix, or a failed factorization (the
     counterpart of ``torch.linalg.LinAlgError``, also a ``RuntimeError``)."""
-
-
-def _xp(t):
-    return backend.array_module(t._data)
 
 
 def _lapack(xp, fn, message, a, *rest, nan="whole", **kw):
@@ -144,24 +139,24 @@ def diagonal_of(x):
 
 def diag_embed(v):
     """``(..., n) -> (..., n, n)`` with ``v`` on the diagonal, zeros elsewhere."""
-    xp = _xp(v)
+    xp = v.xp
     return where(_const(xp.eye(v.shape[-1], dtype=bool)), v.unsqueeze(-2), 0.0)
 
 
 def tril(x, k=0):
     """Lower triangle (on and below diagonal ``k``) of the last two dims."""
-    xp = _xp(x)
+    xp = x.xp
     return where(_const(xp.tri(x.shape[-2], x.shape[-1], k, dtype=bool)), x, 0.0)
 
 
 def triu(x, k=0):
     """Upper triangle (on and above diagonal ``k``) of the last two dims."""
-    xp = _xp(x)
+    xp = x.xp
     return where(_const(~xp.tri(x.shape[-2], x.shape[-1], k - 1, dtype=bool)), x, 0.0)
 
 
 def _eye_bool(n, like):
-    return _const(_xp(like).eye(n, dtype=bool))
+    return _const(like.xp.eye(n, dtype=bool))
 
 
 # -- inv, solve, solve_triangular -------------------------------------------------------------
@@ -171,7 +166,7 @@ _SINGULAR = "{op}: The input matrix is singular, so it cannot be inverted or sol
 class Inv(Function):
     @staticmethod
     def forward(ctx, a):
-        xp = _xp(a)
+        xp = a.xp
         out = _make(_lapack(xp, xp.linalg.inv, _SINGULAR.format(op="linalg.inv"), a._data))
         ctx.save_for_backward(out)
         return out
@@ -210,7 +205,7 @@ class Solve(Function):
 
     @staticmethod
     def forward(ctx, a, b):
-        x = _make(_solve(_xp(a), "linalg.solve", a._data, b._data,
+        x = _make(_solve(a.xp, "linalg.solve", a._data, b._data,
                          _SINGULAR.format(op="linalg.solve")))
         ctx.save_for_backward(a, x)
         return x
@@ -263,7 +258,7 @@ class SolveTriangular(Function):
     @staticmethod
     def forward(ctx, a, b, upper, unitriangular):
         ctx.upper, ctx.unit = upper, unitriangular
-        xp = _xp(a)
+        xp = a.xp
         t = xp.triu(a._data) if upper else xp.tril(a._data)
         if unitriangular:
             n = t.shape[-1]
@@ -312,7 +307,7 @@ class Det(Function):
     @staticmethod
     def forward(ctx, a):
         with np.errstate(invalid="ignore"):  # NaN in, NaN out, as in PyTorch: no warning
-            out = _make(_xp(a).linalg.det(a._data))
+            out = _make(a.xp.linalg.det(a._data))
         ctx.save_for_backward(a, out)
         return out
 
@@ -333,7 +328,7 @@ class _DetSingularGrad(Function):
 
     @staticmethod
     def forward(ctx, a, g):
-        xp = _xp(a)
+        xp = a.xp
         u, s, vh = _svd(xp, a._data)
         n = s.shape[-1]
         others = xp.where(xp.eye(n, dtype=bool), xp.ones((), s.dtype), s[..., None, :])
@@ -363,7 +358,7 @@ def det(A) -> Tensor:
 class Slogdet(Function):
     @staticmethod
     def forward(ctx, a):
-        xp = _xp(a)
+        xp = a.xp
         with np.errstate(invalid="ignore"):
             sign, logabs = xp.linalg.slogdet(a._data)
         if a._dtype.category == 2:  # a NaN determinant has sign 0, as PyTorch's (sign(nan))
@@ -406,7 +401,7 @@ def logdet(input) -> Tensor:
 class Cholesky(Function):
     @staticmethod
     def forward(ctx, a):
-        xp = _xp(a)
+        xp = a.xp
         msg = ("linalg.cholesky: The factorization could not be completed because the input is "
                "not positive-definite.")
         # reads the lower triangle; NaN fails the factorisation, as in PyTorch
@@ -443,7 +438,7 @@ class QR(Function):
     @staticmethod
     def forward(ctx, a, mode):
         ctx.mode = mode
-        xp = _xp(a)
+        xp = a.xp
         if mode == "r":
             r = xp.linalg.qr(a._data, mode="r")
             q = xp.empty((0,), dtype=a._data.dtype)
@@ -504,7 +499,7 @@ class SVD(Function):
     def forward(ctx, a, full_matrices):
         ctx.set_materialize_grads(False)  # svdvals alone must not touch the 1/(s_i^2-s_j^2)
         ctx.full = full_matrices
-        u, s, vh = _svd(_xp(a), a._data, full_matrices=full_matrices)
+        u, s, vh = _svd(a.xp, a._data, full_matrices=full_matrices)
         u, s, vh = _make(u), _make(s), _make(vh)
         ctx.save_for_backward(u, s, vh)
         return u, s, vh
@@ -581,14 +576,14 @@ def svdvals(A) -> Tensor:
     check_matrix(A, "linalg.svdvals")
     if A.requires_grad and is_grad_enabled():  # U and Vh are needed only for the gradient
         return SVD.apply(A, False)[1]
-    return _make(_svd(_xp(A), A._data, compute_uv=False))
+    return _make(_svd(A.xp, A._data, compute_uv=False))
 
 
 class Eigh(Function):
     @staticmethod
     def forward(ctx, a, uplo):
         ctx.set_materialize_grads(False)
-        w, v = _xp(a).linalg.eigh(a._data, UPLO=uplo)
+        w, v = a.xp.linalg.eigh(a._data, UPLO=uplo)
         w, v = _make(w), _make(v)
         ctx.save_for_backward(w, v)
         return w, v
@@ -635,7 +630,7 @@ def eigvalsh(A, UPLO="L") -> Tensor:
     _check_uplo("linalg.eigvalsh", UPLO)
     if A.requires_grad and is_grad_enabled():
         return Eigh.apply(A, UPLO)[0]
-    return _make(_xp(A).linalg.eigvalsh(A._data, UPLO=UPLO))
+    return _make(A.xp.linalg.eigvalsh(A._data, UPLO=UPLO))
 
 
 # -- pinv, matrix_rank, lstsq ----------------------------------------------------------------------
@@ -658,7 +653,7 @@ def _singular_cutoff(xp, s, atol, rtol):
 class Pinv(Function):
     @staticmethod
     def forward(ctx, a, atol, rtol, hermitian):
-        xp = _xp(a)
+        xp = a.xp
         data = a._data
         if hermitian:
             w, v = xp.linalg.eigh(data)
@@ -712,7 +707,7 @@ def matrix_rank(A, *, atol=None, rtol=None, hermitian=False) -> Tensor:
     op = "linalg.matrix_rank"
     check_matrix(A, op, square=bool(hermitian))
     atol, rtol = _tolerances(A, atol, rtol, op)
-    xp = _xp(A)
+    xp = A.xp
     if hermitian:
         s = xp.abs(xp.linalg.eigvalsh(A._data))
     else:
@@ -758,7 +753,7 @@ def lstsq(A, B, rcond=None, *, driver=None) -> LstsqResult:
     eps = float(np.finfo(A._data.dtype).eps)
     rtol = eps * max(m, n) if rcond is None or rcond < 0 else float(rcond)
     x = Pinv.apply(A, 0.0, rtol, False) @ b
-    xp = _xp(A)
+    xp = A.xp
     empty_f = _make(xp.empty((0,), dtype=A._data.real.dtype))
     full_rank = matrix_rank(A.detach(), rtol=rtol)
     rank = full_rank if driver != "gels" else _make(xp.empty((0,), dtype=np.int64))

@@ -25,6 +25,7 @@ from ..autograd.function import Function
 from ..tensor import Tensor, _make
 from . import linalg_decomp as _decomp
 from ._common import check_tensor
+from .creation import eye
 from .linalg_decomp import _same_dtype, check_matrix, solve_triangular, tril, triu
 from .shape import cat
 
@@ -39,10 +40,6 @@ LUResult = namedtuple("LUResult", ["P", "L", "U"])
 SVDLegacy = namedtuple("SVDLegacy", ["U", "S", "V"])
 TriangularSolveResult = namedtuple("TriangularSolveResult", ["solution", "cloned_coefficient"])
 GeqrfResult = namedtuple("GeqrfResult", ["a", "tau"])
-
-
-def _xp(t):
-    return backend.array_module(t._data)
 
 
 # -- LU ---------------------------------------------------------------------------------------
@@ -85,8 +82,6 @@ def _permutation(pivots, m, xp):
 
 def _unpack(lu_, k):
     """Unit-lower L (..., m, k) and upper U (..., k, n) from packed LU (differentiable)."""
-    from .creation import eye
-
     m = lu_.shape[-2]
     low = tril(lu_[..., :, :k], -1) + eye(m, k, dtype=lu_.dtype, device=lu_.device)
     return low, triu(lu_[..., :k, :])
@@ -130,14 +125,14 @@ class LUFactor(Function):
         m, n = packed.shape[-2], packed.shape[-1]
         k = min(m, n)
         low, up = _unpack(packed, k)
-        p = _make(_permutation(piv._data, m, _xp(piv)).astype(packed._data.dtype))
+        p = _make(_permutation(piv._data, m, piv.xp).astype(packed._data.dtype))
         gl, gu = tril(g[..., :, :k], -1), triu(g[..., :k, :])
         return lu_backward(gl, gu, p, low, up)
 
 
 def _lu_info(packed):
     """LAPACK's info per matrix: 0, or the 1-based index of the first zero on U's diagonal."""
-    xp = _xp(packed)
+    xp = packed.xp
     zero = xp.diagonal(packed._data, axis1=-2, axis2=-1) == 0
     return _make(xp.where(zero.any(-1), xp.argmax(zero, -1) + 1, 0).astype(np.int32))
 
@@ -200,7 +195,7 @@ def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True) -> LURes
         raise RuntimeError(f"lu_unpack: LU_pivots must be an integer tensor of shape "
                            f"{list(LU_data.shape[:-2]) + [k]}, got {LU_pivots._dtype.name} of "
                            f"shape {list(LU_pivots.shape)}")
-    xp = _xp(LU_data)
+    xp = LU_data.xp
     empty = _make(xp.empty((0,), dtype=LU_data._data.dtype))
     low = up = p = empty
     if unpack_data:
@@ -341,8 +336,6 @@ def cholesky_inverse(L, upper=False) -> Tensor:
     """``(L L^H)^-1`` from a Cholesky factor ``L`` (``(U^H U)^-1`` with ``upper=True``);
     only that triangle is read. Example: ``tensorix.cholesky_inverse(tensorix.linalg.
     cholesky(A))`` equals ``tensorix.linalg.inv(A)``."""
-    from .creation import eye
-
     check_matrix(L, "cholesky_inverse", "input", square=True)
     ident = eye(L.shape[-1], dtype=L.dtype, device=L.device)
     if upper:
@@ -368,7 +361,7 @@ def triangular_solve(b, A, upper=True, transpose=False, unitriangular=False):
 class Geqrf(Function):
     @staticmethod
     def forward(ctx, a):
-        xp = _xp(a)
+        xp = a.xp
         h, tau = xp.linalg.qr(a._data, mode="raw")  # h is LAPACK's a, transposed
         return xp.ascontiguousarray(xp.swapaxes(h, -1, -2)), tau
 
@@ -398,8 +391,6 @@ def _reflect(x, v, t, side):
 
 
 def _householder_vectors(a, k):
-    from .creation import eye
-
     m = a.shape[-2]
     return tril(a[..., :, :k], -1) + eye(m, k, dtype=a.dtype, device=a.device)
 
@@ -422,8 +413,6 @@ def householder_product(A, tau) -> Tensor:
     if tau.ndim != A.ndim - 1 or k > n or tuple(tau.shape[:-1]) != tuple(A.shape[:-2]):
         raise RuntimeError(f"{op}: tau must have shape {list(A.shape[:-2])} + [k] with k <= "
                            f"input.shape[-1] = {n}, got {list(tau.shape)}")
-    from .creation import eye
-
     vecs = _householder_vectors(A, k)
     q = eye(m, n, dtype=A.dtype, device=A.device).expand(tuple(A.shape))
     for i in reversed(range(k)):
@@ -482,7 +471,7 @@ def svd(A, some=True, compute_uv=True) -> SVDLegacy:
     matrices of shapes ``(m, m)`` and ``(n, n)``, as in PyTorch."""
     check_matrix(A, "svd")
     if not compute_uv:
-        xp = _xp(A)
+        xp = A.xp
         m, n = A.shape[-2], A.shape[-1]
         batch = tuple(A.shape[:-2])
         zeros_u = _make(xp.zeros(batch + (m, m), dtype=A._data.dtype))

@@ -13,23 +13,19 @@ from collections import namedtuple
 
 import numpy as np
 
-from .. import backend
 from .. import dtypes as dt
 from ..autograd.function import Function
 from ..backend import quiet
 from ..tensor import Tensor, _make
 from ._common import check_tensor, promote
 from .elementwise import float_power
-from .unary import exp2
+from .inplace import apply_inplace
+from .unary import conj, exp2
 
 __all__ = ["addcmul", "addcdiv", "gcd", "lcm", "ldexp", "frexp", "nextafter", "positive",
            "conj_physical", "resolve_conj", "resolve_neg"]
 
 FrexpResult = namedtuple("FrexpResult", ["mantissa", "exponent"])
-
-
-def _xp(t):
-    return backend.array_module(t._data)
 
 
 def _three(op, input, tensor1, tensor2):
@@ -75,7 +71,7 @@ class _Raw(Function):
     @staticmethod
     def forward(ctx, fn, *args):
         with quiet():
-            return getattr(_xp(args[0]), fn)(*[a._data for a in args])
+            return getattr(args[0].xp, fn)(*[a._data for a in args])
 
 
 def _integral_pair(op, input, other):
@@ -126,7 +122,7 @@ def frexp(input) -> FrexpResult:
                            f"{input._dtype.name}")
     data = input._data
     wide = data.dtype if data.dtype.kind == "f" else np.float32  # bfloat16 and fp8 formats
-    m, e = _xp(input).frexp(data.astype(wide, copy=False))
+    m, e = input.xp.frexp(data.astype(wide, copy=False))
     return FrexpResult(_make(m.astype(data.dtype, copy=False), input._dtype),
                        _make(e.astype(np.int32, copy=False)))
 
@@ -155,8 +151,6 @@ def positive(input) -> Tensor:
 def conj_physical(input) -> Tensor:
     """The complex conjugate, materialised (tensorix has no lazy conjugate bit, so this is
     :func:`conj`); real tensors come back as they are."""
-    from .unary import conj
-
     check_tensor(input, "conj_physical")
     return conj(input)
 
@@ -173,8 +167,6 @@ def resolve_neg(input) -> Tensor:
 
 
 def _float_power_(self, exponent):
-    from .inplace import apply_inplace
-
     check_tensor(self, "float_power_")
     if self._dtype not in (dt.float64, dt.complex128):
         want = "ComplexDouble" if self._dtype.is_complex or (

@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import backend
+from .. import dtypes as dt
 from ..autograd.function import Function, _mark_view
 from ..tensor import Tensor, _make
 from . import _index
@@ -515,8 +516,6 @@ class ViewAsComplex(Function):
 
     @staticmethod
     def forward(ctx, a):
-        from .. import dtypes as dt
-
         cdt = dt.complex128 if a._dtype is dt.float64 else dt.complex64
         return a._data.view(cdt.np)[..., 0]
 

@@ -26,10 +26,6 @@ __all__ = ["eq", "ne", "lt", "le", "gt", "ge", "greater", "greater_equal", "less
            "floor", "ceil", "round", "frac", "floor_divide"]
 
 
-def _xp(t):
-    return backend.array_module(t._data)
-
-
 def _zeros(g):
     """The gradient of a piecewise-constant op: zeros (not g * 0, which is nan where g is
     inf)."""
@@ -122,7 +118,7 @@ def where(condition, input=None, other=None) -> Tensor:
 class Sign(Function):
     @staticmethod
     def forward(ctx, a):
-        xp = _xp(a)
+        xp = a.xp
         if a._dtype.is_complex:
             mag = xp.abs(a._data)
             return xp.where(mag == 0, 0, a._data / xp.where(mag == 0, 1, mag)).astype(
@@ -161,7 +157,7 @@ class Clamp(Function):
     @staticmethod
     def forward(ctx, x, lo, hi):
         ctx.save_for_backward(x, lo, hi)
-        xp = _xp(x)
+        xp = x.xp
         out = x._data
         with quiet():
             if lo is not None:
@@ -253,7 +249,7 @@ class _Predicate(Function):
 
     @classmethod
     def forward(cls, ctx, a):
-        xp = _xp(a)
+        xp = a.xp
         if a._dtype.category < 2:
             return xp.full(a._data.shape, cls.for_ints, dtype=bool)
         return getattr(xp, cls.fn)(a._data)
@@ -286,7 +282,7 @@ class SignBit(Function):
     def forward(ctx, a):
         if a._dtype.category < 2:
             return a._data < 0
-        return _xp(a).signbit(a._data)
+        return a.xp.signbit(a._data)
 
 
 def signbit(input) -> Tensor:
@@ -303,7 +299,7 @@ def isreal(input) -> Tensor:
     """True where an element has no imaginary part (everywhere for real dtypes).
     Example: ``tensorix.isreal(tensorix.tensor([1 + 0j, 1j]))`` is ``tensor([ True, False])``."""
     check_tensor(input, "isreal")
-    xp = _xp(input)
+    xp = input.xp
     if not input._dtype.is_complex:
         return _make(xp.ones(input._data.shape, dtype=bool))
     return _make(input._data.imag == 0)
@@ -313,7 +309,7 @@ class NanToNum(Function):
     @staticmethod
     def forward(ctx, a, nan, posinf, neginf):
         ctx.save_for_backward(a)
-        xp, x = _xp(a), a._data
+        xp, x = a.xp, a._data
         typ = x.dtype.type
         if type(x) is np.ndarray:
             # a copy, and masked stores only when there is a non-finite element (one cheap
@@ -363,7 +359,7 @@ class Heaviside(Function):
 
     @staticmethod
     def forward(ctx, a, values):
-        xp, x = _xp(a), a._data
+        xp, x = a.xp, a._data
         # PyTorch: a == 0 ? values : a > 0 (so nan gives 0)
         return xp.where(x == 0, values._data, (x > 0).astype(x.dtype))
 
@@ -391,7 +387,7 @@ class IsClose(Function):
 
     @staticmethod
     def forward(ctx, a, b, rtol, atol, equal_nan):
-        xp, x, y = _xp(a), a._data, b._data
+        xp, x, y = a.xp, a._data, b._data
         close = x == y
         if equal_nan and a._dtype.category >= 2:
             close |= xp.isnan(x) & xp.isnan(y)
@@ -447,7 +443,7 @@ class _Rounding(Function):
 
     @classmethod
     def forward(cls, ctx, a):
-        return getattr(_xp(a), cls.fn)(a._data)
+        return getattr(a.xp, cls.fn)(a._data)
 
     @staticmethod
     def backward(ctx, g):
@@ -471,7 +467,7 @@ class Round(_Rounding):
 
     @staticmethod
     def forward(ctx, a, decimals):
-        xp = _xp(a)
+        xp = a.xp
         if decimals == 0:
             return xp.rint(a._data)
         scale = a._data.dtype.type(10.0 ** (decimals if decimals > 0 else -decimals))
@@ -489,7 +485,7 @@ class Frac(Function):
     @staticmethod
     def forward(ctx, a):
         with quiet():  # inf - inf: nan, as in PyTorch
-            return a._data - _xp(a).trunc(a._data)
+            return a._data - a.xp.trunc(a._data)
 
     @staticmethod
     def backward(ctx, g):
@@ -501,7 +497,7 @@ class FloorDivide(Function):
 
     @staticmethod
     def forward(ctx, a, b):
-        xp = _xp(a)
+        xp = a.xp
         if a._dtype.category < 2 and bool((b._data == 0).any()):
             raise ZeroDivisionError("floor_divide(): integer division by zero")
         with quiet():

@@ -17,12 +17,16 @@ import warnings
 
 import numpy as np
 
-from .. import _threads, backend
+from .. import _threads
 from .. import dtypes as dt
 from ..autograd.function import Function
 from ..tensor import Tensor, _make
+from . import elementwise
 from ._along import Flip, Shift, TakeAlong, return_type, running, scan
 from ._common import check_tensor, float_input, norm_dim, norm_dims
+from .elementwise import exp, log
+from .pointwise import where
+from .unary import abs as abs_
 
 __all__ = ["sum", "mean", "sum_to", "prod", "max", "min", "amax", "amin", "aminmax", "argmax",
            "argmin", "var", "std", "var_mean", "std_mean", "logsumexp", "norm", "cumsum",
@@ -33,10 +37,6 @@ __all__ = ["sum", "mean", "sum_to", "prod", "max", "min", "amax", "amin", "aminm
 _MAX, _MIN = return_type("max"), return_type("min")
 _CUMMAX, _CUMMIN = return_type("cummax"), return_type("cummin")
 _AMINMAX = return_type("aminmax", ("min", "max"))
-
-
-def _xp(t):
-    return backend.array_module(t._data)
 
 
 def _lowp(d):
@@ -237,7 +237,7 @@ class EvenSelect(Function):
     @staticmethod
     def backward(ctx, g):
         (a,) = ctx.saved_tensors
-        xp, data = _xp(a), a._data
+        xp, data = a.xp, a._data
         o = ctx.out if ctx.keepdim else ctx.out.reshape(_kept(data.shape, ctx.dims))
         mask = (data == o) | (xp.isnan(data) & xp.isnan(o)) if a._dtype.category >= 2 \
             else data == o
@@ -263,7 +263,7 @@ def _extreme(x, dim, keepdim, op, fn):
     dims = _dims(dim, x.ndim, op)
     _check_nonempty(x, dims, op, specified)
     with np.errstate(invalid="ignore"):
-        out = getattr(_xp(x), fn)(x._data, axis=dims, keepdims=keepdim)
+        out = getattr(x.xp, fn)(x._data, axis=dims, keepdims=keepdim)
     return EvenSelect.apply(x, out, dims, keepdim)
 
 
@@ -287,7 +287,7 @@ def amin(input, dim=(), keepdim=False) -> Tensor:
 def _arg(x, dim, keepdim, op, fn):
     """Integer positions of the extreme (first occurrence; NaN counts as extreme)."""
     check_tensor(x, op)
-    xp = _xp(x)
+    xp = x.xp
     if dim is None:
         if not x.numel():
             raise IndexError(f"{op}(): Expected reduction dim to be specified for "
@@ -330,8 +330,6 @@ def _select(x, dim, keepdim, op, fn, rtype):
 
 
 def _binary(name):
-    from . import elementwise  # imported late: elementwise's import of reduce comes first
-
     return getattr(elementwise, name)
 
 
@@ -453,7 +451,7 @@ def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
 
 def _shift_constant(x, dims):
     """max over ``dims`` (kept), 0 where it is not finite: the stabiliser of log-sum-exp."""
-    xp = _xp(x)
+    xp = x.xp
     if not x.numel():
         return _make(xp.zeros(_kept(x.shape, dims), dtype=x._data.dtype))
     with np.errstate(invalid="ignore"):
@@ -468,8 +466,6 @@ def logsumexp(input, dim=None, keepdim=False) -> Tensor:
     Shapes: as :func:`sum`. Example: ``tensorix.logsumexp(tensorix.tensor([0., 0.]), 0)`` is
     ``log(2) = 0.6931``.
     """
-    from .elementwise import exp, log
-
     x = _upcast(float_input(input, "logsumexp"))
     dims = _dims(dim, x.ndim, "logsumexp")
     m = _shift_constant(x, dims)
@@ -485,7 +481,7 @@ class PNorm(Function):
     @staticmethod
     def forward(ctx, a, p, dims, keepdim):
         ctx.p, ctx.dims, ctx.keepdim = p, dims, keepdim
-        xp = _xp(a)
+        xp = a.xp
         data = xp.abs(a._data.astype("float32") if _lowp(a._dtype) else a._data)
         s = (data * data if p == 2 else data ** p).sum(axis=dims, keepdims=keepdim)
         out = _make((xp.sqrt(s) if p == 2 else s ** (1.0 / p)).astype(data.dtype))
@@ -496,8 +492,6 @@ class PNorm(Function):
     @staticmethod
     def backward(ctx, g):
         from .pointwise import sgn, where
-        from .unary import abs as abs_
-
         a, out = ctx.saved_tensors
         p, shape = ctx.p, tuple(a.shape)
         o = _restore(out, shape, ctx.dims, ctx.keepdim)
@@ -520,8 +514,6 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None) -> Tensor:
     Shapes: ``(3, 4)`` with ``dim=1`` gives ``(3,)``. Example:
     ``tensorix.tensor([3., 4.]).norm()`` is ``tensor(5.)``.
     """
-    from .unary import abs as abs_
-
     check_tensor(input, "norm")
     x = input if dtype is None else input.to(dtype)
     if x._dtype.category < 2:
@@ -560,7 +552,7 @@ class CumSum(Function):
         ctx.dim = dim
         data = a._data.reshape(1) if a._data.ndim == 0 else a._data
         acc = "float32" if _lowp(dtype) else dtype.np
-        return _xp(a).cumsum(data, axis=dim, dtype=acc).astype(dtype.np).reshape(a._data.shape)
+        return a.xp.cumsum(data, axis=dim, dtype=acc).astype(dtype.np).reshape(a._data.shape)
 
     @staticmethod
     def backward(ctx, g):
@@ -575,7 +567,7 @@ class CumProd(Function):
         ctx.dim = dim
         data = a._data.reshape(1) if a._data.ndim == 0 else a._data
         acc = "float32" if _lowp(dtype) else dtype.np
-        out = _make(_xp(a).cumprod(data, axis=dim, dtype=acc).astype(dtype.np)
+        out = _make(a.xp.cumprod(data, axis=dim, dtype=acc).astype(dtype.np)
                     .reshape(a._data.shape))
         ctx.save_for_backward(a, out)
         return out
@@ -593,14 +585,12 @@ class CumProd(Function):
 def _cumprod_grad_with_zeros(a, g, dim):
     """Exact cumprod gradient with zeros, through the (n, n) Jacobian rows: row j is the
     cumulative product of ``a`` with ``a_j`` replaced by 1, kept for i >= j."""
-    from .pointwise import where
-
     nd = a.ndim
     perm = tuple(k for k in range(nd) if k != dim) + (dim,)
     inv = tuple(perm.index(k) for k in range(nd))
     am, gm = a.permute(perm), g.permute(perm)
     n = am.shape[-1]
-    xp = _xp(a)
+    xp = a.xp
     eye = _make(xp.eye(n, dtype=bool))
     rows = where(eye, 1, am.unsqueeze(-2).expand(tuple(am.shape[:-1]) + (n, n)))
     jac = cumprod(rows, -1)  # jac[..., j, i] = prod_{k <= i, k != j} a_k
@@ -636,8 +626,8 @@ def cumprod(input, dim, *, dtype=None) -> Tensor:
 def _cum_extreme(x, dim, op, ufunc, rtype):
     d = _cum_dim(x, dim, op)
     if x.ndim == 0:
-        return rtype(x.reshape(()), _make(_xp(x).zeros((), dtype=np.int64)))
-    xp, data = _xp(x), x._data
+        return rtype(x.reshape(()), _make(x.xp.zeros((), dtype=np.int64)))
+    xp, data = x.xp, x._data
     with np.errstate(invalid="ignore"):
         extreme = running(xp, data, d, getattr(xp, ufunc))
     hit = data == extreme
@@ -672,7 +662,7 @@ class LogCumSumExp(Function):
     @staticmethod
     def forward(ctx, a, dim):
         ctx.dim = dim
-        xp = _xp(a)
+        xp = a.xp
         data = a._data.reshape(1) if a._data.ndim == 0 else a._data
         acc = data.astype("float32") if _lowp(a._dtype) else data
         out = _make(scan(xp, acc, dim, xp.logaddexp).astype(a._data.dtype)
@@ -684,10 +674,6 @@ class LogCumSumExp(Function):
     def backward(ctx, g):
         # d/dx_j = sum_{i>=j} g_i exp(x_j - out_i), split by the sign of g so each part is a
         # reverse log-cum-sum-exp (the TensorFlow/PyTorch formulation)
-        from .elementwise import exp, log
-        from .pointwise import where
-        from .unary import abs as abs_
-
         a, out = ctx.saved_tensors
         if a.ndim == 0:
             return g, None
@@ -722,7 +708,7 @@ class _Logical(Function):
 
     @staticmethod
     def forward(ctx, a, fn, dims, keepdim):
-        out = getattr(_xp(a), fn)(a._data, axis=dims, keepdims=keepdim)
+        out = getattr(a.xp, fn)(a._data, axis=dims, keepdims=keepdim)
         return out.astype(np.uint8) if a._dtype is dt.uint8 else out
 
 
@@ -761,8 +747,6 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None) -> Tensor:
 
     Example: ``tensorix.tensor([1., float('nan'), 2.]).nansum()`` is ``tensor(3.)``.
     """
-    from .pointwise import where
-
     check_tensor(input, "nansum")
     x = input
     # the where only where there is a NaN (checked in one cheap pass on the CPU): the same

@@ -19,6 +19,8 @@ from ..autograd.function import Function
 from ..tensor import Size, Tensor, _make
 from . import inplace
 from ._common import check_at_least_1d, check_tensor, lift, norm_dim, same_device
+from .creation import arange
+from .indexing import index_select
 from .movement import _sizes, getitem, narrow
 
 __all__ = ["cat", "concat", "concatenate", "stack", "hstack", "vstack", "dstack",
@@ -26,10 +28,6 @@ __all__ = ["cat", "concat", "concatenate", "stack", "hstack", "vstack", "dstack"
            "tile", "flip", "fliplr", "flipud", "roll", "rot90", "pad", "tril", "triu",
            "meshgrid", "broadcast_tensors", "broadcast_shapes", "atleast_1d", "atleast_2d",
            "atleast_3d"]
-
-
-def _xp(t):
-    return backend.array_module(t._data)
 
 
 def _tensor_list(tensors, op, empty_error=None):
@@ -324,9 +322,6 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None) -> Ten
     Example: ``tensorix.tensor([1, 2]).repeat_interleave(tensorix.tensor([1, 2]))`` is
     ``tensor([1, 2, 2])``.
     """
-    from .creation import arange
-    from .indexing import index_select
-
     check_tensor(input, "repeat_interleave")
     if repeats is None:  # the index form: input holds the counts
         return repeat_interleave(arange(input.numel(), device=input.device), input, 0)
@@ -355,7 +350,7 @@ class Flip(Function):
     @staticmethod
     def forward(ctx, a, dims):
         ctx.dims = dims
-        return _xp(a).ascontiguousarray(_xp(a).flip(a._data, dims))  # a copy, as in torch
+        return a.xp.ascontiguousarray(a.xp.flip(a._data, dims))  # a copy, as in torch
 
     @staticmethod
     def backward(ctx, g):
@@ -405,7 +400,7 @@ class Roll(Function):
     @staticmethod
     def forward(ctx, a, shifts, dims):
         ctx.shifts, ctx.dims = shifts, dims
-        return _xp(a).roll(a._data, shifts, axis=dims)
+        return a.xp.roll(a._data, shifts, axis=dims)
 
     @staticmethod
     def backward(ctx, g):
@@ -469,7 +464,7 @@ class ConstantPad(Function):
 
     @staticmethod
     def forward(ctx, a, pads, value):
-        xp = _xp(a)
+        xp = a.xp
         shape = tuple(s + b + e for s, (b, e) in zip(a._data.shape, pads))
         out = xp.full(shape, value._data, dtype=a._data.dtype)
         ctx.inner = tuple(slice(b, b + s) for s, (b, _) in zip(a._data.shape, pads))
@@ -533,8 +528,6 @@ def _check_pad_mode(input, pad, mode, value):
 
 
 def _pad_by_index(input, pairs, mode):
-    from .indexing import index_select
-
     out, shape = input, tuple(input.shape)
     for d, (b, e) in enumerate(pairs):
         if (b, e) != (0, 0):
@@ -583,7 +576,7 @@ class Tri(Function):
     @staticmethod
     def forward(ctx, a, k, upper):
         ctx.k, ctx.upper = k, upper
-        xp = _xp(a)
+        xp = a.xp
         return (xp.triu if upper else xp.tril)(a._data, k)
 
     @staticmethod

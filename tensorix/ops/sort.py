@@ -12,11 +12,11 @@ import numbers
 
 import numpy as np
 
-from .. import backend
 from .. import dtypes as dt
 from ..tensor import Tensor, _make
 from ._along import TakeAlong, return_type, scan
 from ._common import check_tensor, norm_dim
+from .reduce import EvenSelect
 
 __all__ = ["sort", "argsort", "msort", "topk", "kthvalue", "median", "nanmedian", "quantile",
            "nanquantile", "mode", "unique", "unique_consecutive", "searchsorted", "bucketize"]
@@ -24,10 +24,6 @@ __all__ = ["sort", "argsort", "msort", "topk", "kthvalue", "median", "nanmedian"
 _SORT, _TOPK, _KTH = return_type("sort"), return_type("topk"), return_type("kthvalue")
 _MEDIAN, _NANMEDIAN, _MODE = return_type("median"), return_type("nanmedian"), return_type("mode")
 _INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
-
-
-def _xp(t):
-    return backend.array_module(t._data)
 
 
 def _as_1d(x):
@@ -68,7 +64,7 @@ def sort(input, dim=-1, descending=False, stable=False):
     """
     d = _dim0(input, dim, "sort")
     x = _as_1d(input)
-    idx = _order(x._data, d, descending, _xp(x))
+    idx = _order(x._data, d, descending, x.xp)
     values, ind = _pick(x, idx, d, True)
     if input.ndim == 0:
         values, ind = values.reshape(()), ind.reshape(())
@@ -82,7 +78,7 @@ def argsort(input, dim=-1, descending=False, stable=False) -> Tensor:
     ``tensor([0, 2, 1, 3])``.
     """
     d = _dim0(input, dim, "argsort")
-    idx = _order(_as_1d(input)._data, d, descending, _xp(input))
+    idx = _order(_as_1d(input)._data, d, descending, input.xp)
     return _make(idx.astype(np.int64).reshape(input.shape))
 
 
@@ -105,7 +101,7 @@ def topk(input, k, dim=-1, largest=True, sorted=True):  # noqa: A002 - torch's n
     if not isinstance(k, (int, np.integer)) or not 0 <= k <= n:
         raise RuntimeError(f"topk(): selected index k out of range (k={k}, size of dim {d} is "
                            f"{n})")
-    idx = _order(x._data, d, largest, _xp(x))
+    idx = _order(x._data, d, largest, x.xp)
     sl = [slice(None)] * x.ndim
     sl[d] = slice(0, int(k))
     values, ind = _pick(x, idx[tuple(sl)], d, True)
@@ -118,7 +114,7 @@ def _select_rank(input, dim, keepdim, op, rank_fn, rtype):
     """Values and indices at a per-row sorted position chosen by ``rank_fn(sorted, n)``."""
     d = _dim0(input, dim, op)
     x = _as_1d(input)
-    xp = _xp(x)
+    xp = x.xp
     if x.shape[d] == 0:
         raise IndexError(f"{op}(): Expected reduction dim {d} to have non-zero size.")
     order = _order(x._data, d, False, xp)
@@ -171,9 +167,7 @@ def _nanmedian_rank(s, n, d, xp):
 
 def _median_all(input, op, rank_fn):
     """median() of all elements; ties at the median share the gradient, as in PyTorch."""
-    from .reduce import EvenSelect
-
-    xp = _xp(input)
+    xp = input.xp
     if not input.numel():
         return _make(xp.full((), np.nan, dtype=input._data.dtype))
     flat = input._data.reshape(-1)
@@ -210,7 +204,7 @@ def _check_q(input, q, op):
         raise RuntimeError(f"{op}() input tensor must be either float or double dtype")
     if not input.numel():
         raise RuntimeError(f"{op}() input tensor must be non-empty")
-    xp = _xp(input)
+    xp = input.xp
     if isinstance(q, Tensor):
         if q.ndim > 1:
             raise RuntimeError(f"{op}() q must be a scalar or 1D tensor")
@@ -231,7 +225,7 @@ def _quantile(input, q, dim, keepdim, interpolation, op, ignore_nan):
         raise RuntimeError(f"{op}() interpolation must be one of linear, lower, higher, "
                            f"midpoint or nearest, but got {interpolation}")
     qa, scalar = _check_q(input, q, op)
-    xp = _xp(input)
+    xp = input.xp
     if dim is None:
         x, d = input.reshape(-1), 0
     else:
@@ -347,7 +341,7 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False,  # noq
     ``(tensor([1, 3]), tensor([1, 2]))``.
     """
     check_tensor(input, "unique")
-    xp = _xp(input)
+    xp = input.xp
     if dim is not None:
         d = norm_dim(dim, input.ndim, "unique")
         values, inverse, counts = xp.unique(input._data, return_inverse=True,
@@ -371,7 +365,7 @@ def unique_consecutive(input, return_inverse=False, return_counts=False, dim=Non
     ``tensor([1, 2, 1])``.
     """
     check_tensor(input, "unique_consecutive")
-    xp = _xp(input)
+    xp = input.xp
     if dim is None:
         flat = input._data.reshape(-1)
         new = _runs(flat, xp)
@@ -411,7 +405,7 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
     """
     check_tensor(sorted_sequence, "searchsorted", "sorted_sequence")
     side = _side("searchsorted", right, side)
-    xp = _xp(sorted_sequence)
+    xp = sorted_sequence.xp
     seq = sorted_sequence._data
     if sorter is not None:
         seq = xp.take_along_axis(seq, sorter._data, axis=-1)

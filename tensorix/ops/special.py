@@ -31,6 +31,9 @@ from ..autograd.function import Function
 from ..backend import quiet
 from ..tensor import Tensor
 from ._common import check_tensor, promote
+from .creation import arange
+from .elementwise import exp, log
+from .pointwise import where
 
 __all__ = ["lgamma", "digamma", "polygamma", "mvlgamma", "i0", "sinc", "igamma", "igammac"]
 
@@ -328,8 +331,6 @@ class Sinc(Function):
         # d/dx sin(pi x)/(pi x) = (cos(pi x) - sinc(x)) / x; at x = 0 its Taylor term
         # -pi^2 x / 3, so that the second derivative there is right too. x is made safe before
         # dividing so that the masked branch stays finite under double backward.
-        from .pointwise import where
-
         (a,) = ctx.saved_tensors
         zero = a == 0
         safe = a.masked_fill(zero, 1.0)
@@ -354,7 +355,6 @@ class Igamma(Function):
             name = "igammac" if ctx.upper else "igamma"
             raise NotImplementedError(f"{name}: the derivative with respect to 'input' (the "
                                       "shape parameter a) is not implemented, as in PyTorch")
-        from .elementwise import exp, log
         # d/dx P(a, x) = x^(a-1) e^-x / Gamma(a)
         density = exp((a - 1) * log(x) - x - Lgamma.apply(a))
         return None, (-g if ctx.upper else g) * density, None
@@ -417,8 +417,6 @@ def mvlgamma(input, p) -> Tensor:
     if not bool((x._data > (p - 1) / 2).all()):
         raise RuntimeError(f"mvlgamma(): All elements must be greater than (p-1)/2 = "
                            f"{(p - 1) / 2}")
-    from .creation import arange
-
     shifts = arange(p, dtype=x.dtype, device=x.device) / 2
     return Lgamma.apply(x.unsqueeze(-1) - shifts).sum(-1) + p * (p - 1) / 4 * math.log(math.pi)
 

@@ -11,18 +11,16 @@ from collections import namedtuple
 
 import numpy as np
 
-from .. import backend
 from .. import dtypes as dt
 from ..tensor import Tensor, _make
 from ._common import check_tensor, norm_dim
+from .movement import narrow
+from .pointwise import clamp
+from .shape import cat
 
 __all__ = ["diff", "bincount", "histc", "histogram", "cov", "corrcoef"]
 
 HistogramResult = namedtuple("HistogramResult", ["hist", "bin_edges"])
-
-
-def _xp(t):
-    return backend.array_module(t._data)
 
 
 def diff(input, n=1, dim=-1, prepend=None, append=None) -> Tensor:
@@ -32,9 +30,6 @@ def diff(input, n=1, dim=-1, prepend=None, append=None) -> Tensor:
 
     Example: ``tensorix.diff(tensorix.tensor([1., 4., 9.]))`` is ``[3., 5.]``.
     """
-    from .movement import narrow
-    from .shape import cat
-
     check_tensor(input, "diff")
     if input.ndim == 0:
         raise RuntimeError("diff(): diff expects input to be at least one-dimensional")
@@ -79,7 +74,7 @@ def bincount(input, weights=None, minlength=0) -> Tensor:
     if input.ndim != 1 or (data.size and int(data.min()) < 0):
         raise RuntimeError("bincount(): bincount only supports 1-d non-negative integral "
                            "inputs.")
-    xp = _xp(input)
+    xp = input.xp
     out_dtype = dt.int64
     w = None
     if weights is not None:
@@ -112,7 +107,7 @@ def histc(input, bins=100, min=0, max=0) -> Tensor:  # noqa: A002 - torch's name
     _float_only(input, "histc")
     if bins <= 0:
         raise RuntimeError(f"histc(): bins must be > 0, but got {bins} for dimension 0")
-    xp = _xp(input)
+    xp = input.xp
     data = input._data.reshape(-1)
     wide = data.dtype if data.dtype.kind == "f" else np.dtype(np.float32)
     data = data.astype(wide, copy=False)
@@ -143,7 +138,7 @@ def histogram(input, bins, *, range=None, weight=None, density=False) -> Histogr
     Example: ``tensorix.histogram(tensorix.tensor([1., 2., 1.]), 4, range=(0., 3.))``.
     """
     _float_only(input, "histogram")
-    xp = _xp(input)
+    xp = input.xp
     data = input._data.reshape(-1)
     if isinstance(bins, Tensor):
         if bins.ndim != 1 or bins.numel() < 2:
@@ -253,8 +248,6 @@ def corrcoef(input) -> Tensor:
     Example: ``tensorix.corrcoef(tensorix.tensor([[0., 1., 2.], [2., 1., 0.]]))`` is
     ``[[1., -1.], [-1., 1.]]``.
     """
-    from .pointwise import clamp
-
     check_tensor(input, "corrcoef")
     c = cov(input)
     if c.ndim == 0:

@@ -15,10 +15,15 @@ import numpy as np
 
 from .. import backend
 from .. import dtypes as dt
-from ..tensor import Tensor
+from ..tensor import Tensor, _make
 from ._common import check_tensor, lift, norm_dim
+from .creation import zeros
+from .indexing import _source_args, index_put, scatter_reduce
 from .inplace import CopySlices, apply_inplace
+from .linalg_norm import cross as linalg_cross
+from .linalg_norm import vector_norm
 from .movement import as_strided, diagonal, getitem
+from .pointwise import where
 
 __all__ = ["diag", "diag_embed", "diagflat", "slice_scatter", "select_scatter",
            "diagonal_scatter", "as_strided_scatter", "put", "index_reduce", "renorm", "cross"]
@@ -111,8 +116,6 @@ def diag_embed(input, offset=0, dim1=-2, dim2=-1) -> Tensor:
     Shapes: ``(2, 3)`` gives ``(2, 3, 3)``; with ``offset=1``, ``(2, 4, 4)``.
     Example: ``tensorix.diag_embed(tensorix.ones(2, 3))`` is two 3x3 identities.
     """
-    from .creation import zeros
-
     check_tensor(input, "diag_embed")
     nd = input.ndim + 1
     d1, d2 = norm_dim(dim1, nd, "diag_embed"), norm_dim(dim2, nd, "diag_embed")
@@ -156,8 +159,6 @@ def diagflat(input, offset=0) -> Tensor:
 # -- fill_diagonal_, put, index_reduce ---------------------------------------------------------
 def _filled_diagonal(self, fill_value, wrap=False):
     """``self`` with torch's fill_diagonal_ positions set to ``fill_value`` (out of place)."""
-    from .pointwise import where
-
     shape = tuple(self.shape)
     if len(shape) < 2:
         raise RuntimeError("fill_diagonal_(): dimensions must larger than 1")
@@ -173,8 +174,6 @@ def _filled_diagonal(self, fill_value, wrap=False):
     xp = backend.array_module(self._data)
     mask = np.zeros(numel, dtype=bool)
     mask[[p for p in positions if p < numel]] = True
-    from ..tensor import _make
-
     mask = _make(xp.asarray(mask.reshape(shape)))
     return where(mask, lift(fill_value, self._dtype, self, "fill_diagonal_", "fill_value"),
                  self)
@@ -194,8 +193,6 @@ def put(input, index, source, accumulate=False) -> Tensor:
     Example: ``tensorix.zeros(2, 2).put(tensorix.tensor([0, 3]), tensorix.ones(2))`` is the
     identity.
     """
-    from .indexing import index_put
-
     check_tensor(input, "put", "input")
     check_tensor(index, "put", "index")
     check_tensor(source, "put", "source")
@@ -233,8 +230,6 @@ def index_reduce(input, dim, index, source, reduce, *, include_self=True) -> Ten
     Example: ``tensorix.ones(2).index_reduce(0, tensorix.tensor([0, 0]),
     tensorix.tensor([2., 3.]), 'prod')`` is ``[6., 1.]``.
     """
-    from .indexing import _source_args, scatter_reduce
-
     if reduce not in _INDEX_REDUCES:
         raise RuntimeError(f"index_reduce(): Expected reduce to be one of prod, mean, amax or "
                            f"amin but got {reduce}.")
@@ -255,9 +250,6 @@ def renorm(input, p, dim, maxnorm) -> Tensor:
 
     Example: ``tensorix.renorm(x, 2, 0, 1.0)`` caps every row's Euclidean norm at 1.
     """
-    from .linalg_norm import vector_norm
-    from .pointwise import where
-
     check_tensor(input, "renorm")
     if input.ndim < 2:
         raise RuntimeError(f"renorm(): input needs at least 2 dimensions, got {input.ndim} "
@@ -282,8 +274,6 @@ def cross(input, other, dim=None) -> Tensor:
 
     Example: ``tensorix.cross(a, b, dim=1)`` for ``(n, 3)`` inputs.
     """
-    from .linalg_norm import cross as linalg_cross
-
     check_tensor(input, "cross", "input")
     check_tensor(other, "cross", "other")
     if dim is None:

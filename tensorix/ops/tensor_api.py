@@ -16,9 +16,12 @@ import numpy as np
 
 from .. import backend
 from .. import dtypes as dt
+from ..autograd import engine
 from ..tensor import Tensor, _Handle, _make
 from ._common import check_tensor
-from .movement import as_strided, narrow, squeeze, swapaxes, t, transpose, unsqueeze
+from .inplace import _check
+from .linalg_norm import vector_norm
+from .movement import _sizes, as_strided, narrow, squeeze, swapaxes, t, transpose, unsqueeze
 from .shape import chunk, split, tensor_split
 
 __all__ = ["ravel", "hsplit", "vsplit", "dsplit", "split_with_sizes", "unsafe_split",
@@ -52,8 +55,6 @@ strided = layout("strided")
 # -- in-place shape changes -------------------------------------------------------------------
 def _inplace_view(fn, name):
     def method(self, *args, **kwargs):
-        from .inplace import _check
-
         check_tensor(self, name)
         _check(self, name)
         out = fn(self, *args, **kwargs)
@@ -143,8 +144,6 @@ def dist(input, other, p=2) -> Tensor:
 
     Example: ``tensorix.dist(tensorix.tensor([3., 4.]), tensorix.zeros(2))`` is ``5.``.
     """
-    from .linalg_norm import vector_norm
-
     check_tensor(input, "dist", "input")
     check_tensor(other, "dist", "other")
     return vector_norm(input - other, p)
@@ -219,8 +218,6 @@ def _new_empty_strided(self, size, stride, *, dtype=None, device=None, requires_
 def _resize_(self, *sizes):
     """Change the shape in place to ``sizes``, keeping the first elements (row-major) and
     leaving new ones uninitialised (zeros here); not for tensors that require grad."""
-    from .movement import _sizes
-
     if self._rg:
         raise RuntimeError("resize_(): cannot resize variables that require grad")
     shape = _sizes(sizes, "resize_")
@@ -339,8 +336,6 @@ def _register_post_accumulate_grad_hook(self, hook):
     if self.grad_fn is not None:
         raise RuntimeError("register_post_accumulate_grad_hook(): post accumulate grad hooks "
                            "cannot be registered on non-leaf tensors")
-    from ..autograd import engine
-
     engine.POST_ACCUMULATE[0] = True
     hooks = getattr(self, "_post_acc_hooks", None)
     if hooks is None:

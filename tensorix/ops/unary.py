@@ -13,23 +13,21 @@ import math
 
 import numpy as np
 
-from .. import _threads, backend
+from .. import _threads
 from .. import dtypes as dt
 from ..autograd.function import Function
 from ..backend import quiet
 from ..tensor import Tensor, _make
 from ._common import check_tensor, float_input
 from ._erf import erf_float32, erf_kernel, erfc_float32, erfc_kernel, erfinv_float32, erfinv_kernel
+from .elementwise import log
+from .pointwise import where
 
 __all__ = ["conj", "abs", "absolute", "sqrt", "rsqrt", "square", "reciprocal", "tanh",
            "exp2", "expm1", "log2", "log10", "log1p", "sin", "cos", "tan", "asin", "acos",
            "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "arcsin", "arccos", "arctan",
            "arcsinh", "arccosh", "arctanh", "erf", "erfc", "erfinv", "deg2rad", "rad2deg",
            "angle", "real", "imag"]
-
-
-def _xp(t):
-    return backend.array_module(t._data)
 
 
 
@@ -53,7 +51,7 @@ class _Math(Function):
     def forward(cls, ctx, a):
         ctx.save_for_backward(a)
         with quiet():  # large arrays split over the library's threads (same bits)
-            return _threads.ufunc(getattr(_xp(a), cls.fn), a._data)
+            return _threads.ufunc(getattr(a.xp, cls.fn), a._data)
 
 
 class _MathOut(Function):
@@ -64,7 +62,7 @@ class _MathOut(Function):
     @classmethod
     def forward(cls, ctx, a):
         with quiet():
-            out = _make(_threads.ufunc(getattr(_xp(a), cls.fn), a._data))
+            out = _make(_threads.ufunc(getattr(a.xp, cls.fn), a._data))
         ctx.save_for_backward(out)
         return out
 
@@ -72,7 +70,7 @@ class _MathOut(Function):
 class Conj(Function):
     @staticmethod
     def forward(ctx, a):
-        return _xp(a).conj(a._data)
+        return a.xp.conj(a._data)
 
     @staticmethod
     def backward(ctx, g):
@@ -101,7 +99,7 @@ class Rsqrt(Function):
     @staticmethod
     def forward(ctx, a):
         with quiet():
-            out = _make(1 / _xp(a).sqrt(a._data))
+            out = _make(1 / a.xp.sqrt(a._data))
         ctx.save_for_backward(out)
         return out
 
@@ -334,7 +332,7 @@ class Angle(Function):
     @staticmethod
     def forward(ctx, a):
         ctx.save_for_backward(a)
-        xp = _xp(a)
+        xp = a.xp
         if a._dtype.is_complex:
             return xp.angle(a._data)
         # PyTorch: nan stays nan, negative numbers give pi, everything else (-0.0 too) 0
@@ -584,9 +582,6 @@ def imag(input) -> Tensor:
 
 def where_finite_log(a) -> Tensor:
     """log(a) with 0 where a == 0: the exponent gradient of ``0 ** b`` is 0, not nan."""
-    from .elementwise import log
-    from .pointwise import where
-
     safe = where(a == 0, 1, a)
     return log(safe)
 

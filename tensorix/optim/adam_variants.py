@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 
 from ..backend import array_module
+from ..dtypes import get_default_dtype
 from ..tensor import _make
 from .optimizer import (
     Optimizer,
@@ -96,8 +97,6 @@ class NAdam(Optimizer):
                                       maximize=maximize))
 
     def _update(self, group, params):
-        from ..dtypes import get_default_dtype
-
         beta1, beta2 = group["betas"]
         for p in params:
             st = self.state[p]

@@ -7,7 +7,7 @@ import numpy as np
 
 from .. import dtypes as dt
 
-__all__ = ["tolerance", "assert_close", "TOLERANCES"]
+__all__ = ["tolerance", "assert_close", "TOLERANCES", "COMPOSITE_TOLERANCES"]
 
 # (rtol, atol) by dtype: what a correct implementation of one op reaches against an oracle
 TOLERANCES = {
@@ -21,12 +21,30 @@ TOLERANCES = {
     "float8_e5m2": (2.5e-1, 4e-2),
 }
 
+# (rtol, atol) by dtype for composites (nn layers, losses, attention, convolutions): a chain
+# of ops whose rounding adds up, against an oracle that sums in another order
+COMPOSITE_TOLERANCES = {
+    "float64": (1e-7, 1e-9),
+    "complex128": (1e-7, 1e-9),
+    "float32": (1e-4, 1e-5),
+    "complex64": (1e-4, 1e-5),
+    "float16": (1e-2, 1e-2),
+    "bfloat16": (5e-2, 5e-2),
+}
 
-def tolerance(dtype, override=None):
+
+def tolerance(dtype, override=None, composite=False):
+    """``(rtol, atol)`` for comparing results in ``dtype`` with an oracle: one op's
+    (``TOLERANCES``), or a composite's (``COMPOSITE_TOLERANCES``); ``override`` maps dtype
+    names to pairs that win. Integers and bools compare exactly.
+
+    Example: ``tolerance(tensorix.float32)`` is ``(1.3e-5, 1e-5)``."""
     name = dt.as_dtype(dtype).name
     if override and name in override:
         return override[name]
-    return TOLERANCES.get(name, (0.0, 0.0))  # integers and bools compare exactly
+    if composite and name in COMPOSITE_TOLERANCES:
+        return COMPOSITE_TOLERANCES[name]
+    return TOLERANCES.get(name, (0.0, 0.0))
 
 
 def _np(x):
@@ -44,8 +62,9 @@ def _np(x):
 
 
 def assert_close(actual, expected, dtype=None, rtol=None, atol=None, what="value",
-                 check_dtype=False, equal_nan=True):
-    """Assert two arrays/tensors are close (tolerance from the dtype table unless given)."""
+                 check_dtype=False, equal_nan=True, composite=False):
+    """Assert two arrays/tensors are close (tolerance from the dtype table unless given;
+    ``composite`` takes the composites' table, see :func:`tolerance`)."""
     a, e = _np(actual), _np(expected)
     if a.shape != e.shape:
         raise AssertionError(f"{what}: shape {a.shape} != expected {e.shape}")
@@ -53,7 +72,7 @@ def assert_close(actual, expected, dtype=None, rtol=None, atol=None, what="value
         raise AssertionError(f"{what}: dtype {a.dtype} != expected {e.dtype}")
     if dtype is None:
         dtype = dt.float64 if a.dtype.kind in "fc" else dt.int64
-    r, t = tolerance(dtype)
+    r, t = tolerance(dtype, composite=composite)
     r = r if rtol is None else rtol
     t = t if atol is None else atol
     if a.dtype.kind in "biu" and e.dtype.kind in "biu":

@@ -1,5 +1,5 @@
-"""The acceptance examples A1-A12 of specs/tensor-logic.md section 4.4, each written in the text
-form and in the embedded Python form: both must build the same statements and give the
+"""The acceptance examples A1-A12 of docs/specs/tensor-logic.md section 4.4, each written in
+the text form and in the embedded Python form: both must build the same statements and give the
 expected values (computed independently, with NumPy or by hand, in the spec)."""
 
 import math

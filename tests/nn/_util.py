@@ -1,5 +1,6 @@
 """Helpers for the nn tests: run a tensorix function and its torch twin on the same inputs and
-compare values and gradients (a random cotangent per output)."""
+compare values and gradients (a random cotangent per output), through the one oracle
+(tensorix.testing.oracle, tolerances per dtype in its COMPOSITE_TOLERANCES)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import numpy as np
 import pytest
 
 import tensorix as tx
+from tensorix.testing import oracle
 
 torch = pytest.importorskip("torch")
 
@@ -29,17 +31,19 @@ def numpy(t):
     return t.detach().numpy() if isinstance(t, tx.Tensor) else np.asarray(t)
 
 
-def assert_close(a, b, atol=1e-5, rtol=1e-4, msg=""):
+def assert_close(a, b, atol=None, rtol=None, msg=""):
+    """The one oracle (tensorix.testing.oracle) with the composites' tolerance for the
+    expected value's dtype, unless ``atol``/``rtol`` are given."""
     a, b = numpy(a), numpy(b)
-    assert a.shape == b.shape, f"{msg}: shape {a.shape} vs {b.shape}"
-    np.testing.assert_allclose(a, b, atol=atol, rtol=rtol, err_msg=msg)
+    dtype = tx.dtypes.from_numpy_dtype(b.dtype) if b.dtype.kind in "fc" else None
+    oracle.assert_close(a, b, dtype, rtol=rtol, atol=atol, what=msg or "value", composite=True)
 
 
 def _flat(out):
     return list(out) if isinstance(out, (tuple, list)) else [out]
 
 
-def compare(fn_tx, fn_torch, args, grad=None, atol=1e-5, rtol=1e-4, seed=0, kwargs=None):
+def compare(fn_tx, fn_torch, args, grad=None, atol=None, rtol=None, seed=0, kwargs=None):
     """Call both functions on the numpy ``args`` (floating arrays become tensors that require
     grad when their index is in ``grad``; default: every floating array) and compare outputs
     and input gradients."""
@@ -85,7 +89,7 @@ def copy_module(tx_mod, torch_mod):
     return tx_mod
 
 
-def compare_modules(tx_mod, torch_mod, inputs, atol=1e-5, rtol=1e-4, seed=0, grad_inputs=True):
+def compare_modules(tx_mod, torch_mod, inputs, atol=None, rtol=None, seed=0, grad_inputs=True):
     """Forward both modules on the numpy ``inputs``; compare outputs, input grads and
     parameter grads (by name)."""
     txi = [to_tx(a, grad_inputs and a.dtype.kind == "f") if isinstance(a, np.ndarray) else a

@@ -231,3 +231,15 @@ def test_bce_second_order(rng):
     x = tx.tensor(rng.uniform(0.1, 0.9, (3, 4)), requires_grad=True)
     y = tx.tensor(rng.uniform(0, 1, (3, 4)), requires_grad=True)
     assert gradgradcheck(lambda x, y: F.binary_cross_entropy(x, y), [x, y])
+
+
+def test_soft_margin_loss_broadcasts_without_the_regression_losses_warning():
+    """torch warns of a broadcast target in mse/l1/smooth_l1/huber only: soft_margin_loss
+    broadcasts silently (pytest turns a stray warning into an error) and raises RuntimeError
+    for shapes that do not broadcast (found by the registry's mismatched-shape test)."""
+    x, y = tx.ones(3, 4), tx.ones(4)
+    compare(F.soft_margin_loss, torch.nn.functional.soft_margin_loss,
+            [np.full((3, 4), 0.5), np.full((4,), -1.0)], grad=[0])
+    F.soft_margin_loss(x, y)
+    with pytest.raises(RuntimeError):
+        F.soft_margin_loss(x, tx.ones(3, 5))

@@ -20,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...autograd.function import Function
+from ...ops.shape import stack
 from ...tensor import _make
 from .. import _collectives as c
 from .._c10d import ReduceOp, _group
@@ -127,8 +128,6 @@ def all_gather(tensor, group=None):
 def reduce_scatter(output_shape_like, input_list, group=None):
     """Rank r gets the sum over ranks of ``input_list[r]``; returns a new tensor shaped like
     ``input_list[0]`` (``output_shape_like`` is accepted for torch's signature and unused)."""
-    from ...ops.shape import stack
-
     return _ReduceScatter.apply(stack(list(input_list)), group)
 
 

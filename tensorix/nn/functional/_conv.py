@@ -14,6 +14,7 @@ import itertools
 from ... import backend
 from ...autograd.function import Function
 from ...ops._common import check_same_dtype, same_device
+from ...ops.shape import pad as pad_op
 from ...tensor import Tensor
 
 __all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
@@ -113,8 +114,6 @@ def _conv(x, weight, bias, stride, padding, dilation, groups, nd, op):
     """The convolution as one im2col GEMM per group (a precision policy reaches it through
     MatMul's dispatch rule: the reduction axis is ``C/G * prod(kernel)``, as in an
     implicit-GEMM tensor-core convolution)."""
-    from ...ops.shape import pad as pad_op
-
     if x.ndim != nd + 2:
         if x.ndim == nd + 1:  # unbatched input, as PyTorch allows
             return _conv(x.unsqueeze(0), weight, bias, stride, padding, dilation, groups, nd,

@@ -14,6 +14,8 @@ from ... import _threads, backend, kernels
 from ... import dtypes as dt
 from ...autograd.function import Function
 from ...ops._common import check_same_dtype, check_tensor, same_device
+from ...ops.einsum import einsum
+from ...ops.random import _gen, rand
 from ...ops.softmax import log_softmax
 from ...tensor import Tensor, _make
 
@@ -93,8 +95,6 @@ def bilinear(input1, input2, weight, bias=None) -> Tensor:
 
     Shapes: input1 (*, in1), input2 (*, in2), weight (out, in1, in2), bias (out,) -> (*, out).
     """
-    from ...ops.einsum import einsum
-
     check_tensor(input1, "bilinear", "input1")
     check_tensor(input2, "bilinear", "input2")
     if weight.ndim != 3 or input1.shape[-1] != weight.shape[1] or \
@@ -254,8 +254,6 @@ def dropout(input, p=0.5, training=True, inplace=False, generator=None) -> Tenso
         return input
     if p == 1.0:
         return input * 0
-    from ...ops.random import _gen, rand
-
     fused = kernels.lookup("dropout_mask", input.device, input.dtype)
     if fused is not None:  # the mask from one 64-bit seed of the device's generator
         seed = int(_gen(generator, "dropout", input.device).integers(0, 1 << 63))

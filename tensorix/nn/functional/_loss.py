@@ -14,11 +14,14 @@ import numpy as np
 
 from ... import backend
 from ...autograd.function import Function
+from ...autograd.grad_mode import no_grad
 from ...ops._common import check_tensor
 from ...ops.activation import logsigmoid, softplus
+from ...ops.creation import arange
 from ...ops.pointwise import where
 from ...tensor import Tensor
 from ._core import _check_reduction
+from ._misc import pairwise_distance
 
 __all__ = ["mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "binary_cross_entropy",
            "binary_cross_entropy_with_logits", "kl_div", "cosine_embedding_loss",
@@ -47,11 +50,13 @@ def _reduce(loss, reduction):
     return loss.mean()
 
 
-def _pair(input, target, op, reduction):
+def _pair(input, target, op, reduction, warn_broadcast=True):
     check_tensor(input, op)
     check_tensor(target, op, "target")
     _check_reduction(reduction, op)
-    if tuple(target.shape) != tuple(input.shape):
+    # torch warns of a broadcast target for the regression losses only (mse, l1, smooth_l1,
+    # huber); soft_margin_loss broadcasts silently and raises where shapes do not broadcast
+    if warn_broadcast and tuple(target.shape) != tuple(input.shape):
         warnings.warn(f"Using a target size ({list(target.shape)}) that is different to the "
                       f"input size ({list(input.shape)}). This will likely lead to incorrect "
                       "results due to broadcasting. Please ensure they have the same size.",
@@ -249,8 +254,6 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2.0, eps=1e-6,
                         size_average=None, reduce=None, reduction="mean") -> Tensor:
     """``max(d(a, p) - d(a, n) + margin, 0)`` with ``d`` the pairwise p-distance; ``swap``
     uses ``min(d(a, n), d(p, n))`` as the negative distance."""
-    from ._misc import pairwise_distance
-
     reduction = _legacy(size_average, reduce, reduction)
     _check_reduction(reduction, "triplet_margin_loss")
     if not (anchor.ndim == positive.ndim == negative.ndim):
@@ -272,8 +275,6 @@ def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_fu
                                       margin=1.0, swap=False, reduction="mean") -> Tensor:
     """:func:`triplet_margin_loss` with any ``distance_function(x1, x2)`` (default: the
     pairwise Euclidean distance)."""
-    from ._misc import pairwise_distance
-
     _check_reduction(reduction, "triplet_margin_with_distance_loss")
     if margin <= 0:
         raise ValueError(f"triplet_margin_with_distance_loss: expected margin to be greater "
@@ -308,8 +309,6 @@ def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"
     (+ ``0.5 log(2 pi)`` with ``full``); ``var`` is clamped to ``eps`` without cutting its
     gradient (as PyTorch). ``var`` may be shaped like input, lack its last dim, or have 1 there.
     """
-    from ...autograd.grad_mode import no_grad
-
     _check_reduction(reduction, "gaussian_nll_loss")
     if isinstance(var, (int, float)):
         from ...ops.creation import full_like
@@ -335,7 +334,7 @@ def soft_margin_loss(input, target, size_average=None, reduce=None,
                      reduction="mean") -> Tensor:
     """``log(1 + exp(-target * input))`` for targets in {1, -1}."""
     reduction = _legacy(size_average, reduce, reduction)
-    _pair(input, target, "soft_margin_loss", reduction)
+    _pair(input, target, "soft_margin_loss", reduction, warn_broadcast=False)
     return _reduce(softplus(-target * input), reduction)
 
 
@@ -358,8 +357,6 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None,
                            reduction="mean") -> Tensor:
     """Multi-class multi-label hinge loss: target rows hold class indices, ended by the first
     -1; ``sum_{j in y, i not in y} max(0, 1 - (x[j] - x[i])) / C``."""
-    from ...ops.creation import arange
-
     reduction = _legacy(size_average, reduce, reduction)
     _check_reduction(reduction, "multilabel_margin_loss")
     squeeze = input.ndim == 1
@@ -385,8 +382,6 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
                       reduce=None, reduction="mean") -> Tensor:
     """Multi-class hinge loss ``sum_{i != y} max(0, margin - x[y] + x[i])**p / C``
     (scaled by ``weight[y]``). Shapes: input (N, C) or (C,), target (N,) or ()."""
-    from ...ops.creation import arange
-
     reduction = _legacy(size_average, reduce, reduction)
     _check_reduction(reduction, "multi_margin_loss")
     if p not in (1, 2):

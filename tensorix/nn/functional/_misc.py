@@ -10,8 +10,11 @@ import numpy as np
 from ... import backend
 from ... import dtypes as dt
 from ...ops._common import check_tensor
-from ...ops.creation import zeros
+from ...ops.creation import triu_indices, zeros
+from ...ops.random import rand
+from ...ops.shape import broadcast_tensors
 from ...tensor import Tensor, _make
+from ._core import embedding, padding_index
 
 __all__ = ["dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout",
            "cosine_similarity", "pairwise_distance", "pdist", "one_hot", "pixel_shuffle",
@@ -25,8 +28,6 @@ def _check_p(p, op):
 
 def _keep_mask(x, p, feature, generator):
     """Bernoulli(1 - p) keep mask, per element or per (sample, channel) when ``feature``."""
-    from ...ops.random import rand
-
     shape = tuple(x.shape[:2]) + (1,) * (x.ndim - 2) if feature else tuple(x.shape)
     return rand(*shape, generator=generator, dtype=x.dtype, device=x.device) >= p
 
@@ -126,8 +127,6 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8) -> Tensor:
 
     Example: ``F.cosine_similarity(tensorix.randn(4, 8), tensorix.randn(4, 8))`` has shape (4,).
     """
-    from ...ops.shape import broadcast_tensors
-
     check_tensor(x1, "cosine_similarity", "x1")
     check_tensor(x2, "cosine_similarity", "x2")
     a, b = broadcast_tensors(x1, x2)
@@ -148,8 +147,6 @@ def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False) -> Tensor:
 def pdist(input, p=2.0) -> Tensor:
     """The p-norm distance between every pair of rows of (N, M): the upper triangle of the
     distance matrix, flattened row by row, shape (N * (N - 1) / 2,)."""
-    from ...ops.creation import triu_indices
-
     check_tensor(input, "pdist")
     if input.ndim != 2:
         raise RuntimeError(f"pdist(): only supports 2D tensors, got: {input.ndim}D")
@@ -270,8 +267,6 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
     empty bag gives zeros. ``per_sample_weights`` (shaped like ``input``) scales each looked-up
     row (mode 'sum' only). Result: (B, embedding_dim).
     """
-    from ._core import embedding, padding_index
-
     op = "embedding_bag"
     check_tensor(input, op)
     if mode not in ("sum", "mean", "max"):

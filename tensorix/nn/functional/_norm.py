@@ -15,7 +15,9 @@ from ... import dtypes as dt
 from ...autograd.function import Function
 from ...autograd.grad_mode import is_grad_enabled
 from ...ops._common import check_tensor, same_device
+from ...ops.shape import pad
 from ...tensor import Tensor, _make
+from ._pool import avg_pool2d, avg_pool3d
 
 __all__ = ["layer_norm", "batch_norm", "group_norm", "instance_norm", "rms_norm",
            "local_response_norm", "normalize"]
@@ -347,9 +349,6 @@ def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0) -> Tensor:
 
     Shapes: input (N, C, *) with at least 3 dims.
     """
-    from ...ops.shape import pad
-    from ._pool import avg_pool2d, avg_pool3d
-
     check_tensor(input, "local_response_norm")
     if input.ndim < 3:
         raise ValueError(f"local_response_norm(): expected 3D or higher dimensional input, got "

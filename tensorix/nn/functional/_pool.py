@@ -9,8 +9,11 @@ import numpy as np
 
 from ... import backend
 from ...autograd.function import Function
+from ...ops.creation import ones, tensor, zeros
+from ...ops.shape import pad as pad_op
+from ...ops.shape import stack
 from ...tensor import Tensor, _make
-from ._conv import Unfold, _tuple, _unfold_raw
+from ._conv import Unfold, _fold_raw, _tuple, _unfold_raw
 
 __all__ = ["max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d", "avg_pool2d",
            "avg_pool3d", "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_max_pool1d",
@@ -167,8 +170,6 @@ class MaxPoolBackward(Function):
             k *= s
         onehot = (idx[..., None] == xp.arange(k)) * g._data[..., None]  # (N, C, *O, K)
         cols = xp.moveaxis(onehot, -1, 2).reshape(n, c, *kernel, *out_sizes)
-        from ._conv import _fold_raw
-
         padded = (n, c) + tuple(shape[2 + i] + extra[i] for i in range(nd))
         full = _fold_raw(cols, padded, kernel, stride, padding, dilation)
         return full[(slice(None), slice(None)) + tuple(slice(0, s) for s in shape[2:])]
@@ -177,8 +178,6 @@ class MaxPoolBackward(Function):
     def backward(ctx, gg):
         shape, kernel, stride, padding, dilation, extra, out_sizes = ctx.geometry
         nd = len(kernel)
-        from ...ops.shape import pad as pad_op
-
         pads = []
         for i in reversed(range(nd)):
             pads += [padding[i], padding[i] + extra[i]]
@@ -187,8 +186,6 @@ class MaxPoolBackward(Function):
         win = win[(slice(None), slice(None)) + (slice(None),) * nd
                   + tuple(slice(0, o) for o in out_sizes)]
         flat = win.reshape(n, c, -1, *out_sizes).movedim(2, -1)
-        from ...ops.creation import tensor
-
         return flat.gather(-1, tensor(ctx.idx[..., None])).squeeze(-1), None, None
 
 
@@ -247,9 +244,6 @@ def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
 
 def _avg_pool(x, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override,
               nd, op):
-    from ...ops.creation import ones
-    from ...ops.shape import pad as pad_op
-
     if x.ndim == nd + 1:
         return _avg_pool(x.unsqueeze(0), kernel_size, stride, padding, ceil_mode,
                          count_include_pad, divisor_override, nd, op).squeeze(0)
@@ -308,8 +302,6 @@ def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
 
 def _adaptive(x, output_size, nd, reduce, op):
     """PyTorch's adaptive windows: start = floor(i*L/O), end = ceil((i+1)*L/O)."""
-    from ...ops.shape import stack
-
     if x.ndim == nd + 1:
         return _adaptive(x.unsqueeze(0), output_size, nd, reduce, op).squeeze(0)
     out = _tuple(output_size, nd, "output_size", op)
@@ -391,8 +383,6 @@ def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False) -> Te
 
 
 def _max_unpool(x, indices, kernel_size, stride, padding, output_size, nd, op):
-    from ...ops.creation import zeros
-
     if x.ndim == nd + 1:
         return _max_unpool(x.unsqueeze(0), indices.unsqueeze(0), kernel_size, stride, padding,
                            output_size, nd, op).squeeze(0)

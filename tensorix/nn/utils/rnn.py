@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ...ops.creation import full
+from ...ops.shape import cat, stack
 from ...tensor import Tensor
 
 __all__ = ["pad_sequence"]
@@ -20,8 +21,6 @@ def pad_sequence(sequences, batch_first=False, padding_value=0.0,
         raise RuntimeError("received an empty list of sequences")
     longest = max(s.shape[0] for s in seqs)
     rest = tuple(seqs[0].shape[1:])
-    from ...ops.shape import cat, stack
-
     padded = []
     for s in seqs:
         gap = longest - s.shape[0]

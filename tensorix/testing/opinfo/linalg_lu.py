@@ -16,7 +16,15 @@ import tensorix as tx
 
 from ..registry import OpInfo, Sample, register
 from ._samples import uniform
-from .linalg import _qr_invariants, _svd_invariants, _torch, hermitian_input, spd
+from .linalg import (
+    _qr_invariants,
+    _svd_invariants,
+    _torch,
+    distinct_svals,
+    hermitian_input,
+    spd,
+    triangular,
+)
 from .linalg import well_conditioned as _well
 
 FLOATS = (tx.float32, tx.float64)
@@ -119,8 +127,6 @@ def _np_cholesky_inverse(factor, upper=False):
 
 
 def _triangular_samples(rng, dtype):
-    from .linalg import triangular
-
     return [Sample((uniform(rng, (3, 2)), triangular(rng, (3, 3), True))),
             Sample((uniform(rng, (2, 3, 2)), triangular(rng, (3, 3), False)),
                    {"upper": False}),
@@ -148,8 +154,6 @@ def _np_triangular_solve(b, a, upper=True, transpose=False, unitriangular=False)
 
 
 def _legacy_svd_samples(rng, dtype):
-    from .linalg import distinct_svals
-
     return [Sample((distinct_svals(rng, (4, 3)),)), Sample((distinct_svals(rng, (3, 4)),)),
             Sample((distinct_svals(rng, (2, 3, 3)),))]
 

@@ -1,5 +1,5 @@
-"""``cupy.cuda`` of the CuPy stand-in (``fakecupy.py``): one device, streams, events and memory
-pools that keep CuPy's interface and bookkeeping on the CPU.
+"""``cupy.cuda`` of the CuPy stand-in (``tensorix/fakecupy``): one device, streams, events and
+memory pools that keep CuPy's interface and bookkeeping on the CPU.
 
 Everything is synchronous: streams are always done, events record a host clock, a device
 synchronize returns at once. The memory pool counts the bytes of live device arrays (each

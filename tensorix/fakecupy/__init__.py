@@ -1,7 +1,7 @@
 """A CuPy stand-in that runs on the CPU, for testing the device "cuda" without a GPU.
 
-``fakecupy.cupy`` is a module object with real CuPy's names (``fakecupy_api.py``, generated
-from CuPy 14 by ``fakecupy_gen.py``) whose arrays live in host memory but obey the rules of
+``fakecupy.cupy`` is a module object with real CuPy's names (``api.py``, generated
+from CuPy 14 by ``gen.py``) whose arrays live in host memory but obey the rules of
 device arrays that CPU code breaks most often:
 
 - ``fakecupy.ndarray`` is its own type, not a ``numpy.ndarray``: ``numpy.asarray(d)``,
@@ -27,7 +27,7 @@ device arrays that CPU code breaks most often:
 What it cannot check: real kernels (compilation, launch geometry), performance, cuBLAS /
 cuSOLVER numerics (TF32, reduction order), asynchrony and streams (everything here is
 synchronous). The runtime part (``cupy.cuda``: devices, streams, events, memory pools) is in
-``fakecupy_cuda.py``. tensorix reaches it only through ``tensorix.backend`` (env
+``runtime.py``. tensorix reaches it only through ``tensorix.backend`` (env
 ``TENSORIX_FAKE_CUDA=1`` or ``backend.fake_cuda()``); it imports nothing from tensorix.
 """
 
@@ -38,8 +38,8 @@ import types
 
 import numpy as np
 
-from . import fakecupy_api as _api
-from . import fakecupy_cuda as _cuda
+from . import api as _api
+from . import runtime as _cuda
 
 __all__ = ["cupy", "ndarray", "counts", "reset_counts", "where", "RUNS_CUDA_C"]
 
@@ -51,7 +51,7 @@ def _count(kind):
     _COUNTS[kind] += 1
     if _WHERE is not None:  # where(): note the caller outside the stand-in
         frame = traceback.extract_stack(limit=12)[:-2]
-        outer = [f for f in frame if "testing/fakecupy" not in f.filename.replace("\\", "/")]
+        outer = [f for f in frame if "tensorix/fakecupy/" not in f.filename.replace("\\", "/")]
         f = outer[-1] if outer else frame[-1]
         key = (kind, f"{f.filename.rsplit('tensorix/', 1)[-1]}:{f.lineno} {f.name}")
         _WHERE[key] = _WHERE.get(key, 0) + 1
@@ -114,7 +114,7 @@ def _refused(dtype):
 def _unsupported_dtype(dtype):
     """CuPy 14 has no float8/float6/float4/E8M0 (nor object, nor other ml_dtypes) arrays: every
     way of making one (creation, asarray of such a host array, astype, view) raises this. Only
-    bfloat16 of ml_dtypes is a CuPy dtype (numerics spec R8 and section 8)."""
+    bfloat16 of ml_dtypes is a CuPy dtype (docs/specs/numerics.md, R8 and section 8)."""
     return ValueError(f"Unsupported dtype {dtype}")
 
 
@@ -658,7 +658,7 @@ def _random_module():
 
 
 def _build():
-    ns = types.ModuleType("cupy", "The CuPy stand-in (tensorix.testing.fakecupy).")
+    ns = types.ModuleType("cupy", "The CuPy stand-in (tensorix.fakecupy).")
     for name, (nin, nout, methods) in _api.UFUNCS.items():
         setattr(ns, name, ufunc(name, nin, nout, methods))
     for name, params in _api.FUNCTIONS.items():
