@@ -606,7 +606,7 @@ class Tensor:
     def half(self, memory_format=...):
         """``self.to(float16)``."""
     def hardshrink(input, lambd=...) -> Tensor:
-        """``input`` where ``|input| > lambd``, else 0 (``nn.functional.hardshrink``)."""
+        """``input`` where ``|input| > lambd``, else 0; same shape as the input."""
     def heaviside(input, values) -> Tensor:
         """The step function: 0 where ``input < 0``, ``values`` where ``input == 0``, 1 where ``input > 0`` (``nan`` gives 0, as in PyTorch)."""
     def heaviside_(self, *args, **kwargs):
@@ -781,8 +781,8 @@ class Tensor:
         """In-place version of :func:`log`."""
     def log_normal_(self, *args, **kwargs):
         """In-place version of :func:`_log_normal`."""
-    def log_softmax(input, dim, dtype=...) -> Tensor:
-        """``tensorix.nn.functional.log_softmax`` along ``dim``."""
+    def log_softmax(input, dim=..., dtype=...) -> Tensor:
+        """``log(softmax(x))`` along ``dim``, computed stably as ``x - max - log(sum(exp(x - max)))``."""
     def logaddexp(input, other) -> Tensor:
         """``log(exp(input) + exp(other))`` without overflow, with broadcasting."""
     def logaddexp2(input, other) -> Tensor:
@@ -984,8 +984,8 @@ class Tensor:
         """``input ** exponent`` elementwise; either may be a Python number."""
     def pow_(self, *args, **kwargs):
         """In-place version of :func:`pow`."""
-    def prelu(self, weight):
-        """``tensorix.prelu`` as a method."""
+    def prelu(input, weight) -> Tensor:
+        """``input`` where positive, ``weight * input`` elsewhere; ``weight`` holds one slope or one per channel (dim 1)."""
     def prod(input, dim=..., keepdim=..., *, dtype=...) -> Tensor:
         """Product of all elements, or over the single dim ``dim``."""
     def put(input, index, source, accumulate=...) -> Tensor:
@@ -1015,8 +1015,8 @@ class Tensor:
         """Call ``hook(grad)`` on this tensor's gradient; a returned Tensor replaces it."""
     def register_post_accumulate_grad_hook(self, hook):
         """Call ``hook(tensor)`` after ``backward()`` has accumulated this leaf's ``.grad`` (the place for an optimizer step per parameter); returns a handle with ``remove()``."""
-    def relu(input) -> Tensor:
-        """``max(input, 0)``, keeping the dtype."""
+    def relu(input, inplace=...) -> Tensor:
+        """``max(input, 0)``, keeping the dtype; ``inplace=True`` writes into ``input``."""
     def relu_(self, *args, **kwargs):
         """In-place version of :func:`relu`."""
     def remainder(input, other) -> Tensor:
@@ -1118,8 +1118,8 @@ class Tensor:
         """``input`` with ``input[..., start:end:step, ...]`` (along ``dim``) replaced by ``src``, which must have exactly that slice's shape; a copy."""
     def slogdet(A):
         """Sign and log of the absolute value of the determinant, ``(sign, logabsdet)``, each of shape ``(...)`` for ``A (..., n, n)``; stable where ``det`` under- or overflows."""
-    def softmax(input, dim, dtype=...) -> Tensor:
-        """``tensorix.nn.functional.softmax`` (``torch.softmax``): ``exp(x) / sum(exp(x))`` along ``dim``."""
+    def softmax(input, dim=..., dtype=...) -> Tensor:
+        """``exp(x) / sum(exp(x))`` along ``dim`` (stable: the max is subtracted first); with ``dtype`` the input is cast first."""
     def solve(self, *args, **kwargs):
         """Removed in PyTorch 1.9: raises; use ``tensorix.linalg.solve``."""
     def sort(input, dim=..., descending=..., stable=...):
@@ -1296,6 +1296,9 @@ def _init(t, data, dtype):
 
 def _make(data, dtype=...) -> Tensor:
     """Wrap a backend array without copying (the fast path every op output takes)."""
+
+def _note_codes():
+    """Internal (tensorix.tensor)."""
 
 def _to_host(t):
     """t's data copied to the host, the storage-only formats' CUDA codes (uint8) viewed as their ml_dtypes dtype again."""

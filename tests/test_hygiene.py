@@ -37,14 +37,7 @@ def test_optional_dependencies_are_not_imported_by_the_core():
 
 
 # Upward imports still in place, each with the reason; the list only shrinks (docs/architecture.md).
-KNOWN_UPWARD = {
-    # issue 12 part A (the dispatcher rules table) owns autograd/function.py: refresh_view
-    # rebuilds a view with ops.movement until the table carries the view rule
-    ("tensorix.autograd.function", "tensorix.ops.movement"),
-    # softmax, log_softmax and hardshrink delegate to nn.functional until the activations are one
-    # module in ops (issue 12, item 4's "activations in one module": branch wip-13)
-    ("tensorix.ops.misc", "tensorix.nn.functional"),
-}
+KNOWN_UPWARD: set = set()  # none left: an upward import is a test failure
 
 
 def test_imports_point_down_and_do_not_cycle():

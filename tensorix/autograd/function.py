@@ -38,7 +38,7 @@ import traceback
 import numpy as np
 
 from .. import dtypes as _dt
-from ..backend import array_module, get_device
+from ..backend import array_module, data_ptr, get_device
 from ..tensor import Tensor, _Handle, _make, _wrap
 from .dispatch import route, widen16
 from .grad_mode import modes
@@ -392,11 +392,23 @@ def refresh_view(t):
     base = t._base
     if base.grad_fn is t._base_fn or not modes.state.enabled:
         return
-    from ..ops.movement import _strided_view
-
-    fresh = _strided_view(t, base)(base)
+    fresh = base.as_strided(*view_geometry(t, base))  # an op, reached as a Tensor method
     t.grad_fn, t._output_nr, t._rg = fresh.grad_fn, fresh._output_nr, fresh._rg
     t._base_fn = base.grad_fn
+
+
+def view_geometry(view, base) -> tuple:
+    """``(size, stride, storage_offset)`` in elements of ``view``'s window over the contiguous
+    ``base``: what ``as_strided`` needs to rebuild the view (in-place on views replays it)."""
+    if not base._data.flags.c_contiguous:
+        raise RuntimeError("in-place on a view: the base tensor must be contiguous to rebase "
+                           "its gradient; call .contiguous() on it first")
+    item = base._dtype.itemsize
+    offset = (data_ptr(view._data) - data_ptr(base._data)) // item
+    stride = tuple(s // item for s in view._data.strides)
+    if any(s < 0 for s in stride):
+        raise RuntimeError("in-place on a view with negative strides is not supported")
+    return view._data.shape, stride, offset
 
 
 def once_differentiable(backward):

@@ -459,5 +459,3 @@ def _atan2(em, node, a, b):
     nan = em.op("Or", em.op("IsNaN", a), em.op("IsNaN", b))
     return em.op("Where", nan, em.op("Add", a, b), out)
 
-
-from . import _symbolic_nn  # noqa: E402,F401  (registers the movement and nn symbolics)

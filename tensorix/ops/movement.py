@@ -10,7 +10,7 @@ import numpy as np
 
 from .. import backend
 from .. import dtypes as dt
-from ..autograd.function import Function, _mark_view
+from ..autograd.function import Function, _mark_view, view_geometry
 from ..tensor import Tensor, _make
 from . import _index
 from ._common import check_at_least_1d, check_tensor, norm_dim
@@ -554,15 +554,7 @@ def view_as_complex(input) -> Tensor:
 def _strided_view(view, base):
     """A function that rebuilds ``view``'s window from a contiguous tensor shaped like
     ``base`` (the in-place-on-a-view machinery replays it on the new base)."""
-    if not base._data.flags.c_contiguous:
-        raise RuntimeError("in-place on a view: the base tensor must be contiguous to rebase "
-                           "its gradient; call .contiguous() on it first")
-    item = base._dtype.itemsize
-    offset = (backend.data_ptr(view._data) - backend.data_ptr(base._data)) // item
-    size = view._data.shape
-    stride = tuple(s // item for s in view._data.strides)
-    if any(s < 0 for s in stride):
-        raise RuntimeError("in-place on a view with negative strides is not supported")
+    size, stride, offset = view_geometry(view, base)
 
     def view_fn(b):
         return AsStrided.apply(b if b._data.flags.c_contiguous else b.contiguous(), size,
