@@ -31,7 +31,9 @@ And per thread (``grad_mode.modes.state``), two hooks, None unless in use:
 * ``state.tracer``: graph capture. ``apply`` runs the op, then calls
   ``tracer.record(cls, args, out)`` with the Function subclass, the positional arguments as
   given and the result; ops called inside a forward (or inside a policy's GEMM) are not
-  reported, and ``cls.apply(*args)`` with new tensors reproduces the op.
+  reported, and ``cls.apply(*args)`` with new tensors reproduces the op. Python reading a
+  tensor's data (``item``, ``bool``, ``numpy``, ``__array__``) calls
+  ``tracer.read(tensor, what)``: the tracer decides whether that is a graph break.
 
 The cost where nothing is in use is one attribute read per op (``state.hooked``). Storage
 codes cost nothing until the process first makes a tensor of uint8 codes (``tensor._make``

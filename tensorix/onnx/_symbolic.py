@@ -47,7 +47,7 @@ def _same(em, node, *values):
 
 _UNARY = {elementwise.Neg: "Neg", elementwise.Exp: "Exp", elementwise.Log: "Log",
           unary.Abs: "Abs", unary.Sqrt: "Sqrt", unary.Reciprocal: "Reciprocal",
-          unary.Relu: "Relu", unary.Sin: "Sin", unary.Cos: "Cos", unary.Tan: "Tan",
+          act.Relu: "Relu", unary.Sin: "Sin", unary.Cos: "Cos", unary.Tan: "Tan",
           unary.Asin: "Asin", unary.Acos: "Acos", unary.Atan: "Atan", unary.Sinh: "Sinh",
           unary.Cosh: "Cosh", unary.Tanh: "Tanh", unary.Asinh: "Asinh", unary.Acosh: "Acosh",
           unary.Atanh: "Atanh", unary.Erf: "Erf", act.Sigmoid: "Sigmoid",

@@ -30,6 +30,7 @@ from ..ops import (
     shape,
     structured,
 )
+from ..ops.softmax import LogSoftmax, Softmax
 from ..tensor import Tensor
 from ._emit import Value
 from ._symbolic import _same, out_dtype, refuse, symbolic
@@ -377,12 +378,12 @@ def det(em, node, a):
 
 # -- nn ----------------------------------------------------------------------------------------
 
-@symbolic(_core.Softmax)
+@symbolic(Softmax)
 def softmax(em, node, x, dim):
     return em.op("Softmax", x, axis=dim % max(x.ndim, 1))
 
 
-@symbolic(_core.LogSoftmax)
+@symbolic(LogSoftmax)
 def log_softmax(em, node, x, dim):
     return em.op("LogSoftmax", x, axis=dim % max(x.ndim, 1))
 
