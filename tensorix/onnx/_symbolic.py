@@ -194,6 +194,11 @@ def _hardtanh(em, node, a, lo, hi):
     return em.op("Clip", a, em.scalar(lo, a), em.scalar(hi, a))
 
 
+@symbolic(act.LeakyRelu)
+def _leaky_relu(em, node, a, slope):
+    return em.op("LeakyRelu", a, alpha=float(slope))
+
+
 @symbolic(elementwise.Cast)
 def _cast(em, node, a, dtype):
     return em.cast(a, dtype) if a.dtype != dtype else em.op("Identity", a)

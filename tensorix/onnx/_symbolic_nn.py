@@ -393,8 +393,10 @@ def layer_norm(em, node, x, weight, bias, nd, eps):
     normalized = x.shape[x.ndim - nd:]
     if em.opset >= 17:
         scale = weight if weight is not None else em.const(np.ones(normalized, x.dtype.np))
-        return em.op("LayerNormalization", x, scale, bias if bias is not None else "",
-                     axis=-nd, epsilon=float(eps))
+        # no bias: leave the optional input out (onnxruntime 1.32 crashes on an empty name
+        # there, found when group_norm, exported through LayerNorm, joined the registry)
+        inputs = (x, scale) if bias is None else (x, scale, bias)
+        return em.op("LayerNormalization", *inputs, axis=-nd, epsilon=float(eps))
     axes = list(range(x.ndim - nd, x.ndim))  # before 17: mean, variance, scale, shift
     mean = em.op("ReduceMean", x, axes=axes, keepdims=1)
     centred = em.op("Sub", x, mean)
