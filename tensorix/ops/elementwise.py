@@ -492,8 +492,7 @@ def rsub(input, other, *, alpha=1) -> Tensor:
 
 def mul(input, other) -> Tensor:
     """Elementwise product with broadcasting. Example: ``tensorix.mul(x, 2.0)``."""
-    a, b = promote(input, other, "mul")
-    return Mul.apply(a, b)
+    return Mul.apply(*promote(input, other, "mul"))
 
 
 multiply = mul
@@ -502,9 +501,7 @@ multiply = mul
 def div(input, other, *, rounding_mode=None) -> Tensor:
     """True division (integers give the default float dtype), or ``rounding_mode`` 'trunc' /
     'floor' which keeps integer dtypes like PyTorch.
-
-    Example: ``tensorix.div(tensorix.tensor([5, -5]), 2, rounding_mode='floor')``.
-    """
+    Example: ``tensorix.div(tensorix.tensor([5, -5]), 2, rounding_mode='floor')``."""
     a, b = promote(input, other, "div")
     if rounding_mode is None:
         if a._dtype.category < 2:
@@ -523,7 +520,7 @@ def div(input, other, *, rounding_mode=None) -> Tensor:
 
 
 def _int_trunc_div(a, b):
-    xp = backend.array_module(a._data)
+    xp = a.xp
     if bool((b._data == 0).any()):
         raise ZeroDivisionError("div(): integer division by zero")
     q = xp.abs(a._data) // xp.abs(b._data)
@@ -748,16 +745,12 @@ def _cast_method(d):
     def method(self, memory_format=None):
         return to(self, d)
 
-    method.__name__ = d.name
-    method.__doc__ = f"``self.to({d.name})``."
+    method.__name__, method.__doc__ = d.name, f"``self.to({d.name})``."
     return method
 
 
 def _reflect(fn):
-    def method(self, other):
-        return fn(other, self)
-
-    return method
+    return lambda self, other: fn(other, self)
 
 
 def _type(self, dtype=None):
