@@ -49,9 +49,10 @@ __all__ = ["copy_to_region", "reduce_from_region", "gather_from_region", "scatte
            "RowwiseParallel", "parallelize_module"]
 
 
-def _all_reduce(arr, group):
+def _all_reduce(arr, group, op=ReduceOp.SUM):
+    """A reduced copy of ``arr`` (collectives write in place; the input stays as it was)."""
     out = _make(np.array(arr, copy=True))
-    _collectives.all_reduce(out, ReduceOp.SUM, group)
+    _collectives.all_reduce(out, op, group)
     return out._data
 
 
@@ -130,26 +131,21 @@ class _Scatter(Function):
         return _make(_all_gather(g._data, ctx.dim, ctx.group), g._dtype), None, None
 
 
-class _GatherSeq(Function):
-    @staticmethod
-    def forward(ctx, x, dim, group):
-        ctx.dim, ctx.group = dim, group
-        return _all_gather(x._data, dim, group)
+class _GatherSeq(_Gather):
+    """_Gather's forward; backward reduce-scatters (the ranks hold partial gradients)."""
 
     @staticmethod
     def backward(ctx, g):
         return _make(_reduce_scatter(g._data, ctx.dim, ctx.group), g._dtype), None, None
 
 
-class _ReduceScatterSeq(Function):
+class _ReduceScatterSeq(_Scatter):
+    """_Scatter's backward (all-gather); forward sums over the ranks before keeping a part."""
+
     @staticmethod
     def forward(ctx, x, dim, group):
         ctx.dim, ctx.group = dim, group
         return _reduce_scatter(x._data, dim, group)
-
-    @staticmethod
-    def backward(ctx, g):
-        return _make(_all_gather(g._data, ctx.dim, ctx.group), g._dtype), None, None
 
 
 def copy_to_region(x, group=None):
@@ -306,7 +302,7 @@ class _VocabParallelCE(Function):
         x = np.asarray(logits._data)
         t = np.asarray(target._data)
         m = x.max(-1)
-        m = _all_reduce_max(m, group)
+        m = _all_reduce(m, group, ReduceOp.MAX)
         e = np.exp(x - m[..., None])
         s = _all_reduce(e.sum(-1), group)
         local = t - start
@@ -325,12 +321,6 @@ class _VocabParallelCE(Function):
         hit = np.take_along_axis(grad, idx, -1) - ctx.inside[..., None]
         np.put_along_axis(grad, idx, hit, -1)
         return _make(grad * np.asarray(g._data)[..., None], g._dtype), None, None, None
-
-
-def _all_reduce_max(arr, group):
-    out = _make(np.array(arr, copy=True))
-    _collectives.all_reduce(out, ReduceOp.MAX, group)
-    return out._data
 
 
 def vocab_parallel_cross_entropy(logits, target, group=None):
