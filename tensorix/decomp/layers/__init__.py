@@ -1,0 +1,33 @@
+"""``tensorix.decomp.layers``: structured (factorized) layers for ``tensorix.nn``, built on the
+decompositions of :mod:`tensorix.decomp`.
+
+* tensor-train layers (``_tt``): :class:`TTLinear`, :class:`TTEmbedding`;
+* factorized convolutions (``_conv``): :class:`CPConv2d`, :class:`TuckerConv2d`,
+  :class:`LowRankConv2d`, :class:`SeparableConv2d`; :func:`decompose_conv2d` (the layer-wise
+  choice at a size budget) and :func:`factorize_convs` (a whole model);
+
+Every layer is an ``nn.Module`` with torch-like construction, a ``from_dense``/``from_conv``
+constructor that decomposes a trained layer where that applies, and a ``to_dense()`` giving
+the dense equivalent (for checks and export).
+
+Example::
+
+    from tensorix import nn
+    from tensorix.decomp.layers import TTLinear
+    layer = TTLinear.from_dense(nn.Linear(256, 64), rank=8, d=2)
+"""
+
+from ._conv import (
+    CONV_METHODS,
+    CPConv2d,
+    LowRankConv2d,
+    SeparableConv2d,
+    TuckerConv2d,
+    decompose_conv2d,
+    factorize_convs,
+)
+from ._tt import TTEmbedding, TTLinear, tt_matrix_from_dense, tt_matrix_to_dense
+
+__all__ = ["TTLinear", "TTEmbedding", "tt_matrix_to_dense", "tt_matrix_from_dense",
+           "CPConv2d", "TuckerConv2d", "LowRankConv2d", "SeparableConv2d", "decompose_conv2d",
+           "factorize_convs", "CONV_METHODS"]
