@@ -143,7 +143,7 @@ def test_tt_embedding_from_dense_matches_torch_embedding(rng):
     idx = rng.integers(0, 30, (4, 5))
     assert_close(emb(tx.tensor(idx)), ref(torch.tensor(idx)).numpy())
     low = TTEmbedding.from_dense(tx.tensor(weight), rank=3, voc_modes=(4, 8), emb_modes=(2, 4))
-    assert low.rank == (1, 3, 1) and 0 < float((low.to_dense() - tx.tensor(weight)).norm())
+    assert low.rank == (1, 3, 1) and float((low.to_dense() - tx.tensor(weight)).norm()) > 0
     with pytest.raises(IndexError, match=r"TTEmbedding: index out of range: expected indices "
                                          r"in \[0, 30\)"):
         emb(tx.tensor([0, 30]))

@@ -5,6 +5,8 @@ decompositions of :mod:`tensorix.decomp`.
 * factorized convolutions (``_conv``): :class:`CPConv2d`, :class:`TuckerConv2d`,
   :class:`LowRankConv2d`, :class:`SeparableConv2d`; :func:`decompose_conv2d` (the layer-wise
   choice at a size budget) and :func:`factorize_convs` (a whole model);
+* adapters (``_lora``): :class:`LoRALinear`, :class:`TeRALinear`, :class:`TLoRALinear`,
+  :func:`apply_lora`, :func:`merge_and_unload`;
 
 Every layer is an ``nn.Module`` with torch-like construction, a ``from_dense``/``from_conv``
 constructor that decomposes a trained layer where that applies, and a ``to_dense()`` giving
@@ -26,8 +28,10 @@ from ._conv import (
     decompose_conv2d,
     factorize_convs,
 )
+from ._lora import ADAPTERS, LoRALinear, TeRALinear, TLoRALinear, apply_lora, merge_and_unload
 from ._tt import TTEmbedding, TTLinear, tt_matrix_from_dense, tt_matrix_to_dense
 
 __all__ = ["TTLinear", "TTEmbedding", "tt_matrix_to_dense", "tt_matrix_from_dense",
            "CPConv2d", "TuckerConv2d", "LowRankConv2d", "SeparableConv2d", "decompose_conv2d",
-           "factorize_convs", "CONV_METHODS"]
+           "factorize_convs", "CONV_METHODS", "LoRALinear", "TeRALinear", "TLoRALinear",
+           "apply_lora", "merge_and_unload", "ADAPTERS"]
