@@ -31,6 +31,7 @@ from ...ops.einsum import einsum
 from .._base import multi_mode_dot, truncated_svd
 from .._cp import parafac
 from .._tucker import tucker
+from ._util import scaled_normal_
 
 __all__ = ["CPConv2d", "TuckerConv2d", "LowRankConv2d", "SeparableConv2d", "decompose_conv2d",
            "factorize_convs", "CONV_METHODS"]
@@ -59,9 +60,7 @@ class _FactorizedConv2d(Module):
         """Normal factors scaled so that the dense kernel has ``nn.Conv2d``'s entry variance
         ``1 / (3 fan_in)``: an entry sums ``terms`` products of ``len(factors)`` entries."""
         fan_in = self.in_channels * math.prod(self.kernel_size)
-        std = (1 / (3 * fan_in * terms)) ** (1 / (2 * len(factors)))
-        for f in factors:
-            init.normal_(f, 0.0, std)
+        scaled_normal_(factors, 1 / (3 * fan_in), terms)
         if self.bias is not None:
             bound = 1 / math.sqrt(fan_in)
             init.uniform_(self.bias, -bound, bound)

@@ -63,18 +63,21 @@ def tt_matrix_ranks(op, row_modes, col_modes, rank):
     return rank
 
 
+def scaled_normal_(factors, variance, terms):
+    """Fill ``factors`` N(0, std^2) so that the dense tensor they multiply out to has entry
+    ``variance``: an entry is a sum of ``terms`` products of one entry of each factor, so
+    ``variance = terms * std^(2 * len(factors))`` (Novikov et al. 2015 initialise TT cores so)."""
+    std = (variance / terms) ** (1 / (2 * len(factors)))
+    for f in factors:
+        init.normal_(f, 0.0, std)
+
+
 def tt_matrix_cores(row_modes, col_modes, ranks, variance, device=None, dtype=None):
-    """Parameters for TT-matrix cores, normal with the std that gives each entry of the full
-    matrix ``variance``: an entry is a sum of ``prod(inner ranks)`` products of ``d`` core
-    entries, so ``var = prod(r) * std^(2d)`` (Novikov et al. 2015 initialise the same way)."""
-    d = len(row_modes)
-    std = (variance / math.prod(ranks)) ** (1 / (2 * d))
-    cores = []
-    for k in range(d):
-        core = new_param(ranks[k], row_modes[k], col_modes[k], ranks[k + 1], device=device,
-                         dtype=dtype)
-        init.normal_(core, 0.0, std)
-        cores.append(core)
+    """Parameters for TT-matrix cores ``(r_k, row_k, col_k, r_k+1)`` whose full matrix has
+    entry ``variance`` (an entry sums ``prod(ranks)`` products of ``d`` core entries)."""
+    cores = [new_param(ranks[k], row_modes[k], col_modes[k], ranks[k + 1], device=device,
+                       dtype=dtype) for k in range(len(row_modes))]
+    scaled_normal_(cores, variance, math.prod(ranks))
     return cores
 
 
