@@ -7,6 +7,10 @@ decompositions of :mod:`tensorix.decomp`.
   choice at a size budget) and :func:`factorize_convs` (a whole model);
 * adapters (``_lora``): :class:`LoRALinear`, :class:`TeRALinear`, :class:`TLoRALinear`,
   :func:`apply_lora`, :func:`merge_and_unload`;
+* tensor regression and fusion (``_regression``): :class:`TensorRegression` (Tucker/CP
+  weight, tensor dropout), :class:`LowRankFusion` (LMF);
+* structured matrices (``_structured``): :class:`BTTLinear`, :class:`MonarchLinear`, with
+  muP init and learning rates;
 
 Every layer is an ``nn.Module`` with torch-like construction, a ``from_dense``/``from_conv``
 constructor that decomposes a trained layer where that applies, and a ``to_dense()`` giving
@@ -29,9 +33,12 @@ from ._conv import (
     factorize_convs,
 )
 from ._lora import ADAPTERS, LoRALinear, TeRALinear, TLoRALinear, apply_lora, merge_and_unload
+from ._regression import LowRankFusion, TensorRegression
+from ._structured import BTTLinear, MonarchLinear
 from ._tt import TTEmbedding, TTLinear, tt_matrix_from_dense, tt_matrix_to_dense
 
 __all__ = ["TTLinear", "TTEmbedding", "tt_matrix_to_dense", "tt_matrix_from_dense",
            "CPConv2d", "TuckerConv2d", "LowRankConv2d", "SeparableConv2d", "decompose_conv2d",
            "factorize_convs", "CONV_METHODS", "LoRALinear", "TeRALinear", "TLoRALinear",
-           "apply_lora", "merge_and_unload", "ADAPTERS"]
+           "apply_lora", "merge_and_unload", "ADAPTERS", "TensorRegression", "LowRankFusion",
+           "BTTLinear", "MonarchLinear"]
