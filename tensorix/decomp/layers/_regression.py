@@ -30,8 +30,8 @@ _LETTERS = "abcdefghijklm"
 
 
 def _check_ranks(op, rank, sizes, what):
-    if isinstance(rank, int) and not isinstance(rank, bool):
-        rank = [rank] * len(sizes)
+    if isinstance(rank, int) and not isinstance(rank, bool) and rank >= 1:
+        return [min(rank, s) for s in sizes]  # an int is a bound, as decomp.tucker takes it
     rank = [int(r) for r in rank]
     if len(rank) != len(sizes) or any(not 1 <= r <= s for r, s in zip(rank, sizes)):
         raise ValueError(f"{op}: rank must be an int or {len(sizes)} ints with 1 <= rank[k] "
@@ -43,8 +43,9 @@ class TensorRegression(Module):
     """Tensor regression layer: (N, *input_shape) -> (N, out_features) through a weight
     ``(*input_shape, out_features)`` of low Tucker or CP rank, with tensor dropout.
 
-    ``factorization='tucker'``: ``rank`` is an int or ``K + 1`` ints (input modes, then the
-    output), each at most its mode; the weight is ``G x_1 U_1 ... x_K U_K x_O U_O``.
+    ``factorization='tucker'``: ``rank`` is an int (a bound, capped at each mode) or ``K + 1``
+    ints (input modes, then the output), each at most its mode; the weight is
+    ``G x_1 U_1 ... x_K U_K x_O U_O``.
     ``factorization='cp'``: ``rank`` is one int R; the weight is
     ``sum_r U_1[:, r] o ... o U_K[:, r] o U_O[:, r]``. Factors start normal so that the weight
     has ``nn.Linear``'s entry variance ``1 / (3 prod(input_shape))``.
