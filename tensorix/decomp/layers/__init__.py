@@ -11,6 +11,9 @@ decompositions of :mod:`tensorix.decomp`.
   weight, tensor dropout), :class:`LowRankFusion` (LMF);
 * structured matrices (``_structured``): :class:`BTTLinear`, :class:`MonarchLinear`, with
   muP init and learning rates;
+* low rank (``_lowrank``): :func:`low_rank_gemm` (randomized SVD), :class:`LowRankLinear`,
+  :func:`rank_compensation` (lower precision reinvested in rank at equal bytes),
+  :func:`shrink_tucker_ranks` (rank-adaptive Tucker training);
 
 Every layer is an ``nn.Module`` with torch-like construction, a ``from_dense``/``from_conv``
 constructor that decomposes a trained layer where that applies, and a ``to_dense()`` giving
@@ -33,6 +36,13 @@ from ._conv import (
     factorize_convs,
 )
 from ._lora import ADAPTERS, LoRALinear, TeRALinear, TLoRALinear, apply_lora, merge_and_unload
+from ._lowrank import (
+    LowRankLinear,
+    low_rank_gemm,
+    rank_compensation,
+    shrink_tucker_ranks,
+    storage_bits,
+)
 from ._regression import LowRankFusion, TensorRegression
 from ._structured import BTTLinear, MonarchLinear
 from ._tt import TTEmbedding, TTLinear, tt_matrix_from_dense, tt_matrix_to_dense
@@ -41,4 +51,5 @@ __all__ = ["TTLinear", "TTEmbedding", "tt_matrix_to_dense", "tt_matrix_from_dens
            "CPConv2d", "TuckerConv2d", "LowRankConv2d", "SeparableConv2d", "decompose_conv2d",
            "factorize_convs", "CONV_METHODS", "LoRALinear", "TeRALinear", "TLoRALinear",
            "apply_lora", "merge_and_unload", "ADAPTERS", "TensorRegression", "LowRankFusion",
-           "BTTLinear", "MonarchLinear"]
+           "BTTLinear", "MonarchLinear", "low_rank_gemm", "LowRankLinear", "rank_compensation",
+           "storage_bits", "shrink_tucker_ranks"]

@@ -1,0 +1,143 @@
+"""Compression ratio against accuracy for the structured layers of ``tensorix.decomp.layers``
+on the bundled 8x8 digits (seeded 80/20 split, Adam, short training; float32 on the CPU).
+
+1. An MLP 64 -> 256 -> 256 -> 10 whose 256 x 256 hidden layer is a TTLinear (modes
+   (4, 8, 8) x (8, 8, 4)) at several ranks, trained from scratch; and the trained dense MLP's
+   hidden layer replaced by the TT-SVD of its weight (``TTLinear.from_dense``), before and
+   after one epoch of fine-tuning.
+2. The demo's digits CNN (tensorix.demo.digits_cnn) trained dense, then its 16 -> 32 conv
+   replaced by ``decompose_conv2d``'s choice (low-rank channel SVD, one-way separable, CP,
+   Tucker-2; smallest kernel error at the budget) at several parameter budgets, before and
+   after one epoch of fine-tuning.
+
+    python benchmarks/bench_decomp_layers.py            # the tables in docs/decomp.md
+    python benchmarks/bench_decomp_layers.py --quick    # 1 epoch, two settings (a smoke run)
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import time
+
+import tensorix as tx
+from tensorix import nn, optim
+from tensorix.data import DataLoader, TensorDataset, load_digits, random_split
+from tensorix.decomp.layers import TTLinear, decompose_conv2d
+from tensorix.demo import digits_cnn
+from tensorix.nn import functional as F
+
+
+def _data():
+    images, labels = load_digits()
+    train, test = random_split(TensorDataset(images, labels), [0.8, 0.2],
+                               generator=tx.Generator().manual_seed(0))
+    return train, test
+
+
+def _train(model, train, epochs, lr=3e-3, seed=1):
+    loader = DataLoader(train, batch_size=64, shuffle=True,
+                        generator=tx.Generator().manual_seed(seed))
+    opt = optim.Adam([p for p in model.parameters() if p.requires_grad], lr=lr)
+    model.train()
+    for _ in range(epochs):
+        for xb, yb in loader:
+            loss = F.cross_entropy(model(xb), yb)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+    return model
+
+
+def accuracy(model, test):
+    model.eval()
+    correct = total = 0
+    with tx.no_grad():
+        for xb, yb in DataLoader(test, batch_size=512):
+            correct += int((model(xb).argmax(1) == yb).sum())
+            total += len(yb)
+    model.train()
+    return correct / total
+
+
+def mlp(hidden=None):
+    tx.manual_seed(0)
+    return nn.Sequential(nn.Flatten(), nn.Linear(64, 256), nn.ReLU(),
+                         hidden if hidden is not None else nn.Linear(256, 256), nn.ReLU(),
+                         nn.Linear(256, 10))
+
+
+def _weights(layer):
+    return sum(p.numel() for n, p in layer.named_parameters() if not n.endswith("bias"))
+
+
+TT_MODES = dict(in_modes=(4, 8, 8), out_modes=(8, 8, 4))
+
+
+def tt_rows(train, test, epochs, ranks):
+    rows = []
+    dense = _train(mlp(), train, epochs)
+    base = _weights(dense[3])
+    rows.append(("MLP hidden 256x256", "dense Linear", "-", base, 1.0, accuracy(dense, test),
+                 accuracy(_train(copy.deepcopy(dense), train, 1, lr=1e-3), test)))
+    for r in ranks:
+        tx.manual_seed(0)
+        model = _train(mlp(TTLinear(256, 256, rank=r, **TT_MODES)), train, epochs)
+        n = _weights(model[3])
+        rows.append(("MLP hidden 256x256", "TTLinear from scratch", r, n, base / n,
+                     accuracy(model, test), "-"))
+    for r in ranks:
+        model = copy.deepcopy(dense)
+        model[3] = TTLinear.from_dense(dense[3], rank=r, **TT_MODES)
+        before = accuracy(model, test)
+        _train(model, train, 1, lr=1e-3)
+        n = _weights(model[3])
+        rows.append(("MLP hidden 256x256", "TTLinear.from_dense (TT-SVD)", r, n, base / n,
+                     before, accuracy(model, test)))
+    return rows
+
+
+def conv_rows(train, test, epochs, budgets):
+    tx.manual_seed(0)
+    dense = _train(digits_cnn(), train, epochs)
+    base = dense[2].weight.numel()
+    rows = [("CNN conv 16->32 3x3", "dense Conv2d", "-", base, 1.0, accuracy(dense, test),
+             accuracy(_train(copy.deepcopy(dense), train, 1, lr=1e-3), test))]
+    for budget in budgets:
+        model = copy.deepcopy(dense)
+        layer, report = decompose_conv2d(model[2], budget,
+                                         methods=("svd", "separable", "cp", "tucker"))
+        method = type(layer).__name__
+        model[2] = layer
+        before = accuracy(model, test)
+        _train(model, train, 1, lr=1e-3)
+        n = _weights(layer)
+        errors = ", ".join(f"{m} {e:.2f}" for m, (_, _, e) in report.items())
+        rows.append(("CNN conv 16->32 3x3", f"{method} (budget {budget}; kernel errors "
+                     f"{errors})", layer.rank, n, base / n, before, accuracy(model, test)))
+    return rows
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="one epoch, two settings each")
+    parser.add_argument("--epochs", type=int, default=8)
+    args = parser.parse_args(argv)
+    epochs = 1 if args.quick else args.epochs
+    ranks = (2, 8) if args.quick else (1, 2, 4, 8, 16)
+    budgets = (0.5, 0.1) if args.quick else (0.5, 0.3, 0.15, 0.08)
+    train, test = _data()
+    start = time.perf_counter()
+    print("| layer | structure | rank | weights | compression | acc | acc after 1 epoch "
+          "fine-tune |")
+    print("|---|---|---|---|---|---|---|")
+    for rows in (tt_rows(train, test, epochs, ranks), conv_rows(train, test, epochs, budgets)):
+        for row in rows:
+            layer, kind, rank, n, ratio, acc, tuned = row
+            print(f"| {layer} | {kind} | {rank} | {n} | {ratio:.1f}x | {acc:.2%} | "
+                  f"{tuned if isinstance(tuned, str) else f'{tuned:.2%}'} |", flush=True)
+    print(f"\n{epochs} epochs of training, {time.perf_counter() - start:.0f} s in all")
+
+
+if __name__ == "__main__":
+    main()
