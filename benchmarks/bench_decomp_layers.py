@@ -9,6 +9,9 @@ on the bundled 8x8 digits (seeded 80/20 split, Adam, short training; float32 on 
    replaced by ``decompose_conv2d``'s choice (low-rank channel SVD, one-way separable, CP,
    Tucker-2; smallest kernel error at the budget) at several parameter budgets, before and
    after one epoch of fine-tuning.
+3. Rank compensation on the trained MLP's hidden weight: a rank-r float32 factorization
+   against bf16 / MXFP8 / MXFP4 factors at the rank that fits the same bytes; the weight's
+   relative error and the MLP's accuracy with that layer in place (no fine-tuning).
 
     python benchmarks/bench_decomp_layers.py            # the tables in docs/decomp.md
     python benchmarks/bench_decomp_layers.py --quick    # 1 epoch, two settings (a smoke run)
@@ -23,7 +26,7 @@ import time
 import tensorix as tx
 from tensorix import nn, optim
 from tensorix.data import DataLoader, TensorDataset, load_digits, random_split
-from tensorix.decomp.layers import TTLinear, decompose_conv2d
+from tensorix.decomp.layers import LowRankLinear, TTLinear, decompose_conv2d, rank_compensation
 from tensorix.demo import digits_cnn
 from tensorix.nn import functional as F
 
@@ -94,6 +97,18 @@ def tt_rows(train, test, epochs, ranks):
         n = _weights(model[3])
         rows.append(("MLP hidden 256x256", "TTLinear.from_dense (TT-SVD)", r, n, base / n,
                      before, accuracy(model, test)))
+    return rows, dense
+
+
+def compensation_rows(dense, test, ranks):
+    """(rank, format, rank used, bytes, relative weight error, accuracy) per format."""
+    rows = []
+    weight = dense[3].weight.detach()
+    for r in ranks:
+        for fmt, (rank, nbytes, err) in rank_compensation(weight, r).items():
+            model = copy.deepcopy(dense)
+            model[3] = LowRankLinear.from_dense(dense[3], rank, fmt=fmt)
+            rows.append((r, fmt, rank, int(nbytes), err, accuracy(model, test)))
     return rows
 
 
@@ -131,11 +146,18 @@ def main(argv=None):
     print("| layer | structure | rank | weights | compression | acc | acc after 1 epoch "
           "fine-tune |")
     print("|---|---|---|---|---|---|---|")
-    for rows in (tt_rows(train, test, epochs, ranks), conv_rows(train, test, epochs, budgets)):
+    tt, dense = tt_rows(train, test, epochs, ranks)
+    for rows in (tt, conv_rows(train, test, epochs, budgets)):
         for row in rows:
             layer, kind, rank, n, ratio, acc, tuned = row
             print(f"| {layer} | {kind} | {rank} | {n} | {ratio:.1f}x | {acc:.2%} | "
                   f"{tuned if isinstance(tuned, str) else f'{tuned:.2%}'} |", flush=True)
+    print("\n| float32 rank | factor format | rank at equal bytes | bytes | weight rel. error "
+          "| acc |")
+    print("|---|---|---|---|---|---|")
+    for r, fmt, rank, nbytes, err, acc in compensation_rows(dense, test,
+                                                            (8,) if args.quick else (4, 16)):
+        print(f"| {r} | {fmt} | {rank} | {nbytes} | {err:.4f} | {acc:.2%} |", flush=True)
     print(f"\n{epochs} epochs of training, {time.perf_counter() - start:.0f} s in all")
 
 

@@ -14,9 +14,10 @@ def test_bench_decomp_layers_quick_table():
     proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bench_decomp_layers.py"),
                            "--quick"], capture_output=True, text=True, timeout=600, env=env)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    rows = [[c.strip() for c in line.split("|")[1:-1]] for line in proc.stdout.splitlines()
-            if line.startswith("| ") and not line.startswith("| layer")]
-    assert len(rows) == 8, proc.stdout
+    table = [[c.strip() for c in line.split("|")[1:-1]] for line in proc.stdout.splitlines()
+             if line.startswith("| ") and not line.startswith(("| layer", "| float32"))]
+    rows, compensation = table[:8], table[8:]
+    assert len(rows) == 8 and len(compensation) == 4, proc.stdout
     for layer, kind, _rank, weights, ratio, acc, _tuned in rows:
         dense = 65536 if layer.startswith("MLP") else 4608
         assert abs(float(ratio[:-1]) - dense / int(weights)) < 0.06, (kind, ratio, weights)
@@ -27,3 +28,8 @@ def test_bench_decomp_layers_quick_table():
     # a factorized conv chosen at a budget, fine-tuned one epoch, still classifies
     conv = [r for r in rows if r[0].startswith("CNN") and not r[1].startswith("dense")]
     assert all(float(r[6][:-1]) > 50 for r in conv), conv
+    # rank compensation: equal bytes (within one row of factors), four formats, ranks growing
+    budget = int(compensation[0][3])
+    assert [r[1] for r in compensation] == ["fp32", "bf16", "mx_fp8_e4m3", "mx_fp4_e2m1"]
+    assert all(int(r[3]) <= budget for r in compensation)
+    assert [int(r[2]) for r in compensation] == sorted(int(r[2]) for r in compensation)
