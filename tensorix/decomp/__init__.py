@@ -54,3 +54,12 @@ __all__ = ["unfold", "fold", "khatri_rao", "kronecker", "mode_dot", "multi_mode_
            "non_negative_parafac", "TuckerTensor", "tucker_to_tensor", "tucker",
            "non_negative_tucker", "TTTensor", "TRTensor", "tt_to_tensor", "tr_to_tensor",
            "tensor_train", "tt_round", "tensor_ring"]
+
+
+def __getattr__(name):
+    # the structured nn layers (decomp.layers) load on first use: they pull in nn and numerics
+    if name == "layers":
+        import importlib
+
+        return importlib.import_module(f"{__name__}.layers")
+    raise AttributeError(f"module 'tensorix.decomp' has no attribute {name!r}")
