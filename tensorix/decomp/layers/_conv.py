@@ -86,10 +86,6 @@ class _FactorizedConv2d(Module):
                     dilation=conv.dilation, bias=conv.bias is not None,
                     device=conv.weight.device, dtype=conv.weight.dtype)
 
-    def num_parameters(self):
-        """Entries stored (bias included)."""
-        return sum(p.numel() for p in self.parameters())
-
     def extra_repr(self):
         return (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
                 f"rank={self.rank}, stride={self.stride}, padding={self.padding}"

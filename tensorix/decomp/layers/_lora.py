@@ -68,25 +68,24 @@ class _Adapter(Module):
         """``x @ (scaling * dW).T`` for the (dropped-out) input, the cheapest way."""
         return F.linear(x, self.delta_weight())
 
-    def merge(self):
-        """Fold the update into the base weight (inference without the adapter's cost)."""
-        if self.merged:
-            warnings.warn(f"{type(self).__name__}: already merged; nothing to do",
-                          UserWarning, stacklevel=2)
+    def _fold(self, merge):
+        # PEFT warns (and does nothing) on a second merge or an unmerge of an unmerged layer
+        if self.merged == merge:
+            state = "merged" if merge else "unmerged"
+            warnings.warn(f"{type(self).__name__}: already {state}; nothing to do",
+                          UserWarning, stacklevel=3)
             return
         with no_grad():
-            self.base_layer.weight.add_(self.delta_weight())
-        self.merged = True
+            self.base_layer.weight.add_(self.delta_weight() * (1 if merge else -1))
+        self.merged = merge
+
+    def merge(self):
+        """Fold the update into the base weight (inference without the adapter's cost)."""
+        self._fold(True)
 
     def unmerge(self):
         """Take the update back out of the base weight."""
-        if not self.merged:
-            warnings.warn(f"{type(self).__name__}: already unmerged; nothing to do",
-                          UserWarning, stacklevel=2)
-            return
-        with no_grad():
-            self.base_layer.weight.sub_(self.delta_weight())
-        self.merged = False
+        self._fold(False)
 
     def merge_and_unload(self):
         """The base ``nn.Linear`` with the update merged in (the adapter discarded)."""

@@ -31,7 +31,7 @@ import math
 from ...nn import Module, init
 from ...nn.layers._util import new_param, optional_param
 from ...ops.einsum import einsum
-from ._util import modes_for
+from ._util import check_features, modes_for
 
 __all__ = ["BTTLinear", "MonarchLinear"]
 
@@ -96,9 +96,7 @@ class BTTLinear(Module):
                                                                        self.in_features)
 
     def forward(self, input):
-        if not input.ndim or input.shape[-1] != self.in_features:
-            raise ValueError(f"{type(self).__name__}: expected input of shape (*, "
-                             f"{self.in_features}), got {tuple(input.shape)}")
+        check_features(type(self).__name__, input, self.in_features)
         lead = tuple(input.shape[:-1])
         x = input.reshape(-1, *self.in_modes)
         t = einsum("bjk,aijk->baij", x, self.right)       # (batch, r, i2, j1)

@@ -21,7 +21,7 @@ from ...ops.indexing import index_select
 from ...ops.shape import cat
 from ...tensor import Tensor
 from .._tt import tensor_train
-from ._util import modes_for, tt_matrix_cores, tt_matrix_ranks
+from ._util import check_features, modes_for, tt_matrix_cores, tt_matrix_ranks
 
 __all__ = ["TTLinear", "TTEmbedding", "tt_matrix_to_dense", "tt_matrix_from_dense"]
 
@@ -145,9 +145,7 @@ class TTLinear(_TTMatrixModule):
         return tt_matrix_to_dense(list(self.cores))
 
     def forward(self, input):
-        if input.shape[-1] != self.in_features if input.ndim else True:
-            raise ValueError(f"TTLinear: expected input of shape (*, {self.in_features}), got "
-                             f"{tuple(input.shape)}")
+        check_features("TTLinear", input, self.in_features)
         lead = tuple(input.shape[:-1])
         batch = math.prod(lead)
         # state (batch, out modes done, bond, next in mode, in modes left)

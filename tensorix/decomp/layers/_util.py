@@ -81,6 +81,9 @@ def tt_matrix_cores(row_modes, col_modes, ranks, variance, device=None, dtype=No
     return cores
 
 
-def num_params(module):
-    """Number of trainable entries of ``module``."""
-    return sum(p.numel() for p in module.parameters() if p.requires_grad)
+def check_features(op, input, features):
+    """Raise unless ``input`` has shape ``(*, features)``."""
+    if not input.ndim or input.shape[-1] != features:
+        raise ValueError(f"{op}: expected input of shape (*, {features}), got "
+                         f"{tuple(input.shape)}")
+
