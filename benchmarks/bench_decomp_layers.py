@@ -12,6 +12,9 @@ on the bundled 8x8 digits (seeded 80/20 split, Adam, short training; float32 on 
 3. Rank compensation on the trained MLP's hidden weight: a rank-r float32 factorization
    against bf16 / MXFP8 / MXFP4 factors at the rank that fits the same bytes; the weight's
    relative error and the MLP's accuracy with that layer in place (no fine-tuning).
+4. Speed (``--speed``): forward + backward of a 4096 x 4096 layer on a batch of 256, dense
+   ``nn.Linear`` against TTLinear, MonarchLinear and BTTLinear, and torch's dense Linear in
+   the same run (best of ``--repeat``).
 
     python benchmarks/bench_decomp_layers.py            # the tables in docs/decomp.md
     python benchmarks/bench_decomp_layers.py --quick    # 1 epoch, two settings (a smoke run)
@@ -26,7 +29,14 @@ import time
 import tensorix as tx
 from tensorix import nn, optim
 from tensorix.data import DataLoader, TensorDataset, load_digits, random_split
-from tensorix.decomp.layers import LowRankLinear, TTLinear, decompose_conv2d, rank_compensation
+from tensorix.decomp.layers import (
+    BTTLinear,
+    LowRankLinear,
+    MonarchLinear,
+    TTLinear,
+    decompose_conv2d,
+    rank_compensation,
+)
 from tensorix.demo import digits_cnn
 from tensorix.nn import functional as F
 
@@ -133,11 +143,53 @@ def conv_rows(train, test, epochs, budgets):
     return rows
 
 
+def _best_ms(step, repeat):
+    step()  # warm-up
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        step()
+        times.append(time.perf_counter() - t0)
+    return 1e3 * min(times)
+
+
+def speed_rows(n=4096, batch=256, repeat=3):
+    """(layer, weights, ms forward + backward) for dense and structured n x n layers."""
+    tx.manual_seed(0)
+    x = tx.randn(batch, n, requires_grad=True)
+    layers = [("tensorix nn.Linear", nn.Linear(n, n)),
+              ("TTLinear rank 4, modes (16, 16, 16)", TTLinear(n, n, rank=4, d=3)),
+              ("TTLinear rank 16, modes (16, 16, 16)", TTLinear(n, n, rank=16, d=3)),
+              ("MonarchLinear (64 x 64 blocks)", MonarchLinear(n, n)),
+              ("BTTLinear rank 4", BTTLinear(n, n, rank=4))]
+    rows = []
+    for name, layer in layers:
+        def step(layer=layer):
+            layer(x).sum().backward()
+        rows.append((name, _weights(layer), _best_ms(step, repeat)))
+    try:
+        import torch
+    except ImportError:
+        return rows
+    ref = torch.nn.Linear(n, n)
+    xt = torch.randn(batch, n, requires_grad=True)
+    rows.append(("torch nn.Linear", n * n, _best_ms(lambda: ref(xt).sum().backward(), repeat)))
+    return rows
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="one epoch, two settings each")
     parser.add_argument("--epochs", type=int, default=8)
+    parser.add_argument("--speed", action="store_true", help="only the speed table")
+    parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args(argv)
+    if args.speed:
+        print("| layer 4096 x 4096, batch 256 | weights | ms forward + backward |")
+        print("|---|---|---|")
+        for name, weights, ms in speed_rows(repeat=args.repeat):
+            print(f"| {name} | {weights} | {ms:.1f} |", flush=True)
+        return
     epochs = 1 if args.quick else args.epochs
     ranks = (2, 8) if args.quick else (1, 2, 4, 8, 16)
     budgets = (0.5, 0.1) if args.quick else (0.5, 0.3, 0.15, 0.08)

@@ -148,12 +148,18 @@ class TTLinear(_TTMatrixModule):
         check_features("TTLinear", input, self.in_features)
         lead = tuple(input.shape[:-1])
         batch = math.prod(lead)
-        # state (batch, out modes done, bond, next in mode, in modes left)
-        state = input.reshape(batch, 1, 1, self.in_modes[0], -1)
+        d = len(self.cores)
+        # why this layout: every step is one GEMM (rows, n_k r_k) @ (n_k r_k, m_k r_k+1) and one
+        # transpose, with rows ordered (n_k+1, ..., n_d, batch, m_1, ..., m_k-1): the next mode
+        # to contract leads, so moving it behind the rows is a single permute
+        x = input.reshape(batch, self.in_modes[0], -1)
+        state = x.permute(2, 0, 1).reshape(-1, self.in_modes[0])
         for k, core in enumerate(self.cores):
-            state = einsum("bprnq,rmns->bpmsq", state, core)
-            nxt = self.in_modes[k + 1] if k + 1 < len(self.in_modes) else 1
-            state = state.reshape(batch, -1, core.shape[3], nxt, state.shape[-1] // nxt)
+            r0, m, n, r1 = core.shape
+            state = state @ core.permute(2, 0, 1, 3).reshape(n * r0, m * r1)
+            if k + 1 < d:
+                nxt = self.in_modes[k + 1]
+                state = state.reshape(nxt, -1, r1).permute(1, 0, 2).reshape(-1, nxt * r1)
         out = state.reshape(*lead, self.out_features)
         return out + self.bias if self.bias is not None else out
 
