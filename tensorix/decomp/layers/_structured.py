@@ -98,10 +98,13 @@ class BTTLinear(Module):
     def forward(self, input):
         check_features(type(self).__name__, input, self.in_features)
         lead = tuple(input.shape[:-1])
-        x = input.reshape(-1, *self.in_modes)
-        t = einsum("bjk,aijk->baij", x, self.right)       # (batch, r, i2, j1)
-        y = einsum("baij,lija->bli", t, self.left)        # (batch, i1, i2)
-        y = y.reshape(*lead, self.out_features)
+        (i1, i2), (j1, j2), r = self.out_modes, self.in_modes, self.rank
+        # two batched GEMMs: R's blocks indexed by j1, then L's blocks indexed by i2
+        x = input.reshape(-1, j1, j2).transpose(0, 1)                       # (j1, b, j2)
+        t = x @ self.right.permute(2, 3, 0, 1).reshape(j1, j2, r * i2)      # (j1, b, r i2)
+        t = t.reshape(j1, -1, r, i2).permute(3, 1, 2, 0).reshape(i2, -1, r * j1)
+        y = t @ self.left.permute(1, 3, 2, 0).reshape(i2, r * j1, i1)      # (i2, b, i1)
+        y = y.permute(1, 2, 0).reshape(*lead, self.out_features)
         return y + self.bias if self.bias is not None else y
 
     def extra_repr(self):
