@@ -42,6 +42,7 @@ from ._lowrank import (
     rank_compensation,
     shrink_tucker_ranks,
     storage_bits,
+    storage_bytes,
 )
 from ._regression import LowRankFusion, TensorRegression
 from ._structured import BTTLinear, MonarchLinear
@@ -52,4 +53,4 @@ __all__ = ["TTLinear", "TTEmbedding", "tt_matrix_to_dense", "tt_matrix_from_dens
            "factorize_convs", "CONV_METHODS", "LoRALinear", "TeRALinear", "TLoRALinear",
            "apply_lora", "merge_and_unload", "ADAPTERS", "TensorRegression", "LowRankFusion",
            "BTTLinear", "MonarchLinear", "low_rank_gemm", "LowRankLinear", "rank_compensation",
-           "storage_bits", "shrink_tucker_ranks"]
+           "storage_bits", "storage_bytes", "shrink_tucker_ranks"]

@@ -30,7 +30,7 @@ from ._conv import TuckerConv2d
 from ._regression import TensorRegression
 
 __all__ = ["low_rank_gemm", "LowRankLinear", "rank_compensation", "storage_bits",
-           "shrink_tucker_ranks"]
+           "storage_bytes", "shrink_tucker_ranks"]
 
 
 def low_rank_gemm(a, b, rank, n_iter=2, random_state=None):
@@ -44,13 +44,24 @@ def low_rank_gemm(a, b, rank, n_iter=2, random_state=None):
 def storage_bits(fmt):
     """Bits stored per factor entry in format ``fmt``: ``'fp32'``, an element format of
     :mod:`tensorix.formats` (``'bf16'``, ``'fp8_e4m3'``, ...), or ``'mx_<element>'`` (OCP MX
-    with 32-element blocks: the element plus an 8-bit shared scale per block).
+    with 32-element blocks: the element plus an 8-bit shared scale per block; a row shorter
+    than a block still pays a whole scale, see :func:`storage_bytes`).
     Example: ``storage_bits('mx_fp4_e2m1') == 4.25``."""
     if fmt == "fp32":
         return 32.0
     if fmt.startswith("mx_"):
         return get_format(fmt[3:]).bits + 8 / 32
     return float(get_format(fmt).bits)
+
+
+def storage_bytes(shape, fmt):
+    """Bytes of a ``(rows, cols)`` matrix in ``fmt``, MX blocks running along each row (one
+    8-bit scale per started block of 32). Example: ``storage_bytes((4, 40), 'mx_fp8_e4m3')``
+    is ``4 * (40 + 2)``."""
+    rows, cols = shape
+    if fmt.startswith("mx_"):
+        return rows * (cols * get_format(fmt[3:]).bits / 8 + math.ceil(cols / 32))
+    return rows * cols * storage_bits(fmt) / 8
 
 
 def _round(x, fmt):
@@ -120,8 +131,8 @@ class LowRankLinear(Module):
         return layer
 
     def storage_bytes(self):
-        """Bytes of the two factors in the layer's storage format."""
-        return (self.U.numel() + self.V.numel()) * storage_bits(self.fmt) / 8
+        """Bytes of the two factors in the layer's storage format (:func:`storage_bytes`)."""
+        return sum(storage_bytes(tuple(f.shape), self.fmt) for f in (self.U, self.V))
 
     def to_dense(self):
         """The weight ``(out_features, in_features)``; differentiable."""
@@ -138,9 +149,10 @@ class LowRankLinear(Module):
 
 def rank_compensation(weight, rank, formats=("fp32", "bf16", "mx_fp8_e4m3", "mx_fp4_e2m1"),
                       method="truncated"):
-    """For each storage format, the rank that fits the bytes of a rank-``rank`` float32
-    factorization of ``weight (m, n)`` (``rank * 32 / bits``, capped at ``min(m, n)``) and the
-    relative error ``||W - U V|| / ||W||`` of the rounded factors at that rank.
+    """For each storage format, the largest rank whose factors fit the bytes of a
+    rank-``rank`` float32 factorization of ``weight (m, n)`` (about ``rank * 32 / bits``,
+    capped at ``min(m, n)``; MX scales counted exactly) and the relative error
+    ``||W - U V|| / ||W||`` of the rounded factors at that rank.
 
     Returns ``{fmt: (rank, bytes, relative error)}``. Example::
 
@@ -154,10 +166,13 @@ def rank_compensation(weight, rank, formats=("fp32", "bf16", "mx_fp8_e4m3", "mx_
     cap = min(m, n)
     if not isinstance(rank, int) or not 1 <= rank <= cap:
         raise ValueError(f"rank_compensation: rank must be an int in [1, {cap}], got {rank!r}")
+    budget = rank * (m + n) * 4  # bytes of the float32 factors
     table = {}
     with no_grad():
         for fmt in formats:
             r = min(cap, int(rank * 32 // storage_bits(fmt)))
+            while r > 1 and storage_bytes((m, r), fmt) + storage_bytes((r, n), fmt) > budget:
+                r -= 1
             layer = LowRankLinear.from_dense(weight, r, method=method, fmt=fmt)
             err = float((layer.to_dense() - weight).norm() / weight.norm())
             table[fmt] = (r, layer.storage_bytes(), err)
