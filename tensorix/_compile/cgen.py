@@ -579,7 +579,8 @@ def _c_float(v) -> str:
         return "NAN"
     if math.isinf(v):
         return "INFINITY" if v > 0 else "-INFINITY"
-    return f"{v:.9g}f"  # 9 significant digits round-trip a float32
+    text = f"{v:.9g}"  # 9 significant digits round-trip a float32
+    return text + ("f" if "." in text or "e" in text else ".0f")  # "0f" is no C literal
 
 
 def _affine(const, *pairs) -> str:

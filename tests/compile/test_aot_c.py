@@ -87,6 +87,18 @@ def test_functions_with_views_broadcasts_and_several_outputs():
 
 
 @needs_cc
+def test_integral_and_extreme_weights():
+    """Weights that print as integers (a zero bias: ``0f`` is no C literal) or at float32's
+    ends are written exactly."""
+    lin = tx.nn.Linear(4, 5)
+    with tx.no_grad():
+        lin.weight.copy_(tx.tensor([[0.0, 1.0, -2.0, 3e30], [1e-38, -0.0, 7.0, 0.5]] * 2 +
+                                   [[1.0, 1.0, 1.0, 1.0]]))
+        lin.bias.zero_()
+    _check(lin, (tx.randn(3, 4),), "lin")
+
+
+@needs_cc
 def test_standalone_executable(tmp_path):
     """The C file links into a program of its own (no Python, only libm) and prints eager's
     numbers."""
