@@ -4,7 +4,7 @@ from tests._docs import run_python_blocks
 
 
 def test_compile_tutorial_code_blocks_run(capsys):
-    ns = run_python_blocks("compile.md", 9)
+    ns = run_python_blocks("compile.md", 10)
     out = capsys.readouterr().out
     assert "item()/bool()" in out  # the graph break is reported
     assert "6*batch" in out  # a symbolic shape argument
