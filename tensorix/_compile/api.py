@@ -31,6 +31,7 @@ from ..fx.split import split_joint
 from ..fx.tracer import GraphBreak, Tracer, _outputs, _placeholders, flat_tensors, trace_backward
 from ..tensor import Tensor
 from .executor import CompiledGraph
+from .tune import TIER_UP
 
 __all__ = ["compile", "OptimizedModule", "CompiledFunction"]
 
@@ -48,7 +49,9 @@ def compile(model=None, *, fullgraph: bool = False, dynamic=None, backend="induc
     interpreter, no fusion) or "eager" (no capture). ``mode`` is accepted as in torch;
     "max-autotune" also tunes the NumPy kernels' chunk sizes. ``dynamic`` is accepted: shapes
     are specialized (each new shape is a new guard key, compiled once and cached).
-    ``options``: ``{"kernels": "numba" | "numpy"}`` to pick the CPU kernel form.
+    ``options``: ``{"kernels": "numba" | "numpy"}`` to pick the CPU kernel form;
+    ``{"tier_up": n}``: with "auto" kernels and no measurement cached yet, a kernel runs as
+    NumPy for ``n - 1`` calls before numba is compiled and measured (default 3; 0: at once).
 
     Example::
 
@@ -151,8 +154,10 @@ class CompiledFunction:
     def _graph(self, graph, module):
         if self.kind == "graph":
             return CompiledGraph(graph, module, fuse=False, passes=False)
+        autotune = self.mode == "max-autotune"  # measure at once: tuning is what was asked
         return CompiledGraph(graph, module, prefer=self.options.get("kernels", "auto"),
-                             autotune=self.mode == "max-autotune")
+                             autotune=autotune,
+                             tier_up=0 if autotune else self.options.get("tier_up", TIER_UP))
 
 
 def _diff(t):

@@ -29,8 +29,10 @@ class CompiledGraph:
     the passes, fusion and memory plan did."""
 
     def __init__(self, graph: Graph, root=None, *, fuse: bool = True, passes: bool = True,
-                 prefer: str = "auto", chunks: dict | None = None, autotune: bool = False):
+                 prefer: str = "auto", chunks: dict | None = None, autotune: bool = False,
+                 tier_up: int = 0):
         self.graph, self.root, self.prefer, self.autotune = graph, root, prefer, autotune
+        self.tier_up = tier_up  # see tensorix._compile.tune: numba after this many calls
         self.report = {"nodes_before": len(graph.nodes)}
         if passes:
             self.report["passes"] = optimize(graph)
@@ -109,7 +111,7 @@ class CompiledGraph:
         if k is None:
             plan = self.plans[gi]
             if self.prefer == "auto":  # numba or NumPy blocks: measured (tensorix._compile.tune)
-                k = choose(plan, device, arrays, chunks=self.autotune)
+                k = choose(plan, device, arrays, chunks=self.autotune, tier_up=self.tier_up)
             else:
                 k = build(plan, device, self.prefer, self.chunks.get(plan.key))
             self._kernels[gi] = k

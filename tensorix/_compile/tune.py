@@ -11,6 +11,13 @@ two coefficients fitted by least squares to every run measured so far (stored in
 ``<cache>/tuning.json``); a new shape of a known kernel is decided from the model without
 measuring again, once the kernel has been measured at two sizes or more.
 
+Tiers (as a JIT's): compiling a numba kernel costs about a second (LLVM), paid before the
+first result if the choice were made at the first call. So where the cost model cannot decide
+yet, a kernel starts as the NumPy form (no compile) and is measured, numba compiled, at its
+``tier_up``-th call: a program run once never pays for numba, a training loop pays at its
+third step, and the measurement goes into the model, so the next process picks the form (from
+numba's disk cache) at once.
+
 Example::
 
     run = choose(plan, device, arrays, chunks=True)   # the fastest form, measured
@@ -28,9 +35,10 @@ from . import kernels
 from .codegen import cache_dir
 from .kernels import DEFAULT_CHUNK, build
 
-__all__ = ["choose", "CostModel", "CHUNKS"]
+__all__ = ["choose", "CostModel", "CHUNKS", "TIER_UP"]
 
 CHUNKS = (1 << 12, 1 << 14, 1 << 16, 1 << 18)  # elements per NumPy block, swept by max-autotune
+TIER_UP = 3  # calls a kernel runs in the NumPy form before it is measured against numba
 
 
 class CostModel:
@@ -83,20 +91,35 @@ def _time(run, arrays, repeat=3):
     return best
 
 
-def choose(plan, device, arrays, chunks: bool = False, prefer: str = "auto"):
+def choose(plan, device, arrays, chunks: bool = False, prefer: str = "auto", tier_up: int = 0):
     """The fastest ``run`` for ``plan`` among numba and the NumPy form (at the default block
     size, or every size in :data:`CHUNKS` with ``chunks``), predicted by the cost model where
-    it can, else measured on ``arrays`` (and the measurements added to the model)."""
+    it can, else measured on ``arrays`` (and the measurements added to the model); with
+    ``tier_up`` > 0 that measurement waits for the kernel's ``tier_up``-th call (the NumPy
+    form runs until then, see the module docstring)."""
     if device.type != "cpu" or prefer == "numpy" or not kernels.numba_available():
         return build(plan, device, prefer)
-    forms = {"numba": lambda: build(plan, device, "numba")}
-    for c in (CHUNKS if chunks else (DEFAULT_CHUNK,)):
-        forms[f"numpy:{c}"] = lambda c=c: build(plan, device, "numpy", c)
+    forms = _forms(plan, device, chunks)
     n = plan.outer * plan.inner
     model = _cost_model()
     predicted = {f: model.predict(plan.key, f, n) for f in forms}
     if all(p is not None for p in predicted.values()):
         return forms[min(predicted, key=predicted.get)]()
+    if tier_up > 0:
+        return Tiered(plan, device, chunks, tier_up)
+    return _measure(plan, arrays, forms)
+
+
+def _forms(plan, device, chunks):
+    forms = {"numba": lambda: build(plan, device, "numba")}
+    for c in (CHUNKS if chunks else (DEFAULT_CHUNK,)):
+        forms[f"numpy:{c}"] = lambda c=c: build(plan, device, "numpy", c)
+    return forms
+
+
+def _measure(plan, arrays, forms):
+    model = _cost_model()
+    n = plan.outer * plan.inner
     measured = {}
     for form, make in forms.items():
         run = make()
@@ -106,3 +129,24 @@ def choose(plan, device, arrays, chunks: bool = False, prefer: str = "auto"):
         model.save()
     best = min(measured, key=lambda f: measured[f][0])
     return measured[best][1]
+
+
+class Tiered:
+    """A kernel's ``run`` that is the NumPy form for its first ``calls - 1`` calls and the
+    measured fastest form from then on (``kind`` says which runs now)."""
+
+    def __init__(self, plan, device, chunks, calls):
+        self.plan, self.device, self.chunks, self.left = plan, device, chunks, calls
+        self.current = build(plan, device, "numpy")
+
+    @property
+    def kind(self):
+        return self.current.kind
+
+    def __call__(self, arrays):
+        if self.left:
+            self.left -= 1
+            if not self.left:
+                self.current = _measure(self.plan, arrays,
+                                        _forms(self.plan, self.device, self.chunks))
+        return self.current(arrays)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from .graph import Graph, map_args
 
-__all__ = ["GraphModule", "Interpreter", "symbolic_trace", "joint_trace"]
+__all__ = ["GraphModule", "Interpreter", "symbolic_trace", "joint_trace", "inference_trace"]
 
 
 def _get_attr(root, path):
@@ -109,6 +109,30 @@ def symbolic_trace(module_or_fn, *example_args) -> GraphModule:
     tracer, _ = trace(module_or_fn, example_args, attrs=attrs, names=_arg_names(module_or_fn))
     root = module_or_fn if attrs else None
     return GraphModule(root, tracer.graph, tracer.breaks)
+
+
+def inference_trace(model, args, who: str, allowed_breaks=()) -> GraphModule:
+    """The trace of ``model(*args)`` for a consumer that runs it elsewhere (ONNX, AOT C): a
+    Module in eval mode (then put back), no autograd graph, and no graph break (one raises
+    ``NotImplementedError`` naming ``who``) except those starting with ``allowed_breaks``.
+    """
+    from ..autograd.grad_mode import no_grad
+
+    training = getattr(model, "training", False) and hasattr(model, "eval")
+    if training:
+        model.eval()
+    try:
+        with no_grad():
+            gm = symbolic_trace(model, *args)
+    finally:
+        if training:
+            model.train()
+    breaks = [b for b in gm.breaks if not b.startswith(tuple(allowed_breaks))]
+    if breaks:
+        raise NotImplementedError(
+            f"{who}: the traced program depends on tensor data, so no static graph stands "
+            f"for it: {'; '.join(breaks)}")
+    return gm
 
 
 def joint_trace(module_or_fn, *example_args) -> GraphModule:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-__all__ = ["MemoryPlan", "plan_memory", "last_uses"]
+__all__ = ["MemoryPlan", "plan_memory", "last_uses", "best_fit"]
 
 
 def _nbytes(meta) -> int:
@@ -76,13 +76,27 @@ def plan_memory(nodes) -> MemoryPlan:
         for u in n.users:
             key = owner.get(n, n)
             end[key] = max(end.get(key, 0), index.get(u, len(nodes)))
+    steps = [n for n in nodes if n.is_call and n not in owner]
+    return best_fit(steps, lambda n: _nbytes(n.meta),
+                    {n: end.get(n, index[n]) for n in steps}, index)
+
+
+def best_fit(values, size_of, end, position=None) -> MemoryPlan:
+    """Place ``values`` (in schedule order) in buffers, best fit: a value takes the smallest
+    free buffer that holds it, and its buffer is free again after step ``end[value]`` (the
+    last step reading it; ``position[value]`` is the value's own step, its index in
+    ``values`` when not given). Used by :func:`plan_memory` and by the AOT C generator,
+    which places only the values it materializes."""
     plan = MemoryPlan()
     free: list = []  # (size, buffer index)
     live = 0
     dying: dict = {}
-    for i, n in enumerate(nodes):
-        if n.is_call and n not in owner:
-            size = _nbytes(n.meta)
+    by_step = {}
+    for i, n in enumerate(values):
+        by_step.setdefault(position[n] if position else i, []).append(n)
+    for step in sorted(set(by_step) | set(end.values())):
+        for n in by_step.get(step, ()):
+            size = size_of(n)
             plan.no_reuse_bytes += size
             fit = [f for f in free if f[0] >= size]
             if fit:
@@ -95,8 +109,8 @@ def plan_memory(nodes) -> MemoryPlan:
             plan.buffer_of[n] = buf
             live += size
             plan.peak_bytes = max(plan.peak_bytes, live)
-            dying.setdefault(end.get(n, i), []).append(n)
-        for d in dying.pop(i, ()):
-            live -= _nbytes(d.meta)
+            dying.setdefault(max(end.get(n, step), step), []).append(n)
+        for d in dying.pop(step, ()):
+            live -= size_of(d)
             free.append((plan.sizes[plan.buffer_of[d]], plan.buffer_of[d]))
     return plan

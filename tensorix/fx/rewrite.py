@@ -4,16 +4,16 @@ A rule is a pattern (nested tuples of an op name and sub-patterns: ``"?x"`` bind
 ``("const", v)`` matches a one-element constant equal to ``v``, ``"#c"`` binds any
 one-element constant's value) and a replacement built from the bindings. A rule applies only
 where the replacement keeps the node's shape and dtype, so a rewrite never changes what users
-see. Every rule makes the program cheaper (fewer or cheaper ops), so applying them until none
-matches terminates; this is the greedy end of equality saturation: it keeps one term per value
-rather than an e-graph of all equal terms.
+see. :func:`simplify` applies them by equality saturation (:mod:`tensorix.fx.egraph`): every
+rule, and the :data:`EQUALITIES` (commutativity...) that open more matches, grow an e-graph of
+equal terms, and the cheapest program is extracted.
 
 Each rule carries an ``example``, a function of tensors that contains the pattern: the tests
 run every rule on random inputs against eager.
 
 Example::
 
-    simplify(gm.graph)      # x * 1 -> x, -(-x) -> x, log(exp(x)) -> x, ...
+    simplify(gm.graph)      # x * 1 -> x, -(-x) -> x, log(exp(x)) -> x, (3*x)*0.25 -> x*0.75
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from ..tensor import Tensor
 from .graph import Graph, Node
 
-__all__ = ["Rule", "RULES", "simplify"]
+__all__ = ["Rule", "RULES", "EQUALITIES", "simplify", "apply_once"]
 
 
 @dataclass(frozen=True)
@@ -33,13 +33,20 @@ class Rule:
     replacement: object  # a pattern over the bindings, or "?x"
     example: object  # fn(*tensors) that contains the pattern, for the tests
     arity: int = 1  # how many tensor inputs ``example`` takes
+    # the replacement makes the root's shape and dtype whatever the bound values' are (it
+    # reorders the same operands), so the bound values need not have the root's
+    any_meta: bool = False
 
 
 def _scalar(node):
     """The value of a one-element, non-live constant node, else None."""
     if type(node) is not Node or node.op != "constant" or node.meta.get("live"):
         return None
-    t = node.target
+    return _scalar_value(node.target)
+
+
+def _scalar_value(t):
+    """The value of a one-element real host tensor, else None."""
     if not isinstance(t, Tensor) or t._data.size != 1 or t._dtype.is_complex:
         return None
     return float(t._data.reshape(()).item()) if type(t._data).__module__ == "numpy" else None
@@ -146,29 +153,48 @@ def _same_meta(a: Node, b: Node) -> bool:
         b.meta.get("dtype")
 
 
-def simplify(graph: Graph, rules=RULES) -> int:
-    """Apply ``rules`` until none matches; returns the number of rewrites. A rewrite whose
-    result would change the node's shape or dtype (a broadcast or a promotion by the constant)
-    is skipped."""
+# equalities that simplify nothing by themselves but let the rules above match more terms:
+# safe in the e-graph (both sides are kept), a loop in a rewrite system. All are exact.
+EQUALITIES = (
+    Rule("add-comm", ("Add", "?x", "?y"), ("Add", "?y", "?x"), lambda x, y: x + y, 2, True),
+    Rule("mul-comm", ("Mul", "?x", "?y"), ("Mul", "?y", "?x"), lambda x, y: x * y, 2, True),
+    Rule("neg-mul", ("Mul", ("Neg", "?x"), "?y"), ("Neg", ("Mul", "?x", "?y")),
+         lambda x, y: (-x) * y, 2, True),
+    Rule("neg-div", ("Div", ("Neg", "?x"), "?y"), ("Neg", ("Div", "?x", "?y")),
+         lambda x, y: (-x) / y, 2, True),
+)
+
+
+def simplify(graph: Graph, rules=None) -> int:
+    """Simplify by equality saturation over ``rules`` (default: :data:`RULES` and
+    :data:`EQUALITIES`) with extraction of the cheapest equal program
+    (:mod:`tensorix.fx.egraph`); returns the number of nodes replaced."""
+    from .egraph import saturate
+
+    return saturate(graph, rules)
+
+
+def apply_once(graph: Graph, rules) -> int:
+    """One sweep applying, at each node, the first rule that matches (no cost, no repeat):
+    what the tests use to check each rule's two sides on random inputs. A rewrite whose result
+    would change the node's shape or dtype (a broadcast or a promotion by the constant) is
+    skipped."""
     done = 0
-    changed = True
-    while changed:
-        changed = False
-        for node in graph.nodes:
-            if node._erased or not node.is_call or not node.users:
+    for node in graph.nodes:
+        if node._erased or not node.is_call or not node.users:
+            continue
+        for rule in rules:
+            env: dict = {}
+            if not _match(rule.pattern, node, env):
                 continue
-            for rule in rules:
-                env: dict = {}
-                if not _match(rule.pattern, node, env):
-                    continue
-                # built nodes copy the root's meta, so that must be what they make: every
-                # bound node has the root's shape and dtype (constants are one-element)
-                if not all(_same_meta(v, node) for k, v in env.items() if k[0] == "?"):
-                    continue
-                with graph.inserting_before(node):
-                    new = _build(graph, rule.replacement, env, node)
-                node.replace_all_uses_with(new)
-                done += 1
-                changed = True
-                break
+            # built nodes copy the root's meta, so that must be what they make: every bound
+            # node has the root's shape and dtype (constants are one-element)
+            if not rule.any_meta and not all(_same_meta(v, node) for k, v in env.items()
+                                             if k[0] == "?"):
+                continue
+            with graph.inserting_before(node):
+                new = _build(graph, rule.replacement, env, node)
+            node.replace_all_uses_with(new)
+            done += 1
+            break
     return done

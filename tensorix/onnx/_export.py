@@ -10,7 +10,6 @@ written.
 
 from __future__ import annotations
 
-from .. import nn
 from ..autograd.grad_mode import no_grad
 from ..tensor import Tensor
 from ._checks import dynamic_dims, probe_inputs, resized_inputs, verify
@@ -179,25 +178,14 @@ def _lower(em, node, env, dyn):
 def _trace(model, args):
     """The fx trace of ``model(*args)``: a Module in eval mode (then put back), no autograd
     graph, and no dependence on tensor data."""
-    from ..fx import symbolic_trace
+    from ..fx.graph_module import inference_trace
 
-    training = isinstance(model, nn.Module) and model.training
-    if training:
-        model.eval()
-    try:
-        with no_grad():
-            gm = symbolic_trace(model, *args)
-    finally:
-        if training:
-            model.train()
     # EvenSelect's raw argument is its result on the example: the symbolic only reads which
     # reduction made it, and the check on other input values (verify) backs that up
-    breaks = [b for b in gm.breaks if not b.startswith(_RAW_OK)]
-    if breaks:
-        raise UnsupportedOperatorError(
-            "tensorix.onnx.export: the traced program depends on tensor data, so no static "
-            f"graph stands for it: {'; '.join(breaks)}")
-    return gm
+    try:
+        return inference_trace(model, args, "tensorix.onnx.export", _RAW_OK)
+    except NotImplementedError as e:
+        raise UnsupportedOperatorError(str(e)) from None
 
 
 _RAW_OK = ("EvenSelect: got a raw array argument",)

@@ -16,6 +16,7 @@ import re
 import numpy as np
 
 from .. import nn
+from .. import ops as T
 from ..tensor import Tensor
 from ._common import UnsupportedOperatorError, onnx_module
 from ._load_ops import HANDLERS
@@ -68,16 +69,7 @@ class OnnxModule(nn.Module):
         self.input_names = [i.name for i in graph.input if i.name not in self._init_attr]
         self.output_names = [o.name for o in graph.output]
         self._nodes = [_Node(n, onnx) for n in graph.node]
-        for node in self._nodes:
-            if node.domain not in ("", "ai.onnx"):
-                raise UnsupportedOperatorError(
-                    f"tensorix.onnx.load: node {node.name!r}: domain {node.domain!r} (op "
-                    f"{node.op_type}) is not supported; only the default ONNX domain is")
-            if node.op_type not in HANDLERS:
-                raise UnsupportedOperatorError(
-                    f"tensorix.onnx.load: ONNX op {node.op_type!r} (node {node.name!r}, opset "
-                    f"{self.opset}) is not supported by the interpreter; supported ops: "
-                    f"{', '.join(sorted(HANDLERS))}")
+        _check_ops(self._nodes, self.opset)
 
     def forward(self, *inputs):
         if len(inputs) != len(self.input_names):
@@ -88,11 +80,22 @@ class OnnxModule(nn.Module):
             env[name] = value if isinstance(value, Tensor) else Tensor(np.asarray(value))
         env[""] = None  # an omitted optional input
         first = next((v for v in env.values() if isinstance(v, Tensor)), None)
-        device = None if first is None else first.device
-        for node in self._nodes:
+        self._device = None if first is None else first.device
+        self._execute(self._nodes, env)
+        results = tuple(env[name] for name in self.output_names)
+        return results[0] if len(results) == 1 else results
+
+    def _execute(self, nodes, env) -> None:
+        """Run ``nodes`` in order, writing their outputs into ``env`` (a subgraph runs in a
+        copy of its parent's env: ONNX lets it read the enclosing scope's names)."""
+        device = self._device
+        for node in nodes:
             args = [env[name] for name in node.inputs]
             try:
-                outs = HANDLERS[node.op_type](args, node.attrs, self.opset)
+                if node.op_type in _CONTROL:
+                    outs = _CONTROL[node.op_type](self, node, args, env)
+                else:
+                    outs = HANDLERS[node.op_type](args, node.attrs, self.opset)
             except UnsupportedOperatorError:
                 raise
             except Exception as e:  # name the node: a bare tensorix error says too little here
@@ -105,8 +108,15 @@ class OnnxModule(nn.Module):
                     # what Constant/Shape/Range make from host data joins the inputs' device
                     moved = device is not None and out is not None and out.device != device
                     env[name] = out.to(device) if moved else out
-        results = tuple(env[name] for name in self.output_names)
-        return results[0] if len(results) == 1 else results
+
+    def _subgraph(self, graph, env, bound) -> list:
+        """Run subgraph ``graph`` in a scope over ``env`` with its inputs ``bound``; its
+        outputs."""
+        scope = dict(env)
+        scope.update(graph.initializers)
+        scope.update(zip(graph.inputs, bound))
+        self._execute(graph.nodes, scope)
+        return [scope[name] for name in graph.outputs]
 
     def extra_repr(self) -> str:
         return (f"graph={self.graph_name!r}, opset={self.opset}, nodes={len(self._nodes)}, "
@@ -123,10 +133,13 @@ class _Node:
         self.inputs, self.outputs = list(proto.input), list(proto.output)
         self.attrs = {}
         for a in proto.attribute:
-            if a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS):
+            if a.type == onnx.AttributeProto.GRAPHS:
                 raise UnsupportedOperatorError(
                     f"tensorix.onnx.load: ONNX op {proto.op_type!r} (node {proto.name!r}) has a "
-                    "subgraph attribute; control flow (If/Loop/Scan) is not supported")
+                    "list-of-graphs attribute, which no supported op takes")
+            if a.type == onnx.AttributeProto.GRAPH:
+                self.attrs[a.name] = _Graph(a.g, onnx)
+                continue
             value = onnx.helper.get_attribute_value(a)
             if a.type == onnx.AttributeProto.TENSOR:
                 value = onnx.numpy_helper.to_array(value)
@@ -135,6 +148,71 @@ class _Node:
             elif isinstance(value, list) and value and isinstance(value[0], bytes):
                 value = [v.decode() for v in value]
             self.attrs[a.name] = value
+
+
+class _Graph:
+    """A subgraph attribute (If's branches, Loop's body): its nodes, input and output names,
+    and its own initializers (as constants)."""
+
+    __slots__ = ("nodes", "inputs", "outputs", "initializers")
+
+    def __init__(self, proto, onnx):
+        self.nodes = [_Node(n, onnx) for n in proto.node]
+        self.inputs = [i.name for i in proto.input]
+        self.outputs = [o.name for o in proto.output]
+        self.initializers = {i.name: Tensor(np.array(onnx.numpy_helper.to_array(i)))
+                             for i in proto.initializer}
+
+
+def _check_ops(nodes, opset) -> None:
+    """Every node, subgraphs' included, is one the interpreter runs (else a clear error)."""
+    stack = list(nodes)
+    while stack:
+        node = stack.pop()
+        if node.domain not in ("", "ai.onnx"):
+            raise UnsupportedOperatorError(
+                f"tensorix.onnx.load: node {node.name!r}: domain {node.domain!r} (op "
+                f"{node.op_type}) is not supported; only the default ONNX domain is")
+        if node.op_type not in HANDLERS and node.op_type not in _CONTROL:
+            raise UnsupportedOperatorError(
+                f"tensorix.onnx.load: ONNX op {node.op_type!r} (node {node.name!r}, opset "
+                f"{opset}) is not supported by the interpreter; supported ops: "
+                f"{', '.join(sorted(set(HANDLERS) | set(_CONTROL)))}")
+        stack.extend(n for a in node.attrs.values() if isinstance(a, _Graph) for n in a.nodes)
+
+
+def _if(module, node, args, env):
+    """ONNX If: the branch the (one-element) condition picks, run eagerly."""
+    branch = node.attrs["then_branch" if bool(args[0]) else "else_branch"]
+    return module._subgraph(branch, env, [])
+
+
+def _loop(module, node, args, env):
+    """ONNX Loop: ``body(i, cond, *carried) -> (cond, *carried, *scanned)`` while ``i < M``
+    and ``cond`` (either may be omitted); the scanned values are stacked along a new dim 0."""
+    trip, keep = args[0], args[1]
+    carried = list(args[2:])
+    body = node.attrs["body"]
+    limit = None if trip is None else int(trip.item())
+    going = True if keep is None else bool(keep)
+    scans: list = []
+    i = 0
+    while going and (limit is None or i < limit):
+        outs = module._subgraph(body, env, [Tensor(np.array(i, dtype=np.int64)),
+                                            Tensor(np.array(going))] + carried)
+        going = bool(outs[0])
+        carried = outs[1:1 + len(carried)]
+        scans.append(outs[1 + len(carried):])
+        i += 1
+    n_scan = len(body.outputs) - 1 - len(carried)
+    if n_scan and not scans:
+        raise UnsupportedOperatorError(
+            "tensorix.onnx.load: a Loop that runs zero times has scan outputs of unknown shape")
+    stacked = [T.stack([step[k] for step in scans]) for k in range(n_scan)]
+    return tuple(carried + stacked)
+
+
+_CONTROL = {"If": _if, "Loop": _loop}
 
 
 def _default_opset(proto) -> int:

@@ -19,7 +19,8 @@ import numpy as np
 
 from .. import dtypes as dt
 from ..ops import activation as act
-from ..ops import bitwise, elementwise, linalg_norm, pointwise, reduce, special, unary
+from ..ops import bitwise, distance, elementwise, linalg_norm, pointwise, reduce, special, unary
+from ._emit import Value
 
 __all__ = ["SYMBOLIC", "symbolic", "refuse"]
 
@@ -318,6 +319,97 @@ def _cumsum(em, node, a, dim, dtype):
     return em.op("CumSum", a, em.const(np.int64(dim)))
 
 
+def _float64_scan(em, node, a, dim):
+    """``a`` as a float64 Value and the ``dim`` constant (the scans below run in float64: the
+    exp/log forms lose nothing a float32 result would show)."""
+    if not out_dtype(node).is_floating_point:
+        raise refuse(em, node, "the exp/log form is exact for floating-point types only")
+    return typed(em, a, dt.float64), em.const(np.int64(dim % max(a.ndim, 1)))
+
+
+@symbolic(reduce.CumProd)
+def _cumprod(em, node, a, dim, dtype):
+    """ONNX has no CumProd: the magnitude is exp(cumsum(log|x|)), the sign the parity of the
+    negatives so far, and 0 from the first zero on; in float64 (so a float32 result is exact to
+    its rounding). NaN and inf propagate as in the product."""
+    if a.ndim == 0:
+        return em.cast(a, out_dtype(node))
+    x, axis = _float64_scan(em, node, a, dim)
+    one, zero = em.const(1.0, dt.float64), em.const(0.0, dt.float64)
+    is_zero = em.op("Equal", x, zero)
+    log_mag = em.op("Log", em.op("Where", is_zero, one, em.op("Abs", x)))
+    mag = em.op("Exp", em.op("CumSum", log_mag, axis))
+    negatives = em.op("CumSum", em.cast(em.op("Less", x, zero), dt.float64), axis)
+    odd = em.op("Equal", em.op("Mod", negatives, em.const(2.0, dt.float64), fmod=1), one)
+    signed = em.op("Where", odd, em.op("Neg", mag), mag)
+    zeros_seen = em.op("Greater", em.op("CumSum", em.cast(is_zero, dt.float64), axis), zero)
+    return em.cast(em.op("Where", zeros_seen, zero, signed), out_dtype(node))
+
+
+@symbolic(reduce.LogCumSumExp)
+def _logcumsumexp(em, node, a, dim):
+    """ONNX has no log-space scan: ``m + log(cumsum(exp(x - m)))`` with ``m`` the max along
+    ``dim``, in float64, so the prefix sums underflow only for values more than ~700 below the
+    row's max (float32's own range is ~88 wide: a float32 result is unaffected there)."""
+    if a.ndim == 0:
+        return em.cast(a, out_dtype(node))
+    x, axis = _float64_scan(em, node, a, dim)
+    m = _reduce(em, "ReduceMax", x, (dim,), True)
+    # a row of -inf (or +inf) max: shift by 0 instead, so inf - inf makes no NaN
+    finite = em.op("Where", em.op("IsInf", m), em.const(0.0, dt.float64), m)
+    scan = em.op("CumSum", em.op("Exp", em.op("Sub", x, finite)), axis)
+    return em.cast(em.op("Add", em.op("Log", scan), finite), out_dtype(node))
+
+
+def _sign_bit(em, x):
+    """Whether the sign bit of float ``x`` is set, for the values ONNX ops can tell apart:
+    ``x < 0``, or ``-0.0`` (whose reciprocal is -inf). A NaN's sign bit is not observable."""
+    zero = em.scalar(0, x)
+    negative_zero = em.op("Less", em.op("Div", em.scalar(1, x), x), zero)
+    return em.op("Or", em.op("Less", x, zero), em.op("And", em.op("Equal", x, zero),
+                                                     negative_zero))
+
+
+@symbolic(pointwise.SignBit)
+def _signbit(em, node, a):
+    if not a.dtype.is_floating_point:
+        return em.op("Less", a, em.scalar(0, a))
+    return _sign_bit(em, a)
+
+
+@symbolic(elementwise.Copysign)
+def _copysign(em, node, a, b):
+    a, b = (typed(em, v, out_dtype(node)) for v in (a, b))
+    mag = em.op("Abs", a)
+    return em.op("Where", _sign_bit(em, b), em.op("Neg", mag), mag)
+
+
+@symbolic(distance.CDist)
+def _cdist(em, node, x1, x2, p, use_mm):
+    """Pairwise p-norm distances from the differences ``x1[..., :, None] - x2[..., None, :]``
+    (the exact form for every ``p``; eager's GEMM form for p=2 agrees to rounding)."""
+    x1, x2 = (typed(em, v, out_dtype(node)) for v in (x1, x2))
+    diff = em.op("Sub", em.op("Unsqueeze", x1, em.ints([x1.ndim - 1])),
+                 em.op("Unsqueeze", x2, em.ints([x2.ndim - 2])))
+    a = Value(em.op("Abs", diff), tuple(node.meta["shape"]) + (x1.shape[-1],), out_dtype(node))
+    last = (a.ndim - 1,)
+    if p == 0:
+        nonzero = em.op("Not", em.op("Equal", a, em.scalar(0, a)))
+        return _reduce(em, "ReduceSum", typed(em, nonzero, a.dtype, a.shape), last, False)
+    if p == 1:
+        return _reduce(em, "ReduceSum", a, last, False)
+    if p == 2:
+        squares = Value(em.op("Mul", a, a), a.shape, a.dtype)
+        return em.op("Sqrt", _reduce(em, "ReduceSum", squares, last, False))
+    if math.isinf(p) and a.shape[-1]:
+        return _reduce(em, "ReduceMax", a, last, False)
+    if math.isinf(p):
+        return _reduce(em, "ReduceSum", a, last, False)
+    powered = Value(em.op("Pow", a, em.scalar(p, a)), a.shape, a.dtype)
+    return em.op("Pow", _reduce(em, "ReduceSum", powered, last, False),
+                 em.scalar(1.0 / p, a))
+
+
 @symbolic(linalg_norm.VectorNorm, reduce.PNorm)
 def _norm(em, node, x, p, dims, keepdim):
     """``ord``-norms over ``dims``: the L1/L2/max/min reductions where ONNX has them, else
@@ -365,8 +457,6 @@ def refuse(em, node, why):
 def typed(em, v, dtype, shape=None):
     """``v`` (a Value or a name) cast to ``dtype``, as a Value (for the helpers that read the
     rank)."""
-    from ._emit import Value
-
     shape = v.shape if shape is None else shape
     return Value(em.cast(v, dtype), shape, dtype)
 

@@ -266,3 +266,26 @@ def test_ops_that_keep_an_input_array_for_backward_compile():
     emb(ids).tanh().sum().backward()
     np.testing.assert_allclose(_np(got), _np(emb.weight.grad), rtol=1e-6)
     assert cf.stats["breaks"] == []
+
+
+def test_kernels_tier_up_to_numba_after_a_few_calls(monkeypatch, tmp_path):
+    """Cold (nothing measured): the NumPy form runs first, with no numba compile before the
+    first result; at the ``tier_up``-th call both forms are measured and the faster kept; a new
+    compile then picks that form at once from the cost model."""
+    pytest.importorskip("numba")
+    from tensorix._compile import tune
+
+    monkeypatch.setattr(tune, "_model", [tune.CostModel(tmp_path / "tuning.json")])
+    fn = lambda x: (x * 3.0 - 1.0).sigmoid().sum(-1)  # noqa: E731
+    x = tx.randn(32, 48)
+    cf = tx.compile(fn, options={"tier_up": 2})
+    graph = lambda c: next(iter(c.entries.values())).graph  # noqa: E731
+    np.testing.assert_allclose(_np(cf(x)), _np(fn(x)), rtol=1e-5, atol=1e-5)
+    assert graph(cf).kernel_kinds() == ["numpy"] and tune._model[0].runs == {}
+    np.testing.assert_allclose(_np(cf(x)), _np(fn(x)), rtol=1e-5, atol=1e-5)
+    (key,) = tune._model[0].runs
+    assert set(tune._model[0].runs[key]) == {"numba", f"numpy:{tune.DEFAULT_CHUNK}"}
+    best = graph(cf).kernel_kinds()[0]
+    again = tx.compile(fn, options={"tier_up": 2})
+    again(x)
+    assert graph(again).kernel_kinds() == [best]  # decided by the model, no NumPy tier

@@ -4,9 +4,21 @@ from tests._docs import run_python_blocks
 
 
 def test_compile_tutorial_code_blocks_run(capsys):
-    ns = run_python_blocks("compile.md", 7)
+    ns = run_python_blocks("compile.md", 10)
     out = capsys.readouterr().out
     assert "item()/bool()" in out  # the graph break is reported
     assert "6*batch" in out  # a symbolic shape argument
     assert ns["fast"]._compiled.stats["compiles"] == 1
     assert ns["f"].stats["compiles"] == 2
+
+
+def test_aot_c_section_builds_and_matches_eager(capsys):
+    import pytest
+
+    from tensorix._compile.cgen import find_c_compiler
+
+    if find_c_compiler() is None:
+        pytest.skip("no C compiler (cc/gcc/clang)")
+    ns = run_python_blocks("compile.md", 2, section="Ahead-of-time C: `aot_c`")
+    assert ns["err"] < 1e-5
+    assert "max abs error" in capsys.readouterr().out

@@ -348,3 +348,71 @@ def test_onnx_is_imported_lazily():
     code = ("import sys, tensorix, tensorix.onnx; "
             "assert 'onnx' not in sys.modules and 'onnxruntime' not in sys.modules")
     subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
+
+
+def _vi(name, dtype=onnx.TensorProto.FLOAT, shape=None):
+    return helper.make_tensor_value_info(name, dtype, shape)
+
+
+def _model(nodes, inputs, outputs, inits=(), opset=17):
+    graph = helper.make_graph(nodes, "control", inputs, outputs, list(inits))
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+
+
+def _both(model, *arrays):
+    expected = run_ort(model, list(arrays))
+    got = load(model)(*[tx.tensor(a) for a in arrays])
+    got = got if isinstance(got, tuple) else (got,)
+    assert len(got) == len(expected)
+    for g, e in zip(got, expected):
+        np.testing.assert_allclose(g.detach().numpy(), e, rtol=1e-6, atol=1e-6)
+
+
+def test_if_runs_the_branch_the_condition_picks():
+    """Branches read the enclosing scope (x) and have initializers of their own."""
+    then = helper.make_graph([helper.make_node("Mul", ["x", "two"], ["t"])], "then", [],
+                             [_vi("t")], [onnx.numpy_helper.from_array(np.float32(2), "two")])
+    other = helper.make_graph([helper.make_node("Neg", ["x"], ["e"]),
+                               helper.make_node("Exp", ["e"], ["e2"])], "else", [],
+                              [_vi("e2")])
+    nodes = [helper.make_node("ReduceSum", ["x"], ["s"], keepdims=0),
+             helper.make_node("Greater", ["s", "zero"], ["c"]),
+             helper.make_node("If", ["c"], ["y"], then_branch=then, else_branch=other)]
+    model = _model(nodes, [_vi("x", shape=[4])], [_vi("y")],
+                   [onnx.numpy_helper.from_array(np.float32(0), "zero")])
+    _both(model, np.abs(f32(4)))
+    _both(model, -np.abs(f32(4)))
+
+
+@pytest.mark.parametrize("trip", [4, None])
+def test_loop_carries_values_and_stacks_scan_outputs(trip):
+    """A Loop with a trip count (or only its condition): a carried sum of x (outer scope), a
+    scanned value per iteration, and the condition computed by the body."""
+    body = helper.make_graph(
+        [helper.make_node("Add", ["acc", "x"], ["acc_out"]),
+         helper.make_node("Cast", ["i"], ["i_f"], to=onnx.TensorProto.FLOAT),
+         helper.make_node("Mul", ["acc_out", "i_f"], ["scan"]),
+         helper.make_node("Less", ["i", "three"], ["cond_out"])],
+        "body", [_vi("i", onnx.TensorProto.INT64, []), _vi("cond_in", onnx.TensorProto.BOOL, []),
+                 _vi("acc")], [_vi("cond_out", onnx.TensorProto.BOOL, []), _vi("acc_out"),
+                              _vi("scan")],
+        [onnx.numpy_helper.from_array(np.int64(3), "three")])
+    inputs = ["M" if trip else "", "go", "acc0"]
+    nodes = [helper.make_node("Loop", inputs, ["acc_final", "scans"], body=body)]
+    inits = [onnx.numpy_helper.from_array(np.bool_(True), "go"),
+             onnx.numpy_helper.from_array(np.zeros(3, np.float32), "acc0")]
+    if trip:
+        inits.append(onnx.numpy_helper.from_array(np.int64(trip), "M"))
+    model = _model(nodes, [_vi("x", shape=[3])], [_vi("acc_final"), _vi("scans")], inits)
+    _both(model, f32(3))
+
+
+def test_unsupported_op_inside_a_subgraph_is_named():
+    then = helper.make_graph([helper.make_node("Unique", ["x"], ["t"])], "then", [],
+                             [_vi("t")])
+    other = helper.make_graph([helper.make_node("Identity", ["x"], ["e"])], "else", [],
+                              [_vi("e")])
+    model = _model([helper.make_node("If", ["c"], ["y"], then_branch=then, else_branch=other)],
+                   [_vi("c", onnx.TensorProto.BOOL, []), _vi("x", shape=[2])], [_vi("y")])
+    with pytest.raises(UnsupportedOperatorError, match="'Unique'"):
+        load(model)
