@@ -6,12 +6,17 @@ Choi 2007), with TensorLy's names and defaults.
 from __future__ import annotations
 
 from ..autograd import no_grad
+from ..backend import array_module
 from ..linalg import qr
+from ..tensor import _make
 from ._base import (
+    _fro,
+    _mode_dot,
+    _multi_mode_dot,
+    _unfold,
     check_tensor,
     make_generator,
     multi_mode_dot,
-    norm,
     random_like,
     svd_interface,
     unfold,
@@ -131,22 +136,27 @@ def tucker(tensor, rank, n_iter_max=100, init="svd", svd="truncated_svd", tol=1e
     gen = make_generator(random_state)
     with no_grad():
         core, factors = _initialize(op, work, rank, init, svd, gen)
-        norm_x = norm(work)
-        errors = []
-        for iteration in range(n_iter_max):
-            for mode in range(work.ndim):
-                projected = multi_mode_dot(work, factors, skip=mode, transpose=True)
-                factors[mode] = svd_interface(op, unfold(projected, mode), rank[mode], svd,
-                                              gen)[0]
-            # why the core from the last projection: X x_k U_k^T over all k, one product
-            core = multi_mode_dot(projected, [factors[-1]], modes=[work.ndim - 1],
-                                  transpose=True)
-            # orthonormal factors: ||X - [[G; U]]||^2 = ||X||^2 - ||G||^2
-            errors.append(float((norm_x ** 2 - norm(core) ** 2).abs().sqrt() / norm_x))
-            if tol and iteration >= 1 and abs(errors[-2] - errors[-1]) < tol:
-                break
-        result = TuckerTensor((core.to(tensor.dtype), [f.to(tensor.dtype) for f in factors]))
+    # why raw arrays from here: a HOOI sweep is many small ops, each costing Tensor dispatch
+    core, factors, work = core._data, [f._data for f in factors], work._data
+    norm_x = _fro(work)
+    errors = []
+    for iteration in range(n_iter_max):
+        for mode in range(work.ndim):
+            projected = _multi_mode_dot(work, factors, skip=mode, transpose=True)
+            factors[mode] = svd_interface(op, _unfold(projected, mode), rank[mode], svd,
+                                          gen)[0]
+        # why the core from the last projection: X x_k U_k^T over all k, one product
+        core = _mode_dot(projected, factors[-1].mT, work.ndim - 1)
+        # orthonormal factors: ||X - [[G; U]]||^2 = ||X||^2 - ||G||^2
+        errors.append(abs(norm_x ** 2 - _fro(core) ** 2) ** 0.5 / norm_x)
+        if tol and iteration >= 1 and abs(errors[-2] - errors[-1]) < tol:
+            break
+    result = _result(core, factors, tensor.dtype)
     return (result, errors) if return_errors else result
+
+
+def _result(core, factors, dtype):
+    return TuckerTensor((_make(core).to(dtype), [_make(f).to(dtype) for f in factors]))
 
 
 def non_negative_tucker(tensor, rank, n_iter_max=10, init="svd", tol=1e-4, random_state=None,
@@ -173,21 +183,22 @@ def non_negative_tucker(tensor, rank, n_iter_max=10, init="svd", tol=1e-4, rando
         else:
             core, factors = _initialize(op, work, rank, init, "truncated_svd", gen)
             core, factors = core.abs(), [f.abs() for f in factors]
-        norm_x = norm(work)
-        errors = []
-        for iteration in range(n_iter_max):
-            for mode in range(work.ndim):
-                # B^T = unfold(core x_{k != mode} U_k, mode): the mode's design matrix
-                b = unfold(multi_mode_dot(core, factors, skip=mode), mode).mT
-                numerator = (unfold(work, mode) @ b).clamp_min(epsilon)
-                denominator = (factors[mode] @ (b.mT @ b)).clamp_min(epsilon)
-                factors[mode] = factors[mode] * numerator / denominator
-            numerator = multi_mode_dot(work, factors, transpose=True).clamp_min(epsilon)
-            denominator = multi_mode_dot(core, [f.mT @ f for f in factors]).clamp_min(epsilon)
-            core = core * numerator / denominator
-            recon = multi_mode_dot(core, factors)
-            errors.append(float(norm(work - recon) / norm_x))
-            if tol and iteration >= 1 and abs(errors[-2] - errors[-1]) < tol:
-                break
-        result = TuckerTensor((core.to(tensor.dtype), [f.to(tensor.dtype) for f in factors]))
+    core, factors, work = core._data, [f._data for f in factors], work._data  # see tucker
+    maximum = array_module(work).maximum
+    norm_x = _fro(work)
+    errors = []
+    for iteration in range(n_iter_max):
+        for mode in range(work.ndim):
+            # B^T = unfold(core x_{k != mode} U_k, mode): the mode's design matrix
+            b = _unfold(_multi_mode_dot(core, factors, skip=mode), mode).mT
+            numerator = maximum(_unfold(work, mode) @ b, epsilon)
+            denominator = maximum(factors[mode] @ (b.mT @ b), epsilon)
+            factors[mode] = factors[mode] * numerator / denominator
+        numerator = maximum(_multi_mode_dot(work, factors, transpose=True), epsilon)
+        denominator = maximum(_multi_mode_dot(core, [f.mT @ f for f in factors]), epsilon)
+        core = core * numerator / denominator
+        errors.append(_fro(work - _multi_mode_dot(core, factors)) / norm_x)
+        if tol and iteration >= 1 and abs(errors[-2] - errors[-1]) < tol:
+            break
+    result = _result(core, factors, tensor.dtype)
     return (result, errors) if return_errors else result
