@@ -9,6 +9,7 @@ import math
 
 from ..autograd import no_grad
 from ..backend import array_module
+from ..dtypes import finfo
 from ..ops.creation import ones, zeros
 from ..ops.pointwise import where
 from ..ops.shape import cat
@@ -342,22 +343,31 @@ def _hals_nnls(utm, utu, v, n_iter_max, epsilon, tol=1e-7):
 
 def non_negative_parafac(tensor, rank, n_iter_max=100, init="svd", svd="truncated_svd",
                          tol=1e-8, random_state=None, inner_iter_max=5, epsilon=0.0,
-                         return_errors=False):
-    """Non-negative CP decomposition by HALS (TensorLy's ``non_negative_parafac_hals``):
-    each factor update is a non-negative least-squares problem solved by ``inner_iter_max``
-    column-wise HALS sweeps; entries stay ``>= epsilon``.
+                         return_errors=False, method="hals"):
+    """Non-negative CP decomposition of a non-negative ``tensor (I_0, ..., I_{N-1})``.
 
-    ``tensor (I_0, ..., I_{N-1})`` should be non-negative. Returns a :class:`CPTensor` with
-    non-negative ``factors[k] (I_k, R)`` (and relative errors with ``return_errors``).
+    ``method='hals'`` (TensorLy's ``non_negative_parafac_hals``): each factor update is a
+    non-negative least-squares problem solved by ``inner_iter_max`` column-wise HALS sweeps;
+    entries stay ``>= epsilon``. ``method='mu'`` (TensorLy's ``non_negative_parafac``): Lee &
+    Seung's multiplicative updates ``A <- A * mttkrp / (A V)``, both clipped at machine eps.
+    Returns a :class:`CPTensor` with non-negative ``factors[k] (I_k, R)`` (and relative errors
+    with ``return_errors``); a matrix gives NMF (see :func:`non_negative_factorization`).
     Example: ``cp = non_negative_parafac(X.abs(), rank=4, random_state=0)``.
     """
     op = "non_negative_parafac"
+    if method not in ("hals", "mu"):
+        raise ValueError(f"{op}: method must be 'hals' or 'mu', got {method!r}")
+    check_tensor(op, tensor, min_ndim=2)
+    if bool((tensor < 0).any()):
+        raise ValueError(f"{op}: tensor must be non-negative (its minimum is "
+                         f"{float(tensor.min()):g})")
     work, _ = _prepare(op, tensor, rank, None)
     gen = make_generator(random_state)
     with no_grad():
         start = _initialize(op, work, rank, init, svd, gen, True)
     weights, *factors = [t._data for t in start]  # raw arrays: see parafac
     work = work._data
+    maximum = array_module(work).maximum
     norm_x = _fro(work)
     errors = []
     for iteration in range(n_iter_max):
@@ -365,8 +375,13 @@ def non_negative_parafac(tensor, rank, n_iter_max=100, init="svd", svd="truncate
         for mode in range(work.ndim):
             mttkrp = _mttkrp(work, weights, factors, mode)
             gram = _gram_product(weights, grams, mode)
-            factors[mode] = _hals_nnls(mttkrp.mT, gram, factors[mode].mT, inner_iter_max,
-                                       epsilon).mT
+            if method == "hals":
+                factors[mode] = _hals_nnls(mttkrp.mT, gram, factors[mode].mT, inner_iter_max,
+                                           epsilon).mT
+            else:
+                tiny = float(finfo(_make(work).dtype).eps)
+                factors[mode] = factors[mode] * maximum(mttkrp, tiny) / maximum(
+                    factors[mode] @ gram, tiny)
             grams[mode] = factors[mode].mT @ factors[mode]
         err, _, _ = _error(work, norm_x, weights, factors, None, mttkrp, grams)
         errors.append(err / norm_x)
