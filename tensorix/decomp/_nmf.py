@@ -8,9 +8,7 @@ from __future__ import annotations
 
 from collections import namedtuple
 
-from ..autograd import no_grad
 from ..backend import array_module
-from ..dtypes import finfo
 from ..tensor import _make
 from ._base import _fro, check_tensor, make_generator, random_like, working
 from ._cp import non_negative_parafac
@@ -61,16 +59,20 @@ def _irfft(xp, spectrum, T):
     return xp.fft.irfft(spectrum, n=T, axis=-1)
 
 
-def shift_nmf(X, n_components, n_iter_max=200, max_delay=None, tol=1e-7, random_state=None):
+def shift_nmf(X, n_components, n_iter_max=200, max_delay=None, tol=1e-9, n_starts=8,
+              random_state=None):
     """Shift-invariant NMF of a non-negative ``X (m, T)``: ``X[n] ~ sum_d W[n, d] *
     roll(H[d], delays[n, d])`` with ``W (m, k) >= 0``, ``H (k, T) >= 0`` and integer circular
     ``delays (m, k)``, ``|delays| <= max_delay`` (default ``T // 2``).
 
-    Each iteration (Morup et al. 2008, in the frequency domain where a delay is a phase):
-    the delays by the peak of the cross-correlation of each row's residual, without that
-    component, with the component (one FFT per row and component); then ``W`` and ``H`` by
-    multiplicative updates whose numerators and denominators are the positive and negative
-    parts of the gradient, computed with the shifted spectra. Returns a
+    The model is Morup et al.'s ShiftNMF with integer delays, fitted in the frequency domain
+    (a delay is a phase) by exact block-coordinate steps: for each component in turn, every
+    row's delay and weight from the peak of the cross-correlation of the row's residual with
+    the component (one FFT product), then the component as the non-negative least-squares fit
+    to the rows shifted back. Stops when the relative error changes by less than ``tol``;
+    the best of ``n_starts`` starts is kept (a greedy one, then random ones seeded by
+    ``random_state``): the problem has local minima (a component may slide onto another's
+    waveform), so a tight ``max_delay`` and more starts help. Returns a
     :class:`ShiftNMFResult`; runs without autograd.
 
     Example::
@@ -88,64 +90,79 @@ def shift_nmf(X, n_components, n_iter_max=200, max_delay=None, tol=1e-7, random_
         raise ValueError(f"{op}: n_components must be an int in [1, {min(m, T)}] for X of "
                          f"shape {(m, T)}, got {n_components!r}")
     max_delay = T // 2 if max_delay is None else int(max_delay)
+    if not isinstance(n_starts, int) or n_starts < 1:
+        raise ValueError(f"{op}: n_starts must be a positive int, got {n_starts!r}")
     work = working(X)
-    gen = make_generator(random_state)
-    with no_grad():
-        W0 = random_like((m, n_components), work, gen, uniform=True) + 0.1
-        H0 = random_like((n_components, T), work, gen, uniform=True) + 0.1
-    x, W, H = work._data, W0._data, H0._data  # raw arrays: an iteration is many small ops
+    x = work._data  # raw arrays: an iteration is many small ops
     xp = array_module(x)
-    tiny = float(finfo(work.dtype).eps)
-    delays = xp.zeros((m, n_components), dtype=x.dtype)
     lags = xp.fft.fftfreq(T, 1.0 / T)  # the signed lag of each correlation sample
     allowed = abs(lags) <= max_delay
-    norm_x, errors = _fro(x), []
-    for iteration in range(n_iter_max):
-        delays = _update_delays(xp, x, W, H, delays, lags, allowed, T)
-        W, H = _update_factors(xp, x, W, H, delays, T, tiny)
-        recon = (W[:, :, None] * _irfft(xp, _shifted(xp, xp.fft.rfft(H)[None], delays, T),
-                                        T)).sum(1)
-        errors.append(_fro(x - recon) / norm_x)
-        if tol and iteration >= 1 and abs(errors[-2] - errors[-1]) < tol:
-            break
+    gen = make_generator(random_state)
+    best = None
+    for start in range(n_starts):
+        # why several starts: block-coordinate descent stops in local minima where two
+        # components share one waveform; the first start is greedy (each component from the
+        # row the others explain worst), the others from random non-negative waveforms
+        h0 = None if start == 0 else random_like((n_components, T), work, gen, uniform=True)
+        fit = _fit_shift(xp, x, n_components, h0 if h0 is None else h0._data, lags, allowed,
+                         n_iter_max, tol)
+        if best is None or fit[-1][-1] < best[-1][-1]:
+            best = fit
+    W, H, delays, errors = best
     dtype = X.dtype
     return ShiftNMFResult(_make(W).to(dtype), _make(H).to(dtype),
                           _make(xp.rint(delays).astype(xp.int64)), errors)
 
 
-def _update_delays(xp, x, W, H, delays, lags, allowed, T):
-    """Each ``delays[n, d]``: the lag maximising the correlation of row ``n``'s residual
-    without component ``d`` with ``H[d]`` (components in turn, so each sees the others')."""
-    h_hat = xp.fft.rfft(H)
-    shifted = _irfft(xp, _shifted(xp, h_hat[None], delays, T), T) * W[:, :, None]  # (m, k, T)
-    recon = shifted.sum(1)
-    for d in range(H.shape[0]):
-        residual = x - recon + shifted[:, d]
-        corr = _irfft(xp, xp.fft.rfft(residual) * xp.conj(h_hat[d])[None], T)  # (m, T)
-        corr = xp.where(allowed[None], corr, -xp.inf)
-        best = corr.argmax(1)
-        delays[:, d] = lags[best]
-        new = _irfft(xp, _shifted(xp, h_hat[None, d:d + 1], delays[:, d:d + 1], T)[:, 0], T)
-        recon = recon - shifted[:, d] + W[:, d:d + 1] * new
-        shifted[:, d] = W[:, d:d + 1] * new
-    return delays
+def _fit_shift(xp, x, n_components, h0, lags, allowed, n_iter_max, tol):
+    """One start of :func:`shift_nmf` on raw arrays; returns ``(W, H, delays, errors)``."""
+    m, T = x.shape
+    W = xp.zeros((m, n_components), dtype=x.dtype)
+    H = xp.zeros((n_components, T), dtype=x.dtype)
+    delays = xp.zeros((m, n_components), dtype=x.dtype)
+    contrib = xp.zeros((m, n_components, T), dtype=x.dtype)
+    residual = x
+    for d in range(n_components):
+        h = residual[int((residual * residual).sum(1).argmax())] if h0 is None else h0[d]
+        for _ in range(3):
+            W[:, d], h, delays[:, d], contrib[:, d] = _update_component(
+                xp, residual, h, lags, allowed, T)
+        H[d], residual = h, residual - contrib[:, d]
+    recon = contrib.sum(1)  # (m, T); contrib (m, k, T): each component's delayed part
+    norm_x, errors = _fro(x), []
+    for iteration in range(n_iter_max):
+        for d in range(n_components):
+            residual = x - recon + contrib[:, d]
+            W[:, d], H[d], delays[:, d], part = _update_component(
+                xp, residual, H[d], lags, allowed, T)
+            recon = recon - contrib[:, d] + part
+            contrib[:, d] = part
+        errors.append(_fro(x - recon) / norm_x)
+        if tol and iteration >= 1 and abs(errors[-2] - errors[-1]) < tol:
+            break
+    return W, H, delays, errors
 
 
-def _update_factors(xp, x, W, H, delays, T, tiny):
-    """Multiplicative updates of ``W`` then ``H`` for fixed delays: the gradient's positive
-    and negative parts stay non-negative because a delayed non-negative signal is one."""
-    h_shift = _irfft(xp, _shifted(xp, xp.fft.rfft(H)[None], delays, T), T)  # (m, k, T)
-    recon = (W[:, :, None] * h_shift).sum(1)
-    num = xp.einsum("nt,nkt->nk", x, h_shift)
-    den = xp.einsum("nt,nkt->nk", recon, h_shift)
-    W = W * xp.maximum(num, tiny) / xp.maximum(den, tiny)
-    recon = (W[:, :, None] * h_shift).sum(1)
-    # H's gradient: undo each row's delay (a phase of the opposite sign) and weight by W
-    undo = -delays
-    x_back = _irfft(xp, _shifted(xp, xp.fft.rfft(x)[:, None], undo, T), T)       # (m, k, T)
-    r_back = _irfft(xp, _shifted(xp, xp.fft.rfft(recon)[:, None], undo, T), T)
-    num = (W[:, :, None] * x_back).sum(0)
-    den = (W[:, :, None] * r_back).sum(0)
-    H = H * xp.maximum(num, tiny) / xp.maximum(den, tiny)
-    scale = xp.sqrt((H * H).sum(1))  # why: the W-H scale is free; keep ||H[d]|| = 1
-    return W * scale[None], H / scale[:, None]
+def _update_component(xp, residual, h, lags, allowed, T):
+    """One exact block-coordinate step for component ``d`` against the ``residual (m, T)`` of
+    the other components: for each row the delay and weight minimising ``||r_n - w roll(h,
+    tau)||`` (the peak of the cross-correlation, one FFT product per row), then ``h`` as the
+    non-negative least-squares fit to the rows shifted back (delays are orthogonal maps).
+    Returns the weights ``(m,)``, ``h`` (unit norm), the delays and the new part ``(m, T)``."""
+    r_hat = xp.fft.rfft(residual)
+    corr = _irfft(xp, r_hat * xp.conj(xp.fft.rfft(h))[None], T)  # (m, lags)
+    corr = xp.where(allowed[None], corr, -xp.inf)
+    best = corr.argmax(1)
+    tau = lags[best]
+    hh = float((h * h).sum())
+    w = xp.maximum(xp.take_along_axis(corr, best[:, None], 1)[:, 0], 0) / max(hh, 1e-300)
+    if float((w * w).sum()) > 0:  # why: a component no row uses keeps its shape
+        back = _irfft(xp, r_hat * xp.exp(2j * xp.pi * tau[:, None] *
+                                         xp.arange(r_hat.shape[-1]) / T), T)
+        h = xp.maximum((w[:, None] * back).sum(0), 0) / float((w * w).sum())
+    scale = float(xp.sqrt((h * h).sum()))
+    if scale > 0:  # the W-H scale is free: keep ||h|| = 1, the weights carry it
+        h, w = h / scale, w * scale
+    part = w[:, None] * _irfft(xp, _shifted(xp, xp.fft.rfft(h)[None, None], tau[:, None], T),
+                               T)[:, 0]
+    return w, h, tau, part
