@@ -36,6 +36,7 @@ from ._base import (
     truncated_svd,
     unfold,
 )
+from ._completion import cp_wopt, tt_completion
 from ._cp import CPTensor, cp_norm, cp_normalize, cp_to_tensor, non_negative_parafac, parafac
 from ._cross import tensor_train_cross
 from ._nmf import ShiftNMFResult, non_negative_factorization, shift_nmf
@@ -56,4 +57,5 @@ __all__ = ["unfold", "fold", "khatri_rao", "kronecker", "mode_dot", "multi_mode_
            "non_negative_parafac", "TuckerTensor", "tucker_to_tensor", "tucker",
            "non_negative_tucker", "TTTensor", "TRTensor", "tt_to_tensor", "tr_to_tensor",
            "tensor_train", "tt_round", "tensor_ring", "non_negative_factorization",
-           "shift_nmf", "ShiftNMFResult", "tensor_train_cross"]
+           "shift_nmf", "ShiftNMFResult", "tensor_train_cross",
+           "cp_wopt", "tt_completion"]

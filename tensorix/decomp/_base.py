@@ -14,6 +14,7 @@ import math
 from .. import linalg as _linalg
 from ..backend import array_module
 from ..dtypes import finfo
+from ..ops.creation import zeros
 from ..ops.linalg import kron
 from ..ops.pointwise import where
 from ..ops.random import Generator, rand, randn
@@ -46,6 +47,31 @@ def check_mode(op, mode, ndim):
         raise IndexError(f"{op}: mode {mode!r} is out of range for a tensor of {ndim} "
                          f"dimensions (expected an int in [{-ndim}, {ndim - 1}])")
     return mode % ndim
+
+
+def masked_input(op, tensor, mask):
+    """``(work, observed)``: ``tensor`` in its working dtype with missing entries (``mask ==
+    0``, which may hold nan) zeroed, and the mask as 0/1 of that dtype (None without a mask).
+    Refuses a mask of another shape, non-finite observed entries and a mask observing
+    nothing (no fit can be measured)."""
+    work = working(tensor)
+    if mask is None:
+        check_tensor(op, work, finite=True)
+        return work, None
+    if not isinstance(mask, Tensor) or tuple(mask.shape) != tuple(tensor.shape):
+        shape = tuple(mask.shape) if isinstance(mask, Tensor) else type(mask).__name__
+        raise ValueError(f"{op}: mask must be a Tensor of the tensor's shape "
+                         f"{tuple(tensor.shape)}, got {shape}")
+    observed = mask.to(device=work.device) != 0
+    if not bool((work.isfinite() | ~observed).all()):
+        raise ValueError(f"{op}: tensor contains inf or nan values at observed entries (mask "
+                         "!= 0); only the missing entries may hold them")
+    if not bool(observed.any()):
+        raise ValueError(f"{op}: mask has no observed entries (all zero); at least one entry "
+                         "must be observed")
+    # missing entries may hold anything (nan included): zero them before any arithmetic
+    work = where(observed, work, zeros((), dtype=work.dtype, device=work.device))
+    return work, observed.to(work.dtype)
 
 
 def working(tensor):

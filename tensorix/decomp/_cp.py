@@ -10,10 +10,9 @@ import math
 from ..autograd import no_grad
 from ..backend import array_module
 from ..dtypes import finfo
-from ..ops.creation import ones, zeros
-from ..ops.pointwise import where
+from ..ops.creation import ones
 from ..ops.shape import cat
-from ..tensor import Tensor, _make
+from ..tensor import _make
 from ._base import (
     _fro,
     _khatri_rao,
@@ -21,12 +20,12 @@ from ._base import (
     check_tensor,
     khatri_rao,
     make_generator,
+    masked_input,
     nndsvda,
     norm,
     random_like,
     svd_interface,
     unfold,
-    working,
 )
 
 __all__ = ["CPTensor", "cp_to_tensor", "cp_normalize", "cp_norm", "parafac",
@@ -202,21 +201,7 @@ def _mttkrp(tensor, weights, factors, mode):
 def _prepare(op, tensor, rank, mask):
     check_tensor(op, tensor, min_ndim=2)
     _check_rank(op, tensor, rank)
-    work = working(tensor)
-    if mask is None:
-        check_tensor(op, work, finite=True)
-        return work, None
-    if not isinstance(mask, Tensor) or tuple(mask.shape) != tuple(tensor.shape):
-        shape = tuple(mask.shape) if isinstance(mask, Tensor) else type(mask).__name__
-        raise ValueError(f"{op}: mask must be a Tensor of the tensor's shape "
-                         f"{tuple(tensor.shape)}, got {shape}")
-    observed = mask.to(device=work.device) != 0
-    if not bool((work.isfinite() | ~observed).all()):
-        raise ValueError(f"{op}: tensor contains inf or nan values at observed entries (mask "
-                         "!= 0); only the missing entries may hold them")
-    # missing entries may hold anything (nan included): zero them before any arithmetic
-    work = where(observed, work, zeros((), dtype=work.dtype, device=work.device))
-    return work, observed.to(work.dtype)
+    return masked_input(op, tensor, mask)
 
 
 def _full(weights, factors, shape):
