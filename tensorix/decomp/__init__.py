@@ -40,6 +40,7 @@ from ._completion import cp_wopt, tt_completion
 from ._cp import CPTensor, cp_norm, cp_normalize, cp_to_tensor, non_negative_parafac, parafac
 from ._cross import tensor_train_cross
 from ._nmf import ShiftNMFResult, non_negative_factorization, shift_nmf
+from ._spm import subspace_power_method
 from ._tt import (
     TRTensor,
     TTTensor,
@@ -58,4 +59,4 @@ __all__ = ["unfold", "fold", "khatri_rao", "kronecker", "mode_dot", "multi_mode_
            "non_negative_tucker", "TTTensor", "TRTensor", "tt_to_tensor", "tr_to_tensor",
            "tensor_train", "tt_round", "tensor_ring", "non_negative_factorization",
            "shift_nmf", "ShiftNMFResult", "tensor_train_cross",
-           "cp_wopt", "tt_completion"]
+           "cp_wopt", "tt_completion", "subspace_power_method"]
