@@ -313,7 +313,8 @@ def _contract_raw(nodes, path, output):
     if inds != output:
         data = data.transpose([inds.index(i) for i in output])
     tags = frozenset().union(*(n.tags for n in nodes))
-    return Node(_make(xp.ascontiguousarray(data)), output, tags)
+    # why the reshape: ascontiguousarray makes a 0-d result (a closed network) 1-d
+    return Node(_make(xp.ascontiguousarray(data).reshape(data.shape)), output, tags)
 
 
 def _pair_raw(xp, x, ia, y, ib):

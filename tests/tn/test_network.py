@@ -134,6 +134,10 @@ def test_no_grad_contraction_runs_on_the_arrays_and_equals_the_graph_path(rng, d
     with monkeypatch.context() as m:
         m.setattr(_network, "tensordot", no_tensor_ops)
         fused = tn.contract(output_inds=("l", "k", "j", "i"))
+        bra = [n.conj().reindex({b: b + "'" for b in "abcd"}) for n in tn]
+        closed = TensorNetwork(list(tn) + bra).contract()
+    assert closed.inds == () and closed.data.shape == ()
+    assert_close(float(closed.data), float((exact ** 2).sum()))
     assert fused.data.grad_fn is None and fused.data.device.type == device
     assert fused.tags == {"A", "B", "C", "D"}
     assert_close(fused.data.cpu(), exact.transpose(3, 2, 1, 0))
