@@ -9,7 +9,7 @@ import math
 from ..autograd import no_grad
 from ..backend import array_module
 from ..linalg import qr
-from ..ops.einsum import einsum
+from ..ops.linalg import tensordot
 from ..tensor import _make
 from ._base import check_tensor, make_generator, svd_interface, working
 
@@ -95,8 +95,13 @@ class TRTensor(TTTensor):
 
     def to_tensor(self):
         """The full tensor ``(I_0, ..., I_{N-1})``: the trace over ``r_0 = r_N``."""
-        r0 = self.factors[0].shape[0]
-        return einsum("ana->n", _chain(self.factors).reshape(r0, -1, r0)).reshape(self.shape)
+        r0, last = self.factors[0].shape[0], self.factors[-1]
+        if len(self.factors) == 1:
+            return last.diagonal(0, 0, 2).sum(-1)
+        # the trace folded into the last contraction (as TensorLy): never forms the r0^2-times
+        # larger open chain, which made the reconstruction 20x slower than TensorLy's
+        ring = _chain(self.factors[:-1]).reshape(r0, -1, last.shape[0])
+        return tensordot(ring, last, dims=([0, 2], [2, 0])).reshape(self.shape)
 
 
 def tt_to_tensor(factors):
