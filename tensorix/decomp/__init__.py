@@ -50,7 +50,13 @@ from ._tt import (
     tt_round,
     tt_to_tensor,
 )
-from ._tucker import TuckerTensor, non_negative_tucker, tucker, tucker_to_tensor
+from ._tucker import (
+    TuckerTensor,
+    non_negative_tucker,
+    tucker,
+    tucker_rank_for_budget,
+    tucker_to_tensor,
+)
 
 __all__ = ["unfold", "fold", "khatri_rao", "kronecker", "mode_dot", "multi_mode_dot", "norm",
            "truncated_svd", "randomized_svd", "svd_flip", "nndsvda",
@@ -59,4 +65,4 @@ __all__ = ["unfold", "fold", "khatri_rao", "kronecker", "mode_dot", "multi_mode_
            "non_negative_tucker", "TTTensor", "TRTensor", "tt_to_tensor", "tr_to_tensor",
            "tensor_train", "tt_round", "tensor_ring", "non_negative_factorization",
            "shift_nmf", "ShiftNMFResult", "tensor_train_cross",
-           "cp_wopt", "tt_completion", "subspace_power_method"]
+           "cp_wopt", "tt_completion", "subspace_power_method", "tucker_rank_for_budget"]

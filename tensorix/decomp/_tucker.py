@@ -5,6 +5,8 @@ Choi 2007), with TensorLy's names and defaults.
 
 from __future__ import annotations
 
+import math
+
 from ..autograd import no_grad
 from ..backend import array_module
 from ..linalg import qr
@@ -23,7 +25,8 @@ from ._base import (
     working,
 )
 
-__all__ = ["TuckerTensor", "tucker_to_tensor", "tucker", "non_negative_tucker"]
+__all__ = ["TuckerTensor", "tucker_to_tensor", "tucker", "non_negative_tucker",
+           "tucker_rank_for_budget"]
 
 
 class TuckerTensor:
@@ -202,3 +205,54 @@ def non_negative_tucker(tensor, rank, n_iter_max=10, init="svd", tol=1e-4, rando
             break
     result = _result(core, factors, tensor.dtype)
     return (result, errors) if return_errors else result
+
+
+def _tucker_size(shape, rank):
+    """Parameters of a Tucker model: the core plus the factors."""
+    return math.prod(rank) + sum(s * r for s, r in zip(shape, rank))
+
+
+def tucker_rank_for_budget(tensor, budget):
+    """A multilinear rank ``(R_0, ..., R_{N-1})`` whose Tucker model (core plus factors) has at
+    most ``budget`` parameters (an int, or a float in ``(0, 1]``: that fraction of
+    ``tensor.numel()``), chosen greedily on the unfoldings' singular values ("Tucker
+    packing"): from the full ranks, repeatedly lower the mode whose next discarded singular
+    value costs the least squared error per parameter saved. The objective is the truncated
+    HOSVD's error bound ``sum_k sum_{i >= R_k} sigma_{k,i}^2``, so modes of fast-decaying
+    spectra give up rank first (a uniform fraction per mode, TensorLy's ``rank=0.5``, does
+    not look at the data).
+
+    Example: ``tk = tucker(X, rank=tucker_rank_for_budget(X, 0.1))`` (10% of X's size).
+    """
+    op = "tucker_rank_for_budget"
+    check_tensor(op, tensor, min_ndim=2, finite=True)
+    shape = tuple(tensor.shape)
+    if isinstance(budget, float) and 0 < budget <= 1:
+        budget = int(budget * math.prod(shape))
+    smallest = _tucker_size(shape, [1] * len(shape))
+    if isinstance(budget, bool) or not isinstance(budget, int) or budget < smallest:
+        raise ValueError(f"{op}: budget must be an int >= {smallest} (the size of a rank-"
+                         f"(1, ..., 1) model of shape {shape}) or a float in (0, 1] giving at "
+                         f"least that, got {budget!r}")
+    work = working(tensor)._data
+    xp = array_module(work)
+    # the unfoldings' squared singular values, from their Gram matrices (I_k x I_k): only the
+    # spectrum is needed, and eigvalsh of the Gram is far cheaper than an SVD of a wide matrix
+    spectra = []
+    for mode in range(len(shape)):
+        u = _unfold(work, mode)
+        spectra.append(sorted((max(float(v), 0.0) for v in xp.linalg.eigvalsh(u @ u.T)),
+                              reverse=True))
+    rank = [min(s, math.prod(shape) // s) for s in shape]
+    while _tucker_size(shape, rank) > budget:
+        best, choice = math.inf, None
+        for mode, r in enumerate(rank):
+            if r == 1:
+                continue
+            smaller = rank[:mode] + [r - 1] + rank[mode + 1:]
+            saved = _tucker_size(shape, rank) - _tucker_size(shape, smaller)
+            cost = spectra[mode][r - 1] / saved
+            if cost < best:
+                best, choice = cost, mode
+        rank[choice] -= 1
+    return rank

@@ -4,5 +4,5 @@ from tests._docs import run_python_blocks
 
 
 def test_decomp_tutorial_code_blocks_run(capsys):
-    run_python_blocks("decomp.md", 11)
+    run_python_blocks("decomp.md", 12)
     assert "CPTensor(shape=(10, 11, 12), rank=3)" in capsys.readouterr().out
