@@ -19,6 +19,15 @@ from ._tt import _check_rank as _check_tt_rank
 __all__ = ["cp_wopt", "tt_completion"]
 
 
+def _observed(op, tensor, mask, full_fit):
+    """``masked_input`` for the completion fits, which need a mask (``full_fit`` is the fit to
+    use without one)."""
+    if mask is None:
+        raise ValueError(f"{op}: mask is required (a Tensor of the tensor's shape, 1 = "
+                         f"observed); use {full_fit} for fully observed tensors")
+    return masked_input(op, tensor, mask)
+
+
 def _wopt(work, observed, params, build, n_iter_max, tol):
     """L-BFGS (strong Wolfe line search) on ``params`` for the masked squared error of
     ``build(params)``; returns the relative error on the observed entries per evaluation."""
@@ -58,10 +67,7 @@ def cp_wopt(tensor, rank, mask, n_iter_max=500, init="random", tol=1e-12, random
     op = "cp_wopt"
     check_tensor(op, tensor, min_ndim=2)
     _check_rank(op, tensor, rank)
-    if mask is None:
-        raise ValueError(f"{op}: mask is required (a Tensor of the tensor's shape, 1 = "
-                         "observed); use parafac for fully observed tensors")
-    work, observed = masked_input(op, tensor, mask)
+    work, observed = _observed(op, tensor, mask, "parafac")
     gen = make_generator(random_state)
     with no_grad():
         fraction = float(observed.mean())
@@ -95,10 +101,7 @@ def tt_completion(tensor, rank, mask, n_iter_max=50, init="svd", tol=1e-10, ridg
     check_tensor(op, tensor, min_ndim=2)
     shape = tuple(tensor.shape)
     ranks = _check_tt_rank(op, shape, rank, ring=False)
-    if mask is None:
-        raise ValueError(f"{op}: mask is required (a Tensor of the tensor's shape, 1 = "
-                         "observed); use tensor_train for fully observed tensors")
-    work, observed = masked_input(op, tensor, mask)
+    work, observed = _observed(op, tensor, mask, "tensor_train")
     gen = make_generator(random_state)
     with no_grad():
         if init == "svd":
