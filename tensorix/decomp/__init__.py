@@ -8,7 +8,11 @@
 * Tucker (``_tucker``): :func:`tucker` (HOSVD / HOOI), :func:`non_negative_tucker`,
   :class:`TuckerTensor`;
 * tensor train and ring (``_tt``): :func:`tensor_train` (TT-SVD), :func:`tt_round`,
-  :func:`tensor_ring` (TR-SVD), :class:`TTTensor`, :class:`TRTensor`.
+  :func:`tensor_ring` (TR-SVD), :class:`TTTensor`, :class:`TRTensor`;
+* NMF (``_nmf``): :func:`non_negative_factorization`, :func:`shift_nmf`; TT-cross
+  (``_cross``): :func:`tensor_train_cross`; completion (``_completion``): :func:`cp_wopt`,
+  :func:`tt_completion`; symmetric tensors (``_spm``): :func:`subspace_power_method`;
+  Tucker packing: :func:`tucker_rank_for_budget`.
 
 Every function takes Tensors of any device and floating dtype (16-bit ones are fitted in
 float32). Fitting runs without autograd; reconstructions (``to_tensor``), mode products and
