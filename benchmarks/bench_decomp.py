@@ -5,6 +5,7 @@ ratio tensorix / TensorLy.
 
     python benchmarks/bench_decomp.py            # the table in docs/decomp.md
     python benchmarks/bench_decomp.py --quick    # small shapes, one repeat (a smoke run)
+    python benchmarks/bench_decomp.py --issue    # the issue's sizes: CP 200^3, Tucker 100^4
 """
 
 from __future__ import annotations
@@ -20,6 +21,24 @@ def _low_rank_plus_noise(rng, shape, rank, noise=0.1):
     letters = "abcdefgh"[:len(shape)]
     x = np.einsum(",".join(f"{c}r" for c in letters) + "->" + letters, *factors)
     return x + noise * np.linalg.norm(x) / np.sqrt(x.size) * rng.standard_normal(shape)
+
+
+def _issue_cases():
+    """The sizes the issue names: large enough that the BLAS/LAPACK work dominates."""
+    import tensorly as tl
+    from tensorly import decomposition as tld
+
+    from tensorix import decomp
+
+    return [
+        ("parafac ALS 200^3 rank 20, 10 it", (200,) * 3, 20,
+         lambda t: decomp.parafac(t, 20, n_iter_max=10, tol=0).to_tensor(),
+         lambda x: tl.cp_to_tensor(tld.parafac(x, 20, n_iter_max=10, tol=0, init="svd"))),
+        ("tucker HOOI 100^4 rank 10, 2 it", (100,) * 4, 10,
+         lambda t: decomp.tucker(t, [10] * 4, n_iter_max=2, tol=0).to_tensor(),
+         lambda x: tl.tucker_to_tensor(tld.tucker(x, [10] * 4, n_iter_max=2, tol=0,
+                                                  init="svd"))),
+    ]
 
 
 def _cases(quick):
@@ -76,6 +95,8 @@ def _best_time(fn, arg, repeat):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small shapes, one repeat")
+    parser.add_argument("--issue", action="store_true",
+                        help="the issue's sizes (CP 200^3 rank 20, Tucker 100^4; ~2 GB)")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--blas-threads", type=int, default=1,
                         help="BLAS threads for both libraries (0: leave the BLAS default)")
@@ -99,7 +120,7 @@ def main(argv=None):
     repeat = 1 if args.quick else args.repeat
     rows = ["| case | error tensorix | error TensorLy | ms tensorix | ms TensorLy | "
             "time ratio tensorix/TensorLy |", "|---|---|---|---|---|---|"]
-    for name, shape, rank, ours, theirs in _cases(args.quick):
+    for name, shape, rank, ours, theirs in _issue_cases() if args.issue else _cases(args.quick):
         x = _low_rank_plus_noise(rng, shape, rank)
         t = tx.tensor(x)
         t_ours, rec_ours = _best_time(ours, t, repeat)

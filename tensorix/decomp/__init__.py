@@ -8,7 +8,11 @@
 * Tucker (``_tucker``): :func:`tucker` (HOSVD / HOOI), :func:`non_negative_tucker`,
   :class:`TuckerTensor`;
 * tensor train and ring (``_tt``): :func:`tensor_train` (TT-SVD), :func:`tt_round`,
-  :func:`tensor_ring` (TR-SVD), :class:`TTTensor`, :class:`TRTensor`.
+  :func:`tensor_ring` (TR-SVD), :class:`TTTensor`, :class:`TRTensor`;
+* NMF (``_nmf``): :func:`non_negative_factorization`, :func:`shift_nmf`; TT-cross
+  (``_cross``): :func:`tensor_train_cross`; completion (``_completion``): :func:`cp_wopt`,
+  :func:`tt_completion`; symmetric tensors (``_spm``): :func:`subspace_power_method`;
+  Tucker packing: :func:`tucker_rank_for_budget`.
 
 Every function takes Tensors of any device and floating dtype (16-bit ones are fitted in
 float32). Fitting runs without autograd; reconstructions (``to_tensor``), mode products and
@@ -36,7 +40,11 @@ from ._base import (
     truncated_svd,
     unfold,
 )
+from ._completion import cp_wopt, tt_completion
 from ._cp import CPTensor, cp_norm, cp_normalize, cp_to_tensor, non_negative_parafac, parafac
+from ._cross import tensor_train_cross
+from ._nmf import ShiftNMFResult, non_negative_factorization, shift_nmf
+from ._spm import subspace_power_method
 from ._tt import (
     TRTensor,
     TTTensor,
@@ -46,14 +54,22 @@ from ._tt import (
     tt_round,
     tt_to_tensor,
 )
-from ._tucker import TuckerTensor, non_negative_tucker, tucker, tucker_to_tensor
+from ._tucker import (
+    TuckerTensor,
+    non_negative_tucker,
+    tucker,
+    tucker_rank_for_budget,
+    tucker_to_tensor,
+)
 
 __all__ = ["unfold", "fold", "khatri_rao", "kronecker", "mode_dot", "multi_mode_dot", "norm",
            "truncated_svd", "randomized_svd", "svd_flip", "nndsvda",
            "CPTensor", "cp_to_tensor", "cp_norm", "cp_normalize", "parafac",
            "non_negative_parafac", "TuckerTensor", "tucker_to_tensor", "tucker",
            "non_negative_tucker", "TTTensor", "TRTensor", "tt_to_tensor", "tr_to_tensor",
-           "tensor_train", "tt_round", "tensor_ring"]
+           "tensor_train", "tt_round", "tensor_ring", "non_negative_factorization",
+           "shift_nmf", "ShiftNMFResult", "tensor_train_cross",
+           "cp_wopt", "tt_completion", "subspace_power_method", "tucker_rank_for_budget"]
 
 
 def __getattr__(name):

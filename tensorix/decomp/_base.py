@@ -12,12 +12,14 @@ from __future__ import annotations
 import math
 
 from .. import linalg as _linalg
+from ..backend import array_module
 from ..dtypes import finfo
-from ..ops.linalg import kron, tensordot
+from ..ops.creation import zeros
+from ..ops.linalg import kron
 from ..ops.pointwise import where
 from ..ops.random import Generator, rand, randn
 from ..ops.shape import cat
-from ..tensor import Tensor
+from ..tensor import Tensor, _make
 
 __all__ = ["unfold", "fold", "khatri_rao", "kronecker", "mode_dot", "multi_mode_dot", "norm",
            "truncated_svd", "randomized_svd", "svd_flip", "nndsvda"]
@@ -47,6 +49,31 @@ def check_mode(op, mode, ndim):
     return mode % ndim
 
 
+def masked_input(op, tensor, mask):
+    """``(work, observed)``: ``tensor`` in its working dtype with missing entries (``mask ==
+    0``, which may hold nan) zeroed, and the mask as 0/1 of that dtype (None without a mask).
+    Refuses a mask of another shape, non-finite observed entries and a mask observing
+    nothing (no fit can be measured)."""
+    work = working(tensor)
+    if mask is None:
+        check_tensor(op, work, finite=True)
+        return work, None
+    if not isinstance(mask, Tensor) or tuple(mask.shape) != tuple(tensor.shape):
+        shape = tuple(mask.shape) if isinstance(mask, Tensor) else type(mask).__name__
+        raise ValueError(f"{op}: mask must be a Tensor of the tensor's shape "
+                         f"{tuple(tensor.shape)}, got {shape}")
+    observed = mask.to(device=work.device) != 0
+    if not bool((work.isfinite() | ~observed).all()):
+        raise ValueError(f"{op}: tensor contains inf or nan values at observed entries (mask "
+                         "!= 0); only the missing entries may hold them")
+    if not bool(observed.any()):
+        raise ValueError(f"{op}: mask has no observed entries (all zero); at least one entry "
+                         "must be observed")
+    # missing entries may hold anything (nan included): zero them before any arithmetic
+    work = where(observed, work, zeros((), dtype=work.dtype, device=work.device))
+    return work, observed.to(work.dtype)
+
+
 def working(tensor):
     """16-bit inputs are decomposed in float32 (LAPACK has no half-precision SVD or solve);
     the caller casts the result back to ``tensor.dtype``."""
@@ -70,6 +97,9 @@ def random_like(shape, like, gen, uniform=False):
     """A random (normal, or uniform on [0, 1)) array of ``shape`` with ``like``'s dtype and
     device, drawn on the host so that a seed gives the same numbers on every device."""
     draw = rand if uniform else randn
+    if not isinstance(like, Tensor):  # a raw array: the same numbers, as an array
+        wrapped = _make(like)
+        return draw(*shape, generator=gen, dtype=wrapped.dtype).to(wrapped.device)._data
     return draw(*shape, generator=gen, dtype=like.dtype).to(like.device)
 
 
@@ -81,11 +111,25 @@ def unfold(tensor, mode):
     Example: ``unfold(tensorix.arange(24.).reshape(2, 3, 4), 1).shape == (3, 8)``.
     """
     check_tensor("unfold", tensor)
-    mode = check_mode("unfold", mode, tensor.ndim)
-    if mode == tensor.ndim - 1 and tensor.is_contiguous():
-        # the last mode's unfolding is a transposed view: no copy (matmul takes it as is)
-        return tensor.reshape(-1, tensor.shape[mode]).mT
-    return tensor.movedim(mode, 0).reshape(tensor.shape[mode], -1)
+    return _unfold(tensor, check_mode("unfold", mode, tensor.ndim))
+
+
+def _split(shape, mode):
+    """``(left, size, right)``: the products of the dims before, at and after ``mode``."""
+    return math.prod(shape[:mode]), shape[mode], math.prod(shape[mode + 1:])
+
+
+# The private helpers below take Tensors (differentiable) or raw backend arrays alike: they use
+# only what both have (reshape, swapaxes, mT, [:, None], @, *). Why: the fits run their loops
+# on raw arrays (a Tensor op costs tens of microseconds of dispatch, which made small fits
+# several times slower than TensorLy), and the public, differentiable functions share this code.
+def _unfold(tensor, mode):
+    left, size, right = _split(tuple(tensor.shape), mode)
+    if right == 1:  # the last mode's unfolding is a transposed view: no copy
+        return tensor.reshape(left, size).mT
+    if left == 1:
+        return tensor.reshape(size, right)
+    return tensor.reshape(left, size, right).swapaxes(0, 1).reshape(size, left * right)
 
 
 def fold(unfolded, mode, shape):
@@ -100,8 +144,17 @@ def fold(unfolded, mode, shape):
             unfolded.numel() != math.prod(shape):
         raise ValueError(f"fold: unfolded of shape {tuple(unfolded.shape)} is not a mode-{mode} "
                          f"unfolding of shape {shape}")
-    moved = (shape[mode],) + shape[:mode] + shape[mode + 1:]
-    return unfolded.reshape(moved).movedim(0, mode)
+    return _fold(unfolded, mode, shape)
+
+
+def _fro(a):
+    """Frobenius norm as a Python float (the fits' error bookkeeping)."""
+    return float((a * a).sum()) ** 0.5
+
+
+def _fold(unfolded, mode, shape):
+    left, size, right = _split(shape, mode)
+    return unfolded.reshape(size, left, right).swapaxes(0, 1).reshape(shape)
 
 
 # -- products -----------------------------------------------------------------------------------
@@ -131,11 +184,14 @@ def khatri_rao(matrices, weights=None, skip_matrix=None, reverse=False):
     if any(m.shape[1] != n_cols for m in matrices):
         raise ValueError("khatri_rao: all matrices must have the same number of columns, got "
                          f"shapes {[tuple(m.shape) for m in matrices]}")
+    result = _khatri_rao(matrices)
+    return result if weights is None else result * weights
+
+
+def _khatri_rao(matrices):
     result = matrices[0]
     for m in matrices[1:]:
-        result = (result.unsqueeze(1) * m.unsqueeze(0)).reshape(-1, n_cols)
-    if weights is not None:
-        result = result * weights
+        result = (result[:, None, :] * m[None, :, :]).reshape(-1, m.shape[1])
     return result
 
 
@@ -167,13 +223,27 @@ def mode_dot(tensor, matrix_or_vector, mode, transpose=False):
             raise ValueError(f"mode_dot: shapes {tuple(tensor.shape)} and {tuple(m.shape)} are "
                              f"not aligned in mode {mode} (expected a matrix (J, "
                              f"{tensor.shape[mode]}))")
-        return tensordot(m, tensor, dims=([1], [mode])).movedim(0, mode)
+        return _mode_dot(tensor, m, mode)
     if m.ndim == 1:
         if m.shape[0] != tensor.shape[mode]:
             raise ValueError(f"mode_dot: vector of length {m.shape[0]} does not match dim "
                              f"{tensor.shape[mode]} of mode {mode}")
-        return tensordot(m, tensor, dims=([0], [mode]))
+        return _mode_dot(tensor, m, mode)
     raise ValueError(f"mode_dot: expected a matrix or a vector, got shape {tuple(m.shape)}")
+
+
+def _mode_dot(tensor, m, mode):
+    """``m (J, I_mode)`` or ``(I_mode,)`` applied along ``mode``, as GEMMs on free reshapes
+    (no mode is moved, so nothing is copied but the result)."""
+    shape = tuple(tensor.shape)
+    left, size, right = _split(shape, mode)
+    new = shape[:mode] + tuple(m.shape[:-1]) + shape[mode + 1:]
+    if right == 1:
+        flat = tensor.reshape(left, size)
+        return (flat @ (m.mT if m.ndim == 2 else m)).reshape(new)
+    if left == 1:
+        return (m @ tensor.reshape(size, right)).reshape(new)
+    return (m @ tensor.reshape(left, size, right)).reshape(new)  # batched over ``left``
 
 
 def multi_mode_dot(tensor, matrix_or_vec_list, modes=None, skip=None, transpose=False):
@@ -198,6 +268,14 @@ def multi_mode_dot(tensor, matrix_or_vec_list, modes=None, skip=None, transpose=
     return result
 
 
+def _multi_mode_dot(tensor, matrices, skip=None, transpose=False):
+    """:func:`multi_mode_dot` with one matrix per mode, without checks (Tensors or arrays)."""
+    for mode, m in enumerate(matrices):
+        if mode != skip:
+            tensor = _mode_dot(tensor, m.mT if transpose else m, mode)
+    return tensor
+
+
 def norm(tensor, order=2, axis=None):
     """Entrywise ``order``-norm (2: Frobenius, 1, ``'inf'`` or any p) of the whole tensor, or
     along ``axis``. Example: ``norm(X)`` equals ``unfold(X, 0).norm()``."""
@@ -207,14 +285,23 @@ def norm(tensor, order=2, axis=None):
 
 
 # -- SVDs ---------------------------------------------------------------------------------------
+def _lin(a):
+    """The linear algebra of ``a``'s kind: tensorix.linalg for Tensors (differentiable), the
+    backend's ``xp.linalg`` for raw arrays (the fits' loops)."""
+    return _linalg if isinstance(a, Tensor) else array_module(a).linalg
+
+
 def svd_flip(U, Vh):
     """Deterministic signs: each column of ``U`` gets a positive entry of largest magnitude,
     and the matching row of ``Vh`` the same sign (so ``U diag(S) Vh`` is unchanged).
     Example: ``U, Vh = svd_flip(U, Vh)`` after any SVD gives reproducible factors."""
-    idx = U.abs().argmax(0, keepdim=True)
-    signs = U.gather(0, idx).squeeze(0)
-    signs = (signs >= 0).to(U.dtype) * 2 - 1
-    return U * signs, Vh * signs.unsqueeze(1)
+    if isinstance(U, Tensor):
+        signs = U.gather(0, U.abs().argmax(0, keepdim=True)).squeeze(0)
+        signs = (signs >= 0).to(U.dtype) * 2 - 1
+    else:
+        signs = array_module(U).take_along_axis(U, abs(U).argmax(0)[None], 0)[0]
+        signs = ((signs >= 0) * 2 - 1).astype(U.dtype)
+    return U * signs, Vh * signs[:, None]
 
 
 def _check_n_eigenvecs(op, matrix, n_eigenvecs):
@@ -237,7 +324,11 @@ def truncated_svd(matrix, n_eigenvecs=None, flip_sign=True):
     Example: ``U, S, Vh = truncated_svd(A, 3)``; ``U * S @ Vh`` is the best rank-3 approximation.
     """
     k = _check_n_eigenvecs("truncated_svd", matrix, n_eigenvecs)
-    U, S, Vh = _linalg.svd(matrix, full_matrices=False)
+    return _truncated_svd(matrix, k, flip_sign)
+
+
+def _truncated_svd(matrix, k, flip_sign=True):
+    U, S, Vh = _lin(matrix).svd(matrix, full_matrices=False)
     U, S, Vh = U[:, :k], S[:k], Vh[:k]
     if flip_sign:
         U, Vh = svd_flip(U, Vh)
@@ -253,17 +344,22 @@ def randomized_svd(matrix, n_eigenvecs, n_oversamples=5, n_iter=2, random_state=
     Example: ``U, S, Vh = randomized_svd(A, 10, n_iter=4, random_state=0)``.
     """
     k = _check_n_eigenvecs("randomized_svd", matrix, n_eigenvecs)
+    return _randomized_svd(matrix, k, n_oversamples, n_iter, random_state, flip_sign)
+
+
+def _randomized_svd(matrix, k, n_oversamples=5, n_iter=2, random_state=None, flip_sign=True):
+    lin = _lin(matrix)
     m, n = matrix.shape
     # sketch the smaller side: the range of A^T when A is wide costs m x l instead of n x l
     wide = n > m
     a = matrix.mT if wide else matrix
     cols = min(k + int(n_oversamples), min(m, n))
     omega = random_like((a.shape[1], cols), a, make_generator(random_state))
-    q = _linalg.qr(a @ omega).Q
+    q = lin.qr(a @ omega)[0]
     for _ in range(int(n_iter)):
-        q = _linalg.qr(a.mT @ q).Q
-        q = _linalg.qr(a @ q).Q
-    ub, S, Vh = _linalg.svd(q.mT @ a, full_matrices=False)
+        q = lin.qr(a.mT @ q)[0]
+        q = lin.qr(a @ q)[0]
+    ub, S, Vh = lin.svd(q.mT @ a, full_matrices=False)
     U, S, Vh = (q @ ub)[:, :k], S[:k], Vh[:k]
     if wide:
         U, Vh = Vh.mT, U.mT
@@ -295,9 +391,10 @@ SVD_METHODS = {"truncated_svd": truncated_svd, "randomized_svd": randomized_svd}
 
 
 def svd_interface(op, matrix, n_eigenvecs, method, gen):
-    """The SVD every decomposition calls, by name as in TensorLy (``svd=`` argument)."""
+    """The SVD every decomposition calls, by name as in TensorLy (``svd=`` argument), on a
+    Tensor or a raw array; ``n_eigenvecs`` is in ``[1, min(matrix.shape)]``."""
     if method == "truncated_svd":
-        return truncated_svd(matrix, n_eigenvecs)
+        return _truncated_svd(matrix, n_eigenvecs)
     if method == "randomized_svd":
-        return randomized_svd(matrix, n_eigenvecs, random_state=gen)
+        return _randomized_svd(matrix, n_eigenvecs, random_state=gen)
     raise ValueError(f"{op}: svd must be one of {sorted(SVD_METHODS)}, got {method!r}")

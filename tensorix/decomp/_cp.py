@@ -9,21 +9,23 @@ import math
 
 from ..autograd import no_grad
 from ..backend import array_module
-from ..linalg import solve
-from ..ops.creation import ones, zeros
-from ..ops.pointwise import where
+from ..dtypes import finfo
+from ..ops.creation import ones
 from ..ops.shape import cat
-from ..tensor import Tensor, _make
+from ..tensor import _make
 from ._base import (
+    _fro,
+    _khatri_rao,
+    _lin,
     check_tensor,
     khatri_rao,
     make_generator,
+    masked_input,
     nndsvda,
     norm,
     random_like,
     svd_interface,
     unfold,
-    working,
 )
 
 __all__ = ["CPTensor", "cp_to_tensor", "cp_normalize", "cp_norm", "parafac",
@@ -164,13 +166,12 @@ def _initialize(op, tensor, rank, init, svd, gen, non_negative):
 def _gram_product(weights, grams, skip=None):
     """Hadamard product of the Gram matrices ``A_k^T A_k`` (all, or all but ``skip``), scaled
     by the weights: with ``skip`` the normal matrix of that mode's least-squares problem,
-    without it the Gram of the whole model (its squared norm is the sum)."""
-    rank = weights.shape[0]
-    product = ones(rank, rank, dtype=weights.dtype, device=weights.device)
+    without it the Gram of the whole model (its squared norm is the sum). Tensors or arrays."""
+    product = None
     for i, g in enumerate(grams):
         if i != skip:
-            product = product * g
-    return weights.unsqueeze(1) * product * weights.unsqueeze(0)
+            product = g if product is None else product * g
+    return weights[:, None] * product * weights[None, :]
 
 
 def _grams(factors):
@@ -188,51 +189,53 @@ def _mttkrp(tensor, weights, factors, mode):
     shape = tensor.shape
     left, size = math.prod(shape[:mode]), shape[mode]
     if mode == tensor.ndim - 1:
-        result = tensor.reshape(left, size).mT @ khatri_rao(factors[:mode])
+        result = tensor.reshape(left, size).mT @ _khatri_rao(factors[:mode])
     else:
-        right = khatri_rao(factors[mode + 1:])
+        right = _khatri_rao(factors[mode + 1:])
         partial = tensor.reshape(left * size, -1) @ right  # (left * size, R)
         result = partial if mode == 0 else (
-            partial.reshape(left, size, -1) * khatri_rao(factors[:mode]).unsqueeze(1)).sum(0)
+            partial.reshape(left, size, -1) * _khatri_rao(factors[:mode])[:, None]).sum(0)
     return result * weights
 
 
 def _prepare(op, tensor, rank, mask):
     check_tensor(op, tensor, min_ndim=2)
     _check_rank(op, tensor, rank)
-    work = working(tensor)
-    if mask is None:
-        check_tensor(op, work, finite=True)
-        return work, None
-    if not isinstance(mask, Tensor) or tuple(mask.shape) != tuple(tensor.shape):
-        shape = tuple(mask.shape) if isinstance(mask, Tensor) else type(mask).__name__
-        raise ValueError(f"{op}: mask must be a Tensor of the tensor's shape "
-                         f"{tuple(tensor.shape)}, got {shape}")
-    observed = mask.to(device=work.device) != 0
-    if not bool((work.isfinite() | ~observed).all()):
-        raise ValueError(f"{op}: tensor contains inf or nan values at observed entries (mask "
-                         "!= 0); only the missing entries may hold them")
-    # missing entries may hold anything (nan included): zero them before any arithmetic
-    work = where(observed, work, zeros((), dtype=work.dtype, device=work.device))
-    return work, observed.to(work.dtype)
+    return masked_input(op, tensor, mask)
+
+
+def _full(weights, factors, shape):
+    """The CP model's full tensor from raw arrays (the fits' loops)."""
+    return ((factors[0] * weights) @ _khatri_rao(factors[1:]).mT).reshape(shape)
 
 
 def _error(tensor, norm_x, weights, factors, mask, mttkrp=None, grams=None):
-    """Unnormalised error ``||X - [[w; A]]||`` and the (re-imputed) tensor. Without a mask it
-    uses ``||X||^2 + ||[[w; A]]||^2 - 2 <X, [[w; A]]>`` from the last MTTKRP (no full tensor)."""
+    """Unnormalised error ``||X - [[w; A]]||`` and the (re-imputed) tensor and its norm, on raw
+    arrays. Without a mask it uses ``||X||^2 + ||[[w; A]]||^2 - 2 <X, [[w; A]]>`` from the last
+    MTTKRP (no full tensor)."""
     if mask is None and mttkrp is not None:
-        inner = (mttkrp * factors[-1]).sum()
-        model2 = _gram_product(weights, grams or _grams(factors)).sum()
-        err = (norm_x ** 2 + model2 - 2 * inner).abs().sqrt()
+        inner = float((mttkrp * factors[-1]).sum())
+        model2 = float(_gram_product(weights, grams or _grams(factors)).sum())
+        err = abs(norm_x ** 2 + model2 - 2 * inner) ** 0.5
         # why: the expanded form cancels to ~sqrt(eps) relative; near convergence the exact
         # residual is needed to see progress below 1e-8 (exact recovery, tight tol)
-        if float(err) > 1e-6 * float(norm_x):
+        if err > 1e-6 * norm_x:
             return err, tensor, norm_x
-    recon = cp_to_tensor((weights, factors))
+    recon = _full(weights, factors, tensor.shape)
     if mask is not None:  # EM step: missing entries take the current model's values
         tensor = tensor * mask + recon * (1 - mask)
-        norm_x = norm(tensor)
-    return norm(tensor - recon), tensor, norm_x
+        norm_x = _fro(tensor)
+    return _fro(tensor - recon), tensor, norm_x
+
+
+def _normalize(weights, factors):
+    """``cp_normalize`` on raw arrays (inside the ALS loop)."""
+    xp, out = array_module(weights), []
+    for f in factors:
+        scale = xp.sqrt((f * f).sum(0))
+        scale = xp.where(scale == 0, 1, scale).astype(f.dtype)  # a zero column stays zero
+        weights, out = weights * scale, out + [f / scale]
+    return weights, out
 
 
 def parafac(tensor, rank, n_iter_max=100, init="svd", svd="truncated_svd",
@@ -254,42 +257,45 @@ def parafac(tensor, rank, n_iter_max=100, init="svd", svd="truncated_svd",
     work, mask = _prepare(op, tensor, rank, mask)
     gen = make_generator(random_state)
     with no_grad():
-        weights, *factors = _initialize(op, work, rank, init, svd, gen, False)
-        norm_x = norm(work)
-        if mask is not None:
-            work = work * mask + cp_to_tensor((weights, factors)) * (1 - mask)
-        errors, acc_pow, acc_fail = [], 2.0, 0
-        for iteration in range(n_iter_max):
-            if linesearch and iteration % 2 == 0:
-                last_w, last_f = weights, list(factors)
-            grams = _grams(factors)
-            for mode in range(work.ndim):
-                mttkrp = _mttkrp(work, weights, factors, mode)
-                gram = _gram_product(weights, grams, mode)
-                factors[mode] = solve(gram.mT, mttkrp.mT).mT
-                grams[mode] = factors[mode].mT @ factors[mode]
-            if linesearch and iteration % 2 == 0 and iteration > 5:
-                jump = iteration ** (1.0 / acc_pow)
-                new_w = last_w + (weights - last_w) * jump
-                new_f = [lf + (f - lf) * jump for lf, f in zip(last_f, factors)]
-                new_err, new_x, new_norm = _error(work, norm_x, new_w, new_f, mask)
-                if float(new_err / new_norm) < errors[-1]:
-                    weights, factors, work, norm_x, err = new_w, new_f, new_x, new_norm, new_err
-                    acc_fail = 0
-                else:
-                    err, work, norm_x = _error(work, norm_x, weights, factors, mask, mttkrp,
-                                               grams)
-                    acc_fail += 1
-                    if acc_fail == 4:  # why: too ambitious jumps; extrapolate less far
-                        acc_pow, acc_fail = acc_pow + 1.0, 0
+        start = _initialize(op, work, rank, init, svd, gen, False)
+    # why raw arrays from here: the loop is many small ops, each costing Tensor dispatch
+    weights, *factors = [t._data for t in start]
+    work, mask = work._data, None if mask is None else mask._data
+    solve = _lin(work).solve
+    norm_x = _fro(work)
+    if mask is not None:
+        work = work * mask + _full(weights, factors, work.shape) * (1 - mask)
+    errors, acc_pow, acc_fail = [], 2.0, 0
+    for iteration in range(n_iter_max):
+        if linesearch and iteration % 2 == 0:
+            last_w, last_f = weights, list(factors)
+        grams = _grams(factors)
+        for mode in range(work.ndim):
+            mttkrp = _mttkrp(work, weights, factors, mode)
+            gram = _gram_product(weights, grams, mode)
+            factors[mode] = solve(gram.mT, mttkrp.mT).mT
+            grams[mode] = factors[mode].mT @ factors[mode]
+        if linesearch and iteration % 2 == 0 and iteration > 5:
+            jump = iteration ** (1.0 / acc_pow)
+            new_w = last_w + (weights - last_w) * jump
+            new_f = [lf + (f - lf) * jump for lf, f in zip(last_f, factors)]
+            new_err, new_x, new_norm = _error(work, norm_x, new_w, new_f, mask)
+            if new_err / new_norm < errors[-1]:
+                weights, factors, work, norm_x, err = new_w, new_f, new_x, new_norm, new_err
+                acc_fail = 0
             else:
                 err, work, norm_x = _error(work, norm_x, weights, factors, mask, mttkrp, grams)
-            errors.append(float(err / norm_x))
-            if tol and iteration >= 1 and abs(errors[-2] - errors[-1]) < tol:
-                break
-            if normalize_factors:
-                weights, factors = cp_normalize((weights, factors))
-        result = _cast(CPTensor((weights, factors)), tensor.dtype)
+                acc_fail += 1
+                if acc_fail == 4:  # why: too ambitious jumps; extrapolate less far
+                    acc_pow, acc_fail = acc_pow + 1.0, 0
+        else:
+            err, work, norm_x = _error(work, norm_x, weights, factors, mask, mttkrp, grams)
+        errors.append(err / norm_x)
+        if tol and iteration >= 1 and abs(errors[-2] - errors[-1]) < tol:
+            break
+        if normalize_factors:
+            weights, factors = _normalize(weights, factors)
+    result = _cast(CPTensor((_make(weights), [_make(f) for f in factors])), tensor.dtype)
     return (result, errors) if return_errors else result
 
 
@@ -298,14 +304,12 @@ def _cast(cp, dtype):
 
 
 def _hals_nnls(utm, utu, v, n_iter_max, epsilon, tol=1e-7):
-    """Non-negative least squares ``min_{V >= 0} ||M - U V||`` by HALS row sweeps, from
-    ``U^T M (R, n)``, ``U^T U (R, R)`` and a start ``V (R, n)``.
+    """Non-negative least squares ``min_{V >= 0} ||M - U V||`` by HALS row sweeps, from raw
+    arrays ``U^T M (R, n)``, ``U^T U (R, R)`` and a start ``V (R, n)``; returns the new ``V``.
 
-    Why on the raw arrays: the sweep is R sequential row updates of a few tiny ops each, so
-    it is bound by per-op cost; the Tensor dispatch (~40 us an op) made it 10x slower than
-    the arithmetic. The fit is not differentiated, so nothing is lost."""
-    xp = array_module(utm._data)
-    m, u, v = utm._data, utu._data, v._data.copy()
+    The sweep is R sequential row updates of a few tiny ops each, bound by per-op cost."""
+    xp = array_module(utm)
+    m, u, v = utm, utu, v.copy()
     diag = xp.diagonal(u)
     live = [k for k, d in enumerate(diag.tolist()) if d != 0]  # a zero column of U: keep row
     scale = xp.where(diag == 0, 1, diag)[:, None]
@@ -319,38 +323,54 @@ def _hals_nnls(utm, utu, v, n_iter_max, epsilon, tol=1e-7):
             first = change
         elif change <= tol * first:
             break
-    return _make(v)
+    return v
 
 
 def non_negative_parafac(tensor, rank, n_iter_max=100, init="svd", svd="truncated_svd",
                          tol=1e-8, random_state=None, inner_iter_max=5, epsilon=0.0,
-                         return_errors=False):
-    """Non-negative CP decomposition by HALS (TensorLy's ``non_negative_parafac_hals``):
-    each factor update is a non-negative least-squares problem solved by ``inner_iter_max``
-    column-wise HALS sweeps; entries stay ``>= epsilon``.
+                         return_errors=False, method="hals"):
+    """Non-negative CP decomposition of a non-negative ``tensor (I_0, ..., I_{N-1})``.
 
-    ``tensor (I_0, ..., I_{N-1})`` should be non-negative. Returns a :class:`CPTensor` with
-    non-negative ``factors[k] (I_k, R)`` (and relative errors with ``return_errors``).
+    ``method='hals'`` (TensorLy's ``non_negative_parafac_hals``): each factor update is a
+    non-negative least-squares problem solved by ``inner_iter_max`` column-wise HALS sweeps;
+    entries stay ``>= epsilon``. ``method='mu'`` (TensorLy's ``non_negative_parafac``): Lee &
+    Seung's multiplicative updates ``A <- A * mttkrp / (A V)``, both clipped at machine eps.
+    Returns a :class:`CPTensor` with non-negative ``factors[k] (I_k, R)`` (and relative errors
+    with ``return_errors``); a matrix gives NMF (see :func:`non_negative_factorization`).
     Example: ``cp = non_negative_parafac(X.abs(), rank=4, random_state=0)``.
     """
     op = "non_negative_parafac"
+    if method not in ("hals", "mu"):
+        raise ValueError(f"{op}: method must be 'hals' or 'mu', got {method!r}")
+    check_tensor(op, tensor, min_ndim=2)
+    if bool((tensor < 0).any()):
+        raise ValueError(f"{op}: tensor must be non-negative (its minimum is "
+                         f"{float(tensor.min()):g})")
     work, _ = _prepare(op, tensor, rank, None)
     gen = make_generator(random_state)
     with no_grad():
-        weights, *factors = _initialize(op, work, rank, init, svd, gen, True)
-        norm_x = norm(work)
-        errors = []
-        for iteration in range(n_iter_max):
-            grams = _grams(factors)
-            for mode in range(work.ndim):
-                mttkrp = _mttkrp(work, weights, factors, mode)
-                gram = _gram_product(weights, grams, mode)
-                factors[mode] = _hals_nnls(mttkrp.mT, gram, factors[mode].mT,
-                                           inner_iter_max, epsilon).mT
-                grams[mode] = factors[mode].mT @ factors[mode]
-            err, _, _ = _error(work, norm_x, weights, factors, None, mttkrp, grams)
-            errors.append(float(err / norm_x))
-            if tol and iteration >= 1 and abs(errors[-2] - errors[-1]) < tol:
-                break
-        result = _cast(CPTensor((weights, factors)), tensor.dtype)
+        start = _initialize(op, work, rank, init, svd, gen, True)
+    weights, *factors = [t._data for t in start]  # raw arrays: see parafac
+    work = work._data
+    maximum = array_module(work).maximum
+    norm_x = _fro(work)
+    errors = []
+    for iteration in range(n_iter_max):
+        grams = _grams(factors)
+        for mode in range(work.ndim):
+            mttkrp = _mttkrp(work, weights, factors, mode)
+            gram = _gram_product(weights, grams, mode)
+            if method == "hals":
+                factors[mode] = _hals_nnls(mttkrp.mT, gram, factors[mode].mT, inner_iter_max,
+                                           epsilon).mT
+            else:
+                tiny = float(finfo(_make(work).dtype).eps)
+                factors[mode] = factors[mode] * maximum(mttkrp, tiny) / maximum(
+                    factors[mode] @ gram, tiny)
+            grams[mode] = factors[mode].mT @ factors[mode]
+        err, _, _ = _error(work, norm_x, weights, factors, None, mttkrp, grams)
+        errors.append(err / norm_x)
+        if tol and iteration >= 1 and abs(errors[-2] - errors[-1]) < tol:
+            break
+    result = _cast(CPTensor((_make(weights), [_make(f) for f in factors])), tensor.dtype)
     return (result, errors) if return_errors else result

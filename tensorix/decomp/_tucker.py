@@ -5,20 +5,28 @@ Choi 2007), with TensorLy's names and defaults.
 
 from __future__ import annotations
 
+import math
+
 from ..autograd import no_grad
+from ..backend import array_module
 from ..linalg import qr
+from ..tensor import _make
 from ._base import (
+    _fro,
+    _mode_dot,
+    _multi_mode_dot,
+    _unfold,
     check_tensor,
     make_generator,
     multi_mode_dot,
-    norm,
     random_like,
     svd_interface,
     unfold,
     working,
 )
 
-__all__ = ["TuckerTensor", "tucker_to_tensor", "tucker", "non_negative_tucker"]
+__all__ = ["TuckerTensor", "tucker_to_tensor", "tucker", "non_negative_tucker",
+           "tucker_rank_for_budget"]
 
 
 class TuckerTensor:
@@ -131,22 +139,27 @@ def tucker(tensor, rank, n_iter_max=100, init="svd", svd="truncated_svd", tol=1e
     gen = make_generator(random_state)
     with no_grad():
         core, factors = _initialize(op, work, rank, init, svd, gen)
-        norm_x = norm(work)
-        errors = []
-        for iteration in range(n_iter_max):
-            for mode in range(work.ndim):
-                projected = multi_mode_dot(work, factors, skip=mode, transpose=True)
-                factors[mode] = svd_interface(op, unfold(projected, mode), rank[mode], svd,
-                                              gen)[0]
-            # why the core from the last projection: X x_k U_k^T over all k, one product
-            core = multi_mode_dot(projected, [factors[-1]], modes=[work.ndim - 1],
-                                  transpose=True)
-            # orthonormal factors: ||X - [[G; U]]||^2 = ||X||^2 - ||G||^2
-            errors.append(float((norm_x ** 2 - norm(core) ** 2).abs().sqrt() / norm_x))
-            if tol and iteration >= 1 and abs(errors[-2] - errors[-1]) < tol:
-                break
-        result = TuckerTensor((core.to(tensor.dtype), [f.to(tensor.dtype) for f in factors]))
+    # why raw arrays from here: a HOOI sweep is many small ops, each costing Tensor dispatch
+    core, factors, work = core._data, [f._data for f in factors], work._data
+    norm_x = _fro(work)
+    errors = []
+    for iteration in range(n_iter_max):
+        for mode in range(work.ndim):
+            projected = _multi_mode_dot(work, factors, skip=mode, transpose=True)
+            factors[mode] = svd_interface(op, _unfold(projected, mode), rank[mode], svd,
+                                          gen)[0]
+        # why the core from the last projection: X x_k U_k^T over all k, one product
+        core = _mode_dot(projected, factors[-1].mT, work.ndim - 1)
+        # orthonormal factors: ||X - [[G; U]]||^2 = ||X||^2 - ||G||^2
+        errors.append(abs(norm_x ** 2 - _fro(core) ** 2) ** 0.5 / norm_x)
+        if tol and iteration >= 1 and abs(errors[-2] - errors[-1]) < tol:
+            break
+    result = _result(core, factors, tensor.dtype)
     return (result, errors) if return_errors else result
+
+
+def _result(core, factors, dtype):
+    return TuckerTensor((_make(core).to(dtype), [_make(f).to(dtype) for f in factors]))
 
 
 def non_negative_tucker(tensor, rank, n_iter_max=10, init="svd", tol=1e-4, random_state=None,
@@ -173,21 +186,73 @@ def non_negative_tucker(tensor, rank, n_iter_max=10, init="svd", tol=1e-4, rando
         else:
             core, factors = _initialize(op, work, rank, init, "truncated_svd", gen)
             core, factors = core.abs(), [f.abs() for f in factors]
-        norm_x = norm(work)
-        errors = []
-        for iteration in range(n_iter_max):
-            for mode in range(work.ndim):
-                # B^T = unfold(core x_{k != mode} U_k, mode): the mode's design matrix
-                b = unfold(multi_mode_dot(core, factors, skip=mode), mode).mT
-                numerator = (unfold(work, mode) @ b).clamp_min(epsilon)
-                denominator = (factors[mode] @ (b.mT @ b)).clamp_min(epsilon)
-                factors[mode] = factors[mode] * numerator / denominator
-            numerator = multi_mode_dot(work, factors, transpose=True).clamp_min(epsilon)
-            denominator = multi_mode_dot(core, [f.mT @ f for f in factors]).clamp_min(epsilon)
-            core = core * numerator / denominator
-            recon = multi_mode_dot(core, factors)
-            errors.append(float(norm(work - recon) / norm_x))
-            if tol and iteration >= 1 and abs(errors[-2] - errors[-1]) < tol:
-                break
-        result = TuckerTensor((core.to(tensor.dtype), [f.to(tensor.dtype) for f in factors]))
+    core, factors, work = core._data, [f._data for f in factors], work._data  # see tucker
+    maximum = array_module(work).maximum
+    norm_x = _fro(work)
+    errors = []
+    for iteration in range(n_iter_max):
+        for mode in range(work.ndim):
+            # B^T = unfold(core x_{k != mode} U_k, mode): the mode's design matrix
+            b = _unfold(_multi_mode_dot(core, factors, skip=mode), mode).mT
+            numerator = maximum(_unfold(work, mode) @ b, epsilon)
+            denominator = maximum(factors[mode] @ (b.mT @ b), epsilon)
+            factors[mode] = factors[mode] * numerator / denominator
+        numerator = maximum(_multi_mode_dot(work, factors, transpose=True), epsilon)
+        denominator = maximum(_multi_mode_dot(core, [f.mT @ f for f in factors]), epsilon)
+        core = core * numerator / denominator
+        errors.append(_fro(work - _multi_mode_dot(core, factors)) / norm_x)
+        if tol and iteration >= 1 and abs(errors[-2] - errors[-1]) < tol:
+            break
+    result = _result(core, factors, tensor.dtype)
     return (result, errors) if return_errors else result
+
+
+def _tucker_size(shape, rank):
+    """Parameters of a Tucker model: the core plus the factors."""
+    return math.prod(rank) + sum(s * r for s, r in zip(shape, rank))
+
+
+def tucker_rank_for_budget(tensor, budget):
+    """A multilinear rank ``(R_0, ..., R_{N-1})`` whose Tucker model (core plus factors) has at
+    most ``budget`` parameters (an int, or a float in ``(0, 1]``: that fraction of
+    ``tensor.numel()``), chosen greedily on the unfoldings' singular values ("Tucker
+    packing"): from the full ranks, repeatedly lower the mode whose next discarded singular
+    value costs the least squared error per parameter saved. The objective is the truncated
+    HOSVD's error bound ``sum_k sum_{i >= R_k} sigma_{k,i}^2``, so modes of fast-decaying
+    spectra give up rank first (a uniform fraction per mode, TensorLy's ``rank=0.5``, does
+    not look at the data).
+
+    Example: ``tk = tucker(X, rank=tucker_rank_for_budget(X, 0.1))`` (10% of X's size).
+    """
+    op = "tucker_rank_for_budget"
+    check_tensor(op, tensor, min_ndim=2, finite=True)
+    shape = tuple(tensor.shape)
+    if isinstance(budget, float) and 0 < budget <= 1:
+        budget = int(budget * math.prod(shape))
+    smallest = _tucker_size(shape, [1] * len(shape))
+    if isinstance(budget, bool) or not isinstance(budget, int) or budget < smallest:
+        raise ValueError(f"{op}: budget must be an int >= {smallest} (the size of a rank-"
+                         f"(1, ..., 1) model of shape {shape}) or a float in (0, 1] giving at "
+                         f"least that, got {budget!r}")
+    work = working(tensor)._data
+    xp = array_module(work)
+    # the unfoldings' squared singular values, from their Gram matrices (I_k x I_k): only the
+    # spectrum is needed, and eigvalsh of the Gram is far cheaper than an SVD of a wide matrix
+    spectra = []
+    for mode in range(len(shape)):
+        u = _unfold(work, mode)
+        spectra.append(sorted((max(float(v), 0.0) for v in xp.linalg.eigvalsh(u @ u.T)),
+                              reverse=True))
+    rank = [min(s, math.prod(shape) // s) for s in shape]
+    while _tucker_size(shape, rank) > budget:
+        best, choice = math.inf, None
+        for mode, r in enumerate(rank):
+            if r == 1:
+                continue
+            smaller = rank[:mode] + [r - 1] + rank[mode + 1:]
+            saved = _tucker_size(shape, rank) - _tucker_size(shape, smaller)
+            cost = spectra[mode][r - 1] / saved
+            if cost < best:
+                best, choice = cost, mode
+        rank[choice] -= 1
+    return rank

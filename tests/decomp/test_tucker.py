@@ -91,3 +91,35 @@ def test_tucker_bad_input_errors():
         decomp.tucker(x, 2, init="hosvd")
     with pytest.raises(ValueError, match="TuckerTensor: factors must be matrices"):
         decomp.TuckerTensor((tx.randn(2, 2), [tx.randn(3, 2), tx.randn(3, 3)]))
+
+
+def test_tucker_rank_for_budget_packs_the_budget_where_the_spectra_need_it(rng):
+    tl = pytest.importorskip("tensorly")
+    from tensorly.tucker_tensor import validate_tucker_rank
+
+    from ._helpers import tucker_tensor
+
+    x, _, _ = tucker_tensor(rng, (12, 14, 16), (2, 6, 6))  # anisotropic multilinear rank
+    x = x + 1e-3 * np.linalg.norm(x) / np.sqrt(x.size) * rng.standard_normal(x.shape)
+    size = 2 * 6 * 6 + 12 * 2 + 14 * 6 + 16 * 6
+    rank = decomp.tucker_rank_for_budget(tx.tensor(x), size)
+    assert rank == [2, 6, 6]  # exactly the planted ranks fit the planted size
+    for budget in (0.05, 0.1, 300):
+        rank = decomp.tucker_rank_for_budget(tx.tensor(x), budget)
+        limit = budget if isinstance(budget, int) else int(budget * x.size)
+        assert decomp._tucker._tucker_size(x.shape, rank) <= limit
+        # against TensorLy's data-blind choice of the same parameter fraction
+        theirs = validate_tucker_rank(x.shape, rank=limit / x.size)
+        assert decomp._tucker._tucker_size(x.shape, theirs) <= limit * 1.05
+        ours_err = rel_err(decomp.tucker(tx.tensor(x), rank, n_iter_max=5, tol=0).to_tensor(), x)
+        their_err = rel_err(tl.tucker_to_tensor(tl.decomposition.tucker(
+            x, theirs, n_iter_max=5, tol=0, init="svd")), x)
+        assert ours_err <= their_err * (1 + 1e-9), (budget, rank, theirs)
+
+
+def test_tucker_rank_for_budget_bad_input():
+    x = tx.randn(4, 5, 6, dtype=tx.float64)
+    with pytest.raises(ValueError, match=r"tucker_rank_for_budget: budget must be an int >= 16"):
+        decomp.tucker_rank_for_budget(x, 10)
+    with pytest.raises(ValueError, match="budget must be"):
+        decomp.tucker_rank_for_budget(x, 1.5)

@@ -131,3 +131,24 @@ def test_bad_input_errors():
         dmrg2(bad)
     with pytest.raises(ValueError, match="tebd: expected 3 bond terms"):
         tebd(MPS.product_state("0000"), [tx.eye(4)] * 2, 0.1, 1)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.complex128])
+def test_two_site_matvec_equals_the_effective_hamiltonian(rng, dtype):
+    from tensorix.tn._dmrg import _lanczos, _two_site_matvec
+
+    def draw(*shape):
+        x = rng.standard_normal(shape)
+        return (x + 1j * rng.standard_normal(shape) if dtype is np.complex128 else x)
+
+    left, w1, w2, right = draw(5, 3, 4), draw(3, 2, 2, 4), draw(4, 2, 2, 3), draw(6, 3, 7)
+    theta = draw(4, 2, 2, 7)
+    matvec = _two_site_matvec(np, left, w1, w2, right)
+    expected = np.einsum("xwa,wsSv,vtTu,yub,aSTb->xsty", left, w1, w2, right, theta)
+    np.testing.assert_allclose(matvec(theta), expected, rtol=1e-12, atol=1e-12)
+    # the Lanczos on it finds the lowest eigenvalue of a Hermitian operator
+    h = rng.standard_normal((12, 12)) + (1j * rng.standard_normal((12, 12))
+                                         if dtype is np.complex128 else 0)
+    h = (h + h.conj().T) / 2
+    value, vec = _lanczos(lambda v: h @ v, draw(12), np, 24, 1e-14, 5)
+    assert abs(value - np.linalg.eigvalsh(h)[0]) < 1e-10

@@ -127,3 +127,19 @@ def test_bad_input_errors():
         MPS([tx.ones(1, 2, 1, dtype=tx.int64)])
     with pytest.raises(ValueError, match="expected an MPO of 4 sites"):
         psi.expectation(heisenberg_mpo(5))
+
+
+def test_bonds_above_what_the_dimensions_allow_are_capped_not_refused():
+    caps = [1, 2, 4, 8, 4, 2, 1]
+    big = MPS.random(6, 2, bond_dim=64, dtype=tx.float64, seed=0)
+    assert [c.shape[0] for c in big.cores] + [1] == caps
+    dense = big.to_dense()
+    again = MPS.from_dense(dense, max_bond=10 ** 6)
+    assert [c.shape[0] for c in again.cores] + [1] == caps
+    assert_close(again.to_dense(), dense)
+    from tensorix.tn import dmrg2
+
+    res = dmrg2(heisenberg_mpo(6, dtype=tx.float64), bond_dims=[1000])
+    assert all(c.shape[2] <= cap for c, cap in zip(res.state.cores, caps[1:]))
+    exact = np.linalg.eigvalsh(heisenberg_dense(6))[0]
+    assert abs(res.energy - exact) < 1e-10

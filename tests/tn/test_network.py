@@ -119,3 +119,38 @@ def test_bad_input_errors():
         tn.contract(("i", "x"))
     with pytest.raises(ValueError, match="empty"):
         TensorNetwork().contract()
+
+
+def test_no_grad_contraction_runs_on_the_arrays_and_equals_the_graph_path(rng, device,
+                                                                         monkeypatch):
+    from tensorix.tn import _network
+
+    tn, exact, arrays = _ring_network(rng)
+    tn = TensorNetwork([Node(n.data.to(device), n.inds, n.tags) for n in tn])
+
+    def no_tensor_ops(*args, **kwargs):
+        raise AssertionError("a no-grad contraction dispatched a Tensor op")
+
+    with monkeypatch.context() as m:
+        m.setattr(_network, "tensordot", no_tensor_ops)
+        fused = tn.contract(output_inds=("l", "k", "j", "i"))
+        bra = [n.conj().reindex({b: b + "'" for b in "abcd"}) for n in tn]
+        closed = TensorNetwork(list(tn) + bra).contract()
+    assert closed.inds == () and closed.data.shape == ()
+    assert_close(float(closed.data), float((exact ** 2).sum()))
+    assert fused.data.grad_fn is None and fused.data.device.type == device
+    assert fused.tags == {"A", "B", "C", "D"}
+    assert_close(fused.data.cpu(), exact.transpose(3, 2, 1, 0))
+    # one node requiring grad: the differentiable path, with the same value
+    leaf = tn.nodes[0].data.detach().requires_grad_()
+    graph = TensorNetwork([Node(leaf, tn.nodes[0].inds)] + tn.nodes[1:]).contract()
+    assert graph.data.grad_fn is not None
+    assert_close(graph.data.cpu(), exact)
+    graph.data.sum().backward()
+    assert leaf.grad is not None and leaf.grad.shape == leaf.shape
+    with tx.no_grad():  # grad mode off: the array path even though a node requires grad
+        assert TensorNetwork([Node(leaf, tn.nodes[0].inds)] + tn.nodes[1:]).contract(
+        ).data.grad_fn is None
+    # a half-precision network keeps the Tensor path (its widening rules live in the ops)
+    half = TensorNetwork([Node(n.data.to(tx.bfloat16), n.inds) for n in tn]).contract()
+    assert half.data.dtype is tx.bfloat16
