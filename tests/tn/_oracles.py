@@ -2,7 +2,6 @@
 spin-chain Hamiltonians built from Kronecker products, and gate matrices written out."""
 
 import math
-import os
 
 import numpy as np
 import pytest
@@ -75,9 +74,8 @@ def record(circuit, sim, name, *qubits, theta=None):
 
 
 # the large-problem tier (minutes on a busy machine: TRG at chi = 32, DMRG at L = 20 against
-# quimb): marked slow, and run only when asked for with TENSORIX_SLOW=1
-slow_tier = pytest.mark.skipif(os.environ.get("TENSORIX_SLOW") != "1",
-                               reason="large-problem tier: set TENSORIX_SLOW=1 to run")
+# quimb): the suite's one slow switch, ``--runslow`` or TENSORIX_RUN_SLOW=1 (tests/conftest.py)
+slow_tier = pytest.mark.slow
 
 
 def entangled_input(circuit, sim, rng):
