@@ -240,15 +240,7 @@ class Function:
                 edges = [a.grad_fn or a, a._output_nr, a._data.shape, a._dtype,
                          b.grad_fn or b, b._output_nr, b._data.shape, b._dtype]
             else:
-                edges = []
-                for a in args:
-                    if type(a) is Tensor and a._rg:
-                        record = True
-                        if a._base is not None and a._base.grad_fn is not a._base_fn:
-                            refresh_view(a)
-                        edges += (a.grad_fn or a, a._output_nr, a._data.shape, a._dtype)
-                    else:
-                        edges += _NO_EDGE
+                record, edges = _edges(args)
         # needs_input_grad reads it; the no-edge lists for 1-3 arguments are made once
         ctx.next_edges = edges if record else (_NO_EDGES[n] if n < 4 else _NO_EDGE * n)
         try:
@@ -288,6 +280,20 @@ class Function:
         return out
 
 FunctionCtx = Function  # the ctx passed to forward/backward is the node itself
+
+
+def _edges(args):
+    """(whether any argument requires grad, the flat next_edges of ``args``)."""
+    record, edges = False, []
+    for a in args:
+        if type(a) is Tensor and a._rg:
+            record = True
+            if a._base is not None and a._base.grad_fn is not a._base_fn:
+                refresh_view(a)
+            edges += (a.grad_fn or a, a._output_nr, a._data.shape, a._dtype)
+        else:
+            edges += _NO_EDGE
+    return record, edges
 
 
 
