@@ -29,7 +29,7 @@ import threading
 import numpy as np
 
 __all__ = ["set_num_threads", "get_num_threads", "set_num_interop_threads",
-           "get_num_interop_threads", "parallel", "matmul", "blockwise", "parts_for",
+           "get_num_interop_threads", "parallel", "matmul", "matmuls", "blockwise", "parts_for",
            "elementwise", "ufunc", "reduce_sum", "CHEAP", "COSTLY"]
 
 
@@ -232,6 +232,39 @@ def matmul(a, b):
     parts = min(parts, nb)
     cuts = [nb * i // parts for i in range(parts + 1)]
     _run_parts([lambda lo=lo, hi=hi: part(lo, hi) for lo, hi in zip(cuts[:-1], cuts[1:])])
+    return out
+
+
+# A GEMM of fewer multiply-adds than this (~40 us of one core) does not repay running beside
+# another one on a pool thread (a hand-off costs 20-50 us on a busy machine).
+_GEMM_MIN_TASK = 1 << 20
+
+
+def matmuls(pairs):
+    """``[a @ b for a, b in pairs]`` for independent GEMMs (a layer's backward: the input's
+    and the weight's gradient), run at the same time, one whole GEMM per pool thread with the
+    single-threaded BLAS, when there are two or more of similar size (the largest at most 4x
+    the smallest) and each is worth a hand-off; otherwise one after the other through
+    :func:`matmul` (which splits a large one itself). Each result is bit-identical to
+    ``a @ b`` computed alone. Shapes as :func:`matmul`.
+
+    Example: ``gx, gw = matmuls([(g, w), (g.T, x)])``.
+    """
+    works = [a.shape[-2] * a.shape[-1] * b.shape[-1] if a.ndim == b.ndim == 2 else 0
+             for a, b in pairs]
+    if len(pairs) < 2 or parts_for(len(pairs), 1) < 2 or min(works) < _GEMM_MIN_TASK or \
+            max(works) > 4 * min(works) or \
+            any(type(a) is not np.ndarray or type(b) is not np.ndarray for a, b in pairs):
+        return [matmul(a, b) for a, b in pairs]
+    if not _blas_pinned:
+        _pin_blas()
+    out = [None] * len(pairs)
+
+    def task(i):
+        out[i] = pairs[i][0] @ pairs[i][1]
+
+    for lo in range(0, len(pairs), _threads):  # at most one GEMM per thread at a time
+        _run_parts([lambda i=i: task(i) for i in range(lo, min(lo + _threads, len(pairs)))])
     return out
 
 
