@@ -206,6 +206,8 @@ def matmul(a, b):
             or a.dtype not in _BLAS_TYPES or a.ndim < 2 or b.ndim < 2):
         return a @ b
     m, k, n = a.shape[-2], a.shape[-1], b.shape[-1]
+    if a.ndim == b.ndim == 2 and m * n * k < 2 * _GEMM_MIN_PART:
+        return a @ b  # a small 2-d GEMM (most of a small model's): no batch shape to work out
     batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
     parts = parts_for(math.prod(batch) * m * n * k, _GEMM_MIN_PART)
     if parts <= 1:
