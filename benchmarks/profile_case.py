@@ -5,12 +5,11 @@ initialisation here, since only where the time goes matters) ``--n`` times under
 prints the functions with the most own time (``--sort tottime``) or cumulative time.
 ``--pyinstrument`` uses pyinstrument instead, if installed (a call-tree view).
 
-``--summary`` (CASE may be a comma-separated list, or ``train``) prints instead, per step: the
-graph nodes made (``Function.apply`` calls), the CPU time of the process and of the calling
-thread (the rest ran on the pool's threads: the share of the step that used a second core),
-and the share of the profiled time spent in GEMMs (``_threads.matmul``/``matmuls``), in NumPy
-kernels and in tensorix's Python (op bookkeeping, the engine). CPU times, unlike wall times,
-mean something on a loaded machine.
+``--summary`` (CASE may be a comma-separated list, or ``train``) prints instead, per step:
+the ops run (``Function.apply`` calls, forward and backward), the CPU time of the process and
+of the calling thread (the rest, "pool", ran on the pool's threads: the share of the step that
+used a second core), and the share of the CPU time spent in GEMMs (profiled on one thread).
+CPU times, unlike wall times, mean something on a loaded machine.
 """
 
 from __future__ import annotations
@@ -52,7 +51,7 @@ def _split_cpu(work, n):
 
 
 def _shares(work, n):
-    """(nodes per step, GEMM share of the CPU time) of a cProfile'd run on one thread (the
+    """(ops per step, GEMM share of the CPU time) of a cProfile'd run on one thread (the
     profiler sees the calling thread only; the BLAS runs inside _threads' own functions)."""
     threads = tensorix.get_num_threads()
     tensorix.set_num_threads(1)
@@ -68,22 +67,22 @@ def _shares(work, n):
     total = sum(v[2] for v in stats.values()) or 1.0
     gemm = sum(v[2] for k, v in stats.items() if k[0].endswith("_threads.py")
                and k[2] in ("matmul", "matmuls", "task", "part"))
-    nodes = sum(v[1] for k, v in stats.items() if k[0].endswith("function.py")
+    ops = sum(v[1] for k, v in stats.items() if k[0].endswith("function.py")
                 and k[2] == "apply")
-    return nodes / n, gemm / total
+    return ops / n, gemm / total
 
 
 def summary(cases, n):
     """Print the per-step summary of ``--summary`` for ``cases``."""
     print(f"threads {tensorix.get_num_threads()}; GEMM share profiled on one thread")
-    print(f"{'case':16s} {'nodes':>7s} {'CPU ms':>8s} {'main ms':>8s} {'pool':>6s} "
+    print(f"{'case':16s} {'ops':>7s} {'CPU ms':>8s} {'main ms':>8s} {'pool':>6s} "
           f"{'GEMM':>6s}")
     for case in cases:
         work, _ = wl.build(tensorix, case, _weights(case) if case in wl.TRAIN else None)
         work.step()
         cpu, main = _split_cpu(work, n)
-        nodes, gemm = _shares(work, max(1, n // 2))
-        print(f"{case:16s} {nodes:7.0f} {cpu:8.2f} {main:8.2f} {100 * (1 - main / cpu):5.0f}% "
+        ops, gemm = _shares(work, max(1, n // 2))
+        print(f"{case:16s} {ops:7.0f} {cpu:8.2f} {main:8.2f} {100 * (1 - main / cpu):5.0f}% "
               f"{100 * gemm:5.0f}%", flush=True)
 
 
@@ -94,7 +93,7 @@ def main(argv=None):
     p.add_argument("--sort", default="tottime", choices=["tottime", "cumulative"])
     p.add_argument("--top", type=int, default=30)
     p.add_argument("--pyinstrument", action="store_true")
-    p.add_argument("--summary", action="store_true", help="nodes, CPU split and time shares")
+    p.add_argument("--summary", action="store_true", help="ops, CPU split and GEMM share per step")
     args = p.parse_args(argv)
     cases = list(wl.TRAIN) if args.case == "train" else args.case.split(",")
     bad = [c for c in cases if c not in wl.CASES]
