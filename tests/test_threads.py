@@ -17,21 +17,10 @@ from tensorix import _threads
 
 
 @pytest.fixture
-def two_threads_split_small(monkeypatch):
+def two_threads_split_small(monkeypatch, counted_parts):
     """Two threads, and every GEMM big enough to split (so small tests exercise the split)."""
-    old = tx.get_num_threads()
-    tx.set_num_threads(2)
     monkeypatch.setattr(_threads, "_GEMM_MIN_PART", 1)
-    calls = []
-    run = _threads._run_parts
-
-    def counting(tasks):
-        calls.append(len(tasks))
-        run(tasks)
-
-    monkeypatch.setattr(_threads, "_run_parts", counting)
-    yield calls
-    tx.set_num_threads(old)
+    return counted_parts
 
 
 def test_thread_count_api_as_in_torch():
@@ -177,21 +166,10 @@ def test_parallel_covers_the_range_and_nests_without_deadlock():
 
 
 @pytest.fixture
-def concurrent_gemms(monkeypatch):
+def concurrent_gemms(monkeypatch, counted_parts):
     """Two threads, every GEMM worth a task; counts the batches of tasks handed out."""
-    old = tx.get_num_threads()
-    tx.set_num_threads(2)
     monkeypatch.setattr(_threads, "_GEMM_MIN_TASK", 1)
-    calls = []
-    run = _threads._run_parts
-
-    def counting(tasks):
-        calls.append(len(tasks))
-        run(tasks)
-
-    monkeypatch.setattr(_threads, "_run_parts", counting)
-    yield calls
-    tx.set_num_threads(old)
+    return counted_parts
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
