@@ -30,6 +30,7 @@ import numpy as np
 
 __all__ = ["set_num_threads", "get_num_threads", "set_num_interop_threads",
            "get_num_interop_threads", "parallel", "matmul", "matmuls", "blockwise", "parts_for",
+           "over_parts",
            "elementwise", "ufunc", "reduce_sum", "CHEAP", "COSTLY"]
 
 
@@ -268,6 +269,31 @@ def matmuls(pairs):
     for lo in range(0, len(pairs), _threads):  # at most one GEMM per thread at a time
         _run_parts([lambda i=i: task(i) for i in range(lo, min(lo + _threads, len(pairs)))])
     return out
+
+
+def over_parts(items, sizes, work, min_part):
+    """``work(part)`` for contiguous parts of the list ``items`` of about equal total size
+    (``sizes``: one per item), run at the same time on the pool when each part gets at least
+    ``min_part``; else ``work(items)``. For independent work per item (an optimizer's
+    per-parameter updates, NumPy releasing the GIL in each pass): results do not depend on
+    the split.
+
+    Example: ``over_parts(params, [p.size for p in params], update, COSTLY)``.
+    """
+    total = sum(sizes)
+    parts = min(parts_for(total, min_part), len(items))
+    if parts <= 1:
+        work(items)
+        return
+    cuts, acc = [0], 0
+    for i, size in enumerate(sizes[:-1]):
+        acc += size
+        if acc * parts >= total * len(cuts):  # this item closes part len(cuts)
+            cuts.append(i + 1)
+            if len(cuts) == parts:
+                break
+    cuts.append(len(items))
+    _run_parts([lambda a=a, b=b: work(items[a:b]) for a, b in zip(cuts[:-1], cuts[1:])])
 
 
 # Blocks of this many elements keep a fused kernel's temporaries in cache: a chain of ~10
