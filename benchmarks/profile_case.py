@@ -4,6 +4,12 @@ Runs the workload of ``workloads.py`` (training cases start from a fixed NumPy-s
 initialisation here, since only where the time goes matters) ``--n`` times under cProfile and
 prints the functions with the most own time (``--sort tottime``) or cumulative time.
 ``--pyinstrument`` uses pyinstrument instead, if installed (a call-tree view).
+
+``--summary`` (CASE may be a comma-separated list, or ``train``) prints instead, per step:
+the ops run (``Function.apply`` calls, forward and backward), the CPU time of the process and
+of the calling thread (the rest, "pool", ran on the pool's threads: the share of the step that
+used a second core), and the share of the CPU time spent in GEMMs (profiled on one thread).
+CPU times, unlike wall times, mean something on a loaded machine.
 """
 
 from __future__ import annotations
@@ -13,6 +19,7 @@ import cProfile
 import pathlib
 import pstats
 import sys
+import time
 
 import numpy as np
 
@@ -35,14 +42,66 @@ def _weights(case):
             for k, v in model.state_dict().items()}
 
 
+def _split_cpu(work, n):
+    """(process CPU, calling thread's CPU) in ms per step."""
+    p0, t0 = time.process_time(), time.thread_time()
+    for _ in range(n):
+        work.step()
+    return ((time.process_time() - p0) / n * 1e3, (time.thread_time() - t0) / n * 1e3)
+
+
+def _shares(work, n):
+    """(ops per step, GEMM share of the CPU time) of a cProfile'd run on one thread (the
+    profiler sees the calling thread only; the BLAS runs inside _threads' own functions)."""
+    threads = tensorix.get_num_threads()
+    tensorix.set_num_threads(1)
+    prof = cProfile.Profile()
+    try:
+        prof.enable()
+        for _ in range(n):
+            work.step()
+        prof.disable()
+    finally:
+        tensorix.set_num_threads(threads)
+    stats = pstats.Stats(prof).stats
+    total = sum(v[2] for v in stats.values()) or 1.0
+    gemm = sum(v[2] for k, v in stats.items() if k[0].endswith("_threads.py")
+               and k[2] in ("matmul", "matmuls", "task", "part"))
+    ops = sum(v[1] for k, v in stats.items() if k[0].endswith("function.py")
+                and k[2] == "apply")
+    return ops / n, gemm / total
+
+
+def summary(cases, n):
+    """Print the per-step summary of ``--summary`` for ``cases``."""
+    print(f"threads {tensorix.get_num_threads()}; GEMM share profiled on one thread")
+    print(f"{'case':16s} {'ops':>7s} {'CPU ms':>8s} {'main ms':>8s} {'pool':>6s} "
+          f"{'GEMM':>6s}")
+    for case in cases:
+        work, _ = wl.build(tensorix, case, _weights(case) if case in wl.TRAIN else None)
+        work.step()
+        cpu, main = _split_cpu(work, n)
+        ops, gemm = _shares(work, max(1, n // 2))
+        print(f"{case:16s} {ops:7.0f} {cpu:8.2f} {main:8.2f} {100 * (1 - main / cpu):5.0f}% "
+              f"{100 * gemm:5.0f}%", flush=True)
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("case", choices=list(wl.CASES))
+    p.add_argument("case", help=f"one of {', '.join(wl.CASES)} (a list or 'train' with --summary)")
     p.add_argument("--n", type=int, default=20, help="calls to profile")
     p.add_argument("--sort", default="tottime", choices=["tottime", "cumulative"])
     p.add_argument("--top", type=int, default=30)
     p.add_argument("--pyinstrument", action="store_true")
+    p.add_argument("--summary", action="store_true", help="ops, CPU split and GEMM share per step")
     args = p.parse_args(argv)
+    cases = list(wl.TRAIN) if args.case == "train" else args.case.split(",")
+    bad = [c for c in cases if c not in wl.CASES]
+    if bad:
+        p.error(f"unknown case(s) {bad}; known: {', '.join(wl.CASES)}")
+    if args.summary:
+        summary(cases, args.n)
+        return
     weights = _weights(args.case) if args.case in wl.TRAIN else None
     work, _ = wl.build(tensorix, args.case, weights)
     work.step()  # warm up

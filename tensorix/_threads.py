@@ -29,7 +29,8 @@ import threading
 import numpy as np
 
 __all__ = ["set_num_threads", "get_num_threads", "set_num_interop_threads",
-           "get_num_interop_threads", "parallel", "matmul", "blockwise", "parts_for",
+           "get_num_interop_threads", "parallel", "matmul", "matmuls", "blockwise", "parts_for",
+           "over_parts",
            "elementwise", "ufunc", "reduce_sum", "CHEAP", "COSTLY"]
 
 
@@ -206,6 +207,8 @@ def matmul(a, b):
             or a.dtype not in _BLAS_TYPES or a.ndim < 2 or b.ndim < 2):
         return a @ b
     m, k, n = a.shape[-2], a.shape[-1], b.shape[-1]
+    if a.ndim == b.ndim == 2 and m * n * k < 2 * _GEMM_MIN_PART:
+        return a @ b  # a small 2-d GEMM (most of a small model's): no batch shape to work out
     batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
     parts = parts_for(math.prod(batch) * m * n * k, _GEMM_MIN_PART)
     if parts <= 1:
@@ -233,6 +236,64 @@ def matmul(a, b):
     cuts = [nb * i // parts for i in range(parts + 1)]
     _run_parts([lambda lo=lo, hi=hi: part(lo, hi) for lo, hi in zip(cuts[:-1], cuts[1:])])
     return out
+
+
+# A GEMM of fewer multiply-adds than this (~40 us of one core) does not repay running beside
+# another one on a pool thread (a hand-off costs 20-50 us on a busy machine).
+_GEMM_MIN_TASK = 1 << 20
+
+
+def matmuls(pairs):
+    """``[a @ b for a, b in pairs]`` for independent GEMMs (a layer's backward: the input's
+    and the weight's gradient), run at the same time, one whole GEMM per pool thread with the
+    single-threaded BLAS, when there are two or more of similar size (the largest at most 4x
+    the smallest) and each is worth a hand-off; otherwise one after the other through
+    :func:`matmul` (which splits a large one itself). Each result is bit-identical to
+    ``a @ b`` computed alone. Shapes as :func:`matmul`.
+
+    Example: ``gx, gw = matmuls([(g, w), (g.T, x)])``.
+    """
+    works = [a.shape[-2] * a.shape[-1] * b.shape[-1] if a.ndim == b.ndim == 2 else 0
+             for a, b in pairs]
+    if len(pairs) < 2 or parts_for(len(pairs), 1) < 2 or min(works) < _GEMM_MIN_TASK or \
+            max(works) > 4 * min(works) or \
+            any(type(a) is not np.ndarray or type(b) is not np.ndarray for a, b in pairs):
+        return [matmul(a, b) for a, b in pairs]
+    if not _blas_pinned:
+        _pin_blas()
+    out = [None] * len(pairs)
+
+    def task(i):
+        out[i] = pairs[i][0] @ pairs[i][1]
+
+    for lo in range(0, len(pairs), _threads):  # at most one GEMM per thread at a time
+        _run_parts([lambda i=i: task(i) for i in range(lo, min(lo + _threads, len(pairs)))])
+    return out
+
+
+def over_parts(items, sizes, work, min_part):
+    """``work(part)`` for contiguous parts of the list ``items`` of about equal total size
+    (``sizes``: one per item), run at the same time on the pool when each part gets at least
+    ``min_part``; else ``work(items)``. For independent work per item (an optimizer's
+    per-parameter updates, NumPy releasing the GIL in each pass): results do not depend on
+    the split.
+
+    Example: ``over_parts(params, [p.size for p in params], update, COSTLY)``.
+    """
+    total = sum(sizes)
+    parts = min(parts_for(total, min_part), len(items))
+    if parts <= 1:
+        work(items)
+        return
+    cuts, acc = [0], 0
+    for i, size in enumerate(sizes[:-1]):
+        acc += size
+        if acc * parts >= total * len(cuts):  # this item closes part len(cuts)
+            cuts.append(i + 1)
+            if len(cuts) == parts:
+                break
+    cuts.append(len(items))
+    _run_parts([lambda a=a, b=b: work(items[a:b]) for a, b in zip(cuts[:-1], cuts[1:])])
 
 
 # Blocks of this many elements keep a fused kernel's temporaries in cache: a chain of ~10

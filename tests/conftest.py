@@ -71,6 +71,26 @@ def cuda():
         yield "cuda"
 
 
+@pytest.fixture
+def counted_parts(monkeypatch):
+    """Two library threads, and the batches of tasks handed to the pool counted: yields the
+    list of their sizes (tests then lower a split threshold to exercise the split)."""
+    from tensorix import _threads
+
+    old = tx.get_num_threads()
+    tx.set_num_threads(2)
+    calls = []
+    run = _threads._run_parts
+
+    def counting(tasks):
+        calls.append(len(tasks))
+        run(tasks)
+
+    monkeypatch.setattr(_threads, "_run_parts", counting)
+    yield calls
+    tx.set_num_threads(old)
+
+
 @pytest.fixture(autouse=True)
 def _restore_global_state():
     """Tests that change global modes or the default dtype don't leak into others."""

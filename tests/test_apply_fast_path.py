@@ -31,3 +31,24 @@ def test_no_grad_ctx_has_no_edges():
     assert out.grad_fn is None and not out.requires_grad
     out = tx.where(a > 0, a, a)  # three arguments, recorded
     assert out.grad_fn.needs_input_grad == (False, True, True)
+
+
+def test_forward_errors_translated_and_grad_mode_restored_in_both_modes():
+    import pytest
+
+    a, b = tx.ones(3, requires_grad=True), tx.ones(4)
+    for mode, on in ((tx.no_grad, False), (tx.enable_grad, True)):
+        with mode():
+            with pytest.raises(RuntimeError, match="must match the size"):
+                a + b
+            assert tx.is_grad_enabled() is on
+            inner = []
+
+            class Peek(tx.autograd.Function):
+                @staticmethod
+                def forward(ctx, x):
+                    inner.append(tx.is_grad_enabled())  # forward never records
+                    return x._data * 2
+
+            assert Peek.apply(a).requires_grad is on and inner == [False]
+            assert tx.is_grad_enabled() is on

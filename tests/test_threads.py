@@ -17,21 +17,10 @@ from tensorix import _threads
 
 
 @pytest.fixture
-def two_threads_split_small(monkeypatch):
+def two_threads_split_small(monkeypatch, counted_parts):
     """Two threads, and every GEMM big enough to split (so small tests exercise the split)."""
-    old = tx.get_num_threads()
-    tx.set_num_threads(2)
     monkeypatch.setattr(_threads, "_GEMM_MIN_PART", 1)
-    calls = []
-    run = _threads._run_parts
-
-    def counting(tasks):
-        calls.append(len(tasks))
-        run(tasks)
-
-    monkeypatch.setattr(_threads, "_run_parts", counting)
-    yield calls
-    tx.set_num_threads(old)
+    return counted_parts
 
 
 def test_thread_count_api_as_in_torch():
@@ -174,3 +163,41 @@ def test_parallel_covers_the_range_and_nests_without_deadlock():
         assert (hits == 1).all()
     finally:
         tx.set_num_threads(old)
+
+
+@pytest.fixture
+def concurrent_gemms(monkeypatch, counted_parts):
+    """Two threads, every GEMM worth a task; counts the batches of tasks handed out."""
+    monkeypatch.setattr(_threads, "_GEMM_MIN_TASK", 1)
+    return counted_parts
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_concurrent_gemms_are_bit_identical(concurrent_gemms, dtype):
+    rng = np.random.default_rng(3)
+    g, w, x = (rng.standard_normal(s).astype(dtype) for s in ((37, 11), (11, 13), (37, 13)))
+    gx, gw = _threads.matmuls([(g, w), (g.T, x)])
+    assert concurrent_gemms == [2]
+    assert np.array_equal(gx, g @ w) and np.array_equal(gw, g.T @ x)
+    # unbalanced (the largest more than 4x the smallest) or alone: one after the other
+    small = rng.standard_normal((2, 11)).astype(dtype)
+    a, b = _threads.matmuls([(small, w), (g.T, x)])
+    assert concurrent_gemms == [2] and np.array_equal(a, small @ w)
+    assert np.array_equal(_threads.matmuls([(g, w)])[0], g @ w)
+
+
+def test_linear_backward_runs_its_gemms_together_with_the_recorded_path_bits(concurrent_gemms):
+    """The first-order raw-array backward of F.linear gives the bits of its recorded (Tensor
+    op) backward, for 2-d and stacked inputs."""
+    F = tx.nn.functional
+    rng = np.random.default_rng(4)
+    for shape in ((9, 6), (3, 4, 6)):
+        x = tx.tensor(rng.standard_normal(shape), requires_grad=True)
+        w = tx.tensor(rng.standard_normal((5, 6)), requires_grad=True)
+        b = tx.tensor(rng.standard_normal(5), requires_grad=True)
+        g = tx.tensor(rng.standard_normal(shape[:-1] + (5,)))
+        got = tx.autograd.grad(F.linear(x, w, b), (x, w, b), g)
+        assert concurrent_gemms[-1] == 2
+        want = tx.autograd.grad(F.linear(x, w, b), (x, w, b), g, create_graph=True)
+        for a, c in zip(got, want):
+            assert np.array_equal(a.numpy(), c.detach().numpy())

@@ -12,24 +12,13 @@ from tensorix.ops import elementwise as ew
 
 
 @pytest.fixture
-def split_small(monkeypatch):
+def split_small(monkeypatch, counted_parts):
     """Two threads, and every elementwise kernel big enough to split; yields the parts run."""
-    old = tx.get_num_threads()
-    tx.set_num_threads(2)
     monkeypatch.setattr(_threads, "CHEAP", 8)
     monkeypatch.setattr(_threads, "COSTLY", 8)
     monkeypatch.setattr(_threads, "BLOCK", 8)  # blockwise kernels (sigmoid, gelu)
     monkeypatch.setattr(ew, "_SPLIT_SIZE", 16)
-    calls = []
-    run = _threads._run_parts
-
-    def counting(tasks):
-        calls.append(len(tasks))
-        run(tasks)
-
-    monkeypatch.setattr(_threads, "_run_parts", counting)
-    yield calls
-    tx.set_num_threads(old)
+    return counted_parts
 
 
 def _bits(a):

@@ -45,6 +45,8 @@ class Adam(Optimizer):
     """Adam (Kingma & Ba). ``weight_decay`` adds L2 to the gradient; use AdamW for decoupled
     decay. Example: ``Adam(model.parameters(), lr=1e-3)``."""
 
+    _per_parameter = True  # step() may update parts of the list at once
+
     _decoupled = False
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0,

@@ -10,8 +10,9 @@ from __future__ import annotations
 import copy
 from collections import defaultdict
 
+from .. import _threads
 from ..autograd.grad_mode import no_grad
-from ..backend import array_module
+from ..backend import array_module, cpu, get_device
 from ..tensor import Tensor, _make
 
 __all__ = ["Optimizer", "required"]
@@ -149,12 +150,32 @@ class Optimizer:
                 loss = closure()
         for group in self.param_groups:
             params = [p for p in group["params"] if p.grad is not None]
-            if params:
+            if not params:
+                continue
+            if self._splittable() and all(get_device(p._data) is cpu for p in params):
+                # parts of the list at once on the pool (the same bits: each parameter's
+                # update is unchanged); small models' lists stay on this thread
+                _threads.over_parts(params, [p._data.size for p in params],
+                                    lambda part, group=group: self._update(group, part),
+                                    _threads.COSTLY)
+            else:
                 self._update(group, params)
         return loss
 
+    # True where _update treats each parameter on its own (raw arrays, no shared state
+    # across parameters): step() may then run parts of the list at the same time
+    _per_parameter = False
+
     def _update(self, group, params):
         raise NotImplementedError
+
+    def _splittable(self) -> bool:
+        """Whether the class that defines the ``_update`` in use declares it per parameter (a
+        subclass that overrides ``_update`` is not split unless it says so too)."""
+        for klass in type(self).__mro__:
+            if "_update" in klass.__dict__:
+                return klass.__dict__.get("_per_parameter", False)
+        return False
 
     # -- state dict ----------------------------------------------------------------------------
     def state_dict(self) -> dict:

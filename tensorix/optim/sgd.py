@@ -27,6 +27,8 @@ class SGD(Optimizer):
     """Stochastic gradient descent. Example: ``SGD(model.parameters(), lr=0.1,
     momentum=0.9)``."""
 
+    _per_parameter = True  # step() may update parts of the list at once
+
     def __init__(self, params, lr=1e-3, momentum=0.0, dampening=0.0, weight_decay=0.0,
                  nesterov=False, *, maximize=False):
         if lr is not required:

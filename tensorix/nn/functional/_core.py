@@ -13,6 +13,7 @@ import numpy as np
 from ... import _threads, backend, kernels
 from ... import dtypes as dt
 from ...autograd.function import Function
+from ...autograd.grad_mode import modes
 from ...ops._common import check_same_dtype, check_tensor, same_device
 from ...ops.einsum import einsum
 from ...ops.random import _gen, rand
@@ -51,6 +52,9 @@ class Linear(Function):
     def backward(ctx, g):
         x, w = ctx.saved_tensors
         nx, nw, nb = ctx.needs_input_grad
+        state = modes.state
+        if not state.enabled and not state.hooked:  # first order, no GEMM policy: raw arrays
+            return _linear_grads(g._data, x._data, w._data, nx, nw, nb)
         gx = None
         if nx:
             gx = (g.reshape(-1, g.shape[-1]) @ w).reshape(x.shape) if g.ndim > 2 else g @ w
@@ -62,6 +66,18 @@ class Linear(Function):
             if nb:
                 gb = g2.sum(0)
         return gx, gw, gb
+
+
+def _linear_grads(g, x, w, nx, nw, nb):
+    """Linear's first-order gradients on raw arrays: the input's and the weight's GEMMs run
+    at the same time on the pool (``_threads.matmuls``), the same bits as one after the
+    other."""
+    g2 = g.reshape(-1, g.shape[-1])
+    pairs = ([(g2, w)] if nx else []) + ([(g2.T, x.reshape(-1, x.shape[-1]))] if nw else [])
+    res = _threads.matmuls(pairs)
+    gx = _make(res[0].reshape(x.shape)) if nx else None
+    gw = _make(res[-1]) if nw else None
+    return gx, gw, (_make(g2.sum(0)) if nb else None)
 
 
 def linear(input, weight, bias=None) -> Tensor:

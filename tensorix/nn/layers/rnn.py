@@ -3,10 +3,10 @@ layers, LSTM projections) and their cells, with PyTorch's parameter names (``wei
 ``bias_hh_l1_reverse``, ...), gate order (LSTM: i, f, g, o; GRU: r, z, n) and init
 U(-1/sqrt(hidden), 1/sqrt(hidden)).
 
-The input-to-hidden products of a layer are one matmul over all time steps; only the
-hidden-to-hidden product (one GEMM for all gates) runs per step, and the LSTM and GRU gate
-math of a step is one fused node (``LSTMGates``, ``GRUGates``: a dozen NumPy passes instead of
-~15 graph nodes, with a hand-written backward).
+The input-to-hidden products of a layer are one matmul over all time steps; the time loop of
+each direction is one fused node (``Recurrence`` in ``_recurrence.py``: per step one GEMM for
+all gates and a few in-place passes; the weight gradient as one GEMM over all steps), and a
+cell's gate math is one node (``LSTMGates``, ``GRUGates``).
 """
 
 from __future__ import annotations
@@ -14,171 +14,17 @@ from __future__ import annotations
 import math
 import warnings
 
-from ... import backend
-from ...autograd.function import Function
-from ...autograd.grad_mode import is_grad_enabled
-from ...backend import quiet
 from ...ops.creation import zeros
 from ...ops.shape import cat, stack
-from ...tensor import _make
 from .. import functional as F
 from .. import init
 from ..module import Module
+from ._recurrence import GRUGates, LSTMGates, _cell, _Steps, recurrence  # noqa: F401
 from ._util import new_param, optional_param
 
 __all__ = ["RNN", "LSTM", "GRU", "RNNCell", "LSTMCell", "GRUCell"]
 
 _GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
-
-
-def _sigmoid(xp, x):
-    """The logistic function on raw arrays without overflow (exp of -|x| only)."""
-    e = xp.exp(-xp.abs(x))
-    return xp.where(x >= 0, 1 / (1 + e), e / (1 + e))
-
-
-def _raw(*tensors):
-    return [None if t is None else t._data for t in tensors]  # None: no gradient arrived
-
-
-def _fusable(*tensors):
-    """Real floating tensors of one dtype: the fused gate kernels' domain (16-bit floats and
-    anything else take the composite)."""
-    d = tensors[0]._dtype
-    return d.name in ("float32", "float64") and all(t._dtype is d for t in tensors)
-
-
-class LSTMGates(Function):
-    """One LSTM step's gate math, fused: ``(gi, gh, c) -> (h, c')`` with ``a = gi + gh`` split
-    into gates i, f, g, o (each (N, H)), ``c' = sigmoid(f) c + sigmoid(i) tanh(g)`` and
-    ``h = sigmoid(o) tanh(c')``. The backward's formulas run on the forward's raw gate arrays
-    when no graph is recorded (plain backward), else on gates recomputed from the inputs with
-    tensorix ops (so double backward sees them depend on the inputs): one formula, both types."""
-
-    @staticmethod
-    def forward(ctx, gi, gh, c):
-        xp = backend.array_module(gi._data)
-        with quiet():
-            a = gi._data + gh._data
-            hid = a.shape[-1] // 4
-            s = _sigmoid(xp, a)
-            i, f, o = s[..., :hid], s[..., hid:2 * hid], s[..., 3 * hid:]
-            g = xp.tanh(a[..., 2 * hid:3 * hid])
-            c2 = f * c._data + i * g
-            tc = xp.tanh(c2)
-            h = o * tc
-        ctx.save_for_backward(gi, gh, c)
-        ctx.gates = (i, f, g, o, tc)
-        return h, c2
-
-    @staticmethod
-    def backward(ctx, gh_out, gc_out):
-        gi, gh, c = ctx.saved_tensors
-        if not is_grad_enabled():  # first order: the formulas on the raw gates, one concatenate
-            xp = backend.array_module(c._data)
-            with quiet():
-                da, dc = _lstm_grads(*ctx.gates, c._data, *_raw(gh_out, gc_out),
-                                     xp.concatenate)
-            return _make(da), _make(da), _make(dc)
-        i, f, g, o = (gi + gh).chunk(4, -1)
-        i, f, g, o = F.sigmoid(i), F.sigmoid(f), F.tanh(g), F.sigmoid(o)
-        tc = F.tanh(f * c + i * g)
-        da, dc = _lstm_grads(i, f, g, o, tc, c, gh_out, gc_out, lambda ts, axis: cat(ts, axis))
-        return da, da, dc
-
-
-def _lstm_grads(i, f, g, o, tc, c, gh, gc, concat):
-    """Gradients of LSTMGates w.r.t. the gate pre-activations and c (arrays or Tensors)."""
-    zero = 0 * tc
-    gh = zero if gh is None else gh
-    dc2 = gh * o * (1 - tc * tc) + (zero if gc is None else gc)
-    da = concat([dc2 * g * i * (1 - i), dc2 * c * f * (1 - f), dc2 * i * (1 - g * g),
-                 gh * tc * o * (1 - o)], -1)
-    return da, dc2 * f
-
-
-class GRUGates(Function):
-    """One GRU step's gate math, fused: ``(gi, gh, h) -> h'`` with gi, gh split into (r, z, n)
-    parts, ``r = sigmoid(ri + rh)``, ``z = sigmoid(zi + zh)``, ``n = tanh(ni + r nh)`` and
-    ``h' = n + z (h - n)``. Backward as in :class:`LSTMGates`."""
-
-    @staticmethod
-    def forward(ctx, gi, gh, h):
-        xp = backend.array_module(gi._data)
-        x, y = gi._data, gh._data
-        hid = x.shape[-1] // 3
-        with quiet():
-            rz = _sigmoid(xp, x[..., :2 * hid] + y[..., :2 * hid])
-            r, z = rz[..., :hid], rz[..., hid:]
-            nh = y[..., 2 * hid:]
-            n = xp.tanh(x[..., 2 * hid:] + r * nh)
-            out = n + z * (h._data - n)
-        ctx.save_for_backward(gi, gh, h)
-        ctx.gates = (r, z, n, nh)
-        return out
-
-    @staticmethod
-    def backward(ctx, g):
-        gi, gh, h = ctx.saved_tensors
-        if not is_grad_enabled():
-            xp = backend.array_module(h._data)
-            with quiet():
-                dgi, dgh, dh = _gru_grads(*ctx.gates, h._data, g._data, xp.concatenate)
-            return _make(dgi), _make(dgh), _make(dh)
-        ri, zi, ni = gi.chunk(3, -1)
-        rh, zh, nh = gh.chunk(3, -1)
-        r, z = F.sigmoid(ri + rh), F.sigmoid(zi + zh)
-        return _gru_grads(r, z, F.tanh(ni + r * nh), nh, h, g, lambda ts, axis: cat(ts, axis))
-
-
-def _gru_grads(r, z, n, nh, h, g, concat):
-    """Gradients of GRUGates w.r.t. gi, gh and h (arrays or Tensors)."""
-    dan = g * (1 - z) * (1 - n * n)  # through n = tanh(ni + r nh)
-    dar = dan * nh * r * (1 - r)
-    daz = g * (h - n) * z * (1 - z)
-    return concat([dar, daz, dan], -1), concat([dar, daz, dan * r], -1), g * z
-
-
-class _Steps(Function):
-    """``x.unbind(0)`` for the per-step input projections, as one node: its backward stacks
-    the steps' gradients once. (Per-step ``select`` nodes each scatter into a zero tensor of
-    the whole sequence, which the engine then sums: O(T^2) memory traffic, 2/3 of an LSTM
-    step's time at T = 64.)"""
-
-    @staticmethod
-    def forward(ctx, x):
-        ctx.shape, ctx.dtype, ctx.device = x.shape[1:], x.dtype, x.device
-        return tuple(x._data)
-
-    @staticmethod
-    def backward(ctx, *grads):
-        fill = None
-        for g in grads:
-            if g is None and fill is None:
-                fill = zeros(*ctx.shape, dtype=ctx.dtype, device=ctx.device)
-        return stack([fill if g is None else g for g in grads])
-
-
-def _cell(mode, gi, gh, h, c, w_hr=None):
-    """One step: input part ``gi`` and hidden part ``gh`` of the gates -> (h, c)."""
-    if mode == "LSTM":
-        if _fusable(gi, gh, c):
-            h, c = LSTMGates.apply(gi, gh, c)
-        else:
-            i, f, g, o = (gi + gh).chunk(4, -1)
-            c = F.sigmoid(f) * c + F.sigmoid(i) * F.tanh(g)
-            h = F.sigmoid(o) * F.tanh(c)
-        return (h if w_hr is None else F.linear(h, w_hr)), c
-    if mode == "GRU":
-        if _fusable(gi, gh, h):
-            return GRUGates.apply(gi, gh, h), None
-        ri, zi, ni = gi.chunk(3, -1)
-        rh, zh, nh = gh.chunk(3, -1)
-        r, z = F.sigmoid(ri + rh), F.sigmoid(zi + zh)
-        n = F.tanh(ni + r * nh)
-        return n + z * (h - n), None
-    act = F.tanh if mode == "RNN_TANH" else F.relu
-    return act(gi + gh), None
 
 
 class RNNBase(Module):
@@ -242,13 +88,8 @@ class RNNBase(Module):
 
     def _run_direction(self, x, h, c, layer, d):
         w_ih, w_hh, b_ih, b_hh, w_hr = self._weights(layer, d)
-        gi = _Steps.apply(F.linear(x, w_ih, b_ih))  # all steps' input projections at once
-        steps = range(len(gi) - 1, -1, -1) if d else range(len(gi))
-        outs = [None] * len(gi)
-        for t in steps:
-            h, c = _cell(self.mode, gi[t], F.linear(h, w_hh, b_hh), h, c, w_hr)
-            outs[t] = h
-        return stack(outs), h, c
+        gi = F.linear(x, w_ih, b_ih)  # all steps' input projections at once
+        return recurrence(self.mode, gi, h, c, w_hh, b_hh, w_hr, bool(d))
 
     def _check_hidden(self, hx, expected, batched, what="hidden"):
         if not batched and hx.ndim != 2:
