@@ -2,6 +2,10 @@
 compiled function of ``_cpu_jit.py``, or None where numba is missing, fails to import or
 compile, or ``TENSORIX_JIT=0``; the op then runs its NumPy kernel, which gives the same bits.
 numba is imported on the first request, never by ``import tensorix``.
+
+``float32_math(name, x)`` runs one of ``_math32``'s float32 functions (expm1, log1p, sinh, ...)
+on a float32 array: numba's one pass where it builds, else the same source on NumPy blocks;
+either way split over the library's threads.
 """
 
 from __future__ import annotations
@@ -10,7 +14,12 @@ import os
 import threading
 import warnings
 
-__all__ = ["jit_kernel"]
+import numpy as np
+
+from .. import _threads
+from . import _math32
+
+__all__ = ["jit_kernel", "float32_math"]
 
 _state: dict = {}
 _lock = threading.Lock()
@@ -60,3 +69,28 @@ def jit_kernel(name: str, *example):
         except Exception:  # noqa: BLE001 - no compiler target: the NumPy path still works
             _state[key] = None
     return _state[key]
+
+
+def _numpy_form(body):
+    def kernel(out, x):
+        out[...] = body(x)
+    return kernel
+
+
+def float32_math(name: str, x):
+    """``_math32.<name>`` (e.g. ``"expm1_32"``) of a float32 NumPy array, as a new float32
+    array of its shape, within that function's stated ulp bound (``_math32.ULP``); the same
+    bits with and without numba, and for any thread count.
+
+    Example: ``float32_math("log1p32", np.array([1e-10], np.float32))`` is
+    ``array([1.e-10], dtype=float32)``.
+    """
+    key = ("math32", name)
+    kernel = _state.get(key)
+    if kernel is None:
+        one = np.ones(1, np.float32)
+        kernel = jit_kernel(name, np.empty(1, np.float32), one) or _numpy_form(
+            getattr(_math32, name))
+        _state[key] = kernel
+    with np.errstate(all="ignore"):
+        return _threads.blockwise(kernel, np.empty(x.shape, np.float32), x)

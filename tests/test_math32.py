@@ -1,0 +1,133 @@
+"""The float32 kernels of tensorix/kernels/_math32.py (exp, log, expm1, log1p, sinh, cosh,
+atanh): each within its stated ulp bound of NumPy's float64 function on a dense sweep, the
+numba form bit-identical to the NumPy form, and the ops built on them against torch."""
+
+import numpy as np
+import pytest
+
+import tensorix as tx
+from tensorix.kernels import _cpu, _math32
+
+REFERENCE = {"exp32": np.exp, "log32": np.log, "log1p32": np.log1p, "expm1_32": np.expm1,
+             "sinh32": np.sinh, "cosh32": np.cosh, "atanh32": np.arctanh}
+OPS = {"expm1": "expm1_32", "log1p": "log1p32", "sinh": "sinh32", "cosh": "cosh32",
+       "atanh": "atanh32"}
+SPECIAL = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -1.0, 1e-45, -1e-45, 1e-38, 0.5,
+                    -0.5, 88.7, 88.72283935546875, 89.4, -89.4, 90.0, -1 + 2 ** -24, 2.0,
+                    -2.0], np.float32)
+
+
+def _bits(a):
+    return a.view(np.uint32)
+
+
+def _sweep(step):
+    bits = np.arange(0, 0x7F800000, step, dtype=np.uint32).view(np.float32)
+    dense = np.linspace(-12, 12, 1 << 19, dtype=np.float32)
+    return np.concatenate([bits, -bits, dense, SPECIAL])
+
+
+def _ulp_error(got, x, name):
+    with np.errstate(all="ignore"):
+        ref = REFERENCE[name](x.astype(np.float64))
+        ref32 = ref.astype(np.float32)
+    finite = np.isfinite(ref32)
+    ulp = np.spacing(np.abs(ref32[finite])).astype(np.float64)
+    err = np.zeros(x.shape)
+    err[finite] = np.abs(got[finite].astype(np.float64) - ref[finite]) / ulp
+    # beyond float32's range: the same inf, or nan, as the rounded reference
+    same = (got[~finite] == ref32[~finite]) | (np.isnan(got[~finite]) & np.isnan(ref32[~finite]))
+    err[np.flatnonzero(~finite)[~same]] = np.inf
+    if name == "exp32":  # stated range: 0 below -86.9 (its callers need no smaller values)
+        err[x < -86.9] = 0
+    return err
+
+
+@pytest.mark.parametrize("name", _math32.KERNELS)
+def test_kernel_within_its_ulp_bound_on_a_dense_sweep(name):
+    x = _sweep(1021)  # every 1021st float32 of each sign, and [-12, 12]
+    got = _cpu.float32_math(name, x)
+    assert got.dtype == np.float32
+    err = _ulp_error(got, x, name)
+    assert err.max() <= _math32.ULP[name], (err.max(), x[err.argmax()], got[err.argmax()])
+    assert np.median(err) <= 0.5  # most values correctly rounded
+
+
+@pytest.mark.parametrize("name", _math32.KERNELS)
+def test_numba_form_gives_the_numpy_forms_bits(name):
+    pytest.importorskip("numba")
+    kernel = _cpu.jit_kernel(name, np.empty(1, np.float32), np.ones(1, np.float32))
+    assert kernel is not None, "numba is installed but the kernel did not build"
+    x = np.concatenate([np.arange(0, 0xFFFFFFFF, 4099, dtype=np.uint32).view(np.float32),
+                        SPECIAL])  # every 4099th float32, both signs, nan payloads included
+    got = np.empty_like(x)
+    kernel(got, x)
+    with np.errstate(all="ignore"):
+        want = getattr(_math32, name)(x)
+    assert np.array_equal(_bits(got), _bits(want))
+
+
+def test_without_numba_the_ops_give_the_same_bits(monkeypatch):
+    x = np.random.default_rng(0).uniform(-0.99, 0.99, (1 << 19) + 3).astype(np.float32)
+    with_jit = {op: getattr(tx, op)(tx.tensor(x)).numpy() for op in OPS}
+    monkeypatch.setattr(_cpu, "_state", {"m": None})  # as without numba
+    for op in OPS:
+        assert np.array_equal(_bits(getattr(tx, op)(tx.tensor(x)).numpy()),
+                              _bits(with_jit[op])), op
+
+
+def test_the_split_over_threads_gives_the_same_bits():
+    x = np.random.default_rng(1).uniform(-20, 20, (1 << 20) + 5).astype(np.float32)
+    before = tx.get_num_threads()
+    try:
+        tx.set_num_threads(1)
+        one = _cpu.float32_math("sinh32", x)
+        tx.set_num_threads(2)
+        two = _cpu.float32_math("sinh32", x)
+    finally:
+        tx.set_num_threads(before)
+    assert np.array_equal(_bits(one), _bits(two))
+
+
+@pytest.mark.parametrize("op", sorted(OPS))
+def test_ops_match_torch_values_and_gradients(op):
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(2)
+    x = rng.uniform(-0.99, 0.99, 3000) if op == "atanh" else rng.uniform(-0.9, 30, 3000) \
+        if op == "log1p" else rng.uniform(-30, 30, 3000)
+    x = x.astype(np.float32).reshape(30, 100)[:, ::2]  # a strided view, too
+    a, t = tx.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    y, ty = getattr(tx, op)(a), getattr(torch, op)(t)
+    assert y.dtype == tx.float32
+    np.testing.assert_allclose(y.detach().numpy(), ty.detach().numpy(), rtol=4e-7, atol=0)
+    g = rng.standard_normal(x.shape).astype(np.float32)
+    y.backward(tx.tensor(g))
+    ty.backward(torch.tensor(g))
+    # expm1's gradient g (out + 1) keeps out's absolute error: one ulp of 1 where out ~ -1
+    err = np.abs(a.grad.numpy() - t.grad.numpy())
+    assert (err <= 2e-6 * np.abs(t.grad.numpy()) + 1.2e-7 * np.abs(g)).all(), err.max()
+
+
+@pytest.mark.parametrize("op", sorted(OPS))
+def test_ops_special_values(op):
+    """inf, nan, +-0, subnormals, the poles of atanh and sinh/cosh up to float32's limit
+    (torch's cosh and sinh give inf from 88.7 on, where the value is still finite)."""
+    got = getattr(tx, op)(tx.tensor(SPECIAL)).numpy()
+    with np.errstate(all="ignore"):
+        want = REFERENCE[OPS[op]](SPECIAL.astype(np.float64)).astype(np.float32)
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    finite = np.isfinite(want)
+    np.testing.assert_array_equal(got[~finite], want[~finite])
+    np.testing.assert_allclose(got[finite], want[finite], rtol=4e-7, atol=0)
+    np.testing.assert_array_equal(np.signbit(got[:2]), np.signbit(want[:2]))  # +-0
+
+
+@pytest.mark.parametrize("op", sorted(OPS))
+def test_float64_and_float16_inputs_keep_their_paths(op):
+    x = np.linspace(-0.9, 0.9, 101)
+    with np.errstate(all="ignore"):
+        want = getattr(np, {"atanh": "arctanh"}.get(op, op))(x)
+    np.testing.assert_allclose(getattr(tx, op)(tx.tensor(x)).numpy(), want, rtol=1e-15)
+    half = getattr(tx, op)(tx.tensor(x, dtype=tx.float16))
+    assert half.dtype == tx.float16
+    np.testing.assert_allclose(half.numpy().astype(np.float64), want, rtol=2e-3, atol=1e-4)
