@@ -15,7 +15,7 @@ atanh) on either.
 """
 
 from . import _cuda  # registers the CUDA entries (sources only; nothing compiles here)
-from ._cpu import float32_math, jit_kernel
+from ._cpu import float32_math, jit_kernel, logaddexp
 from ._table import entries, lookup, register
 
-__all__ = ["lookup", "register", "entries", "jit_kernel", "float32_math"]
+__all__ = ["lookup", "register", "entries", "jit_kernel", "float32_math", "logaddexp"]

@@ -19,7 +19,7 @@ import numpy as np
 from .. import _threads
 from . import _math32
 
-__all__ = ["jit_kernel", "float32_math"]
+__all__ = ["jit_kernel", "float32_math", "logaddexp"]
 
 _state: dict = {}
 _lock = threading.Lock()
@@ -94,3 +94,35 @@ def float32_math(name: str, x):
         _state[key] = kernel
     with np.errstate(all="ignore"):
         return _threads.blockwise(kernel, np.empty(x.shape, np.float32), x)
+
+
+def logaddexp(fn: str, a, b):
+    """``xp.logaddexp(a, b)`` (``fn="logaddexp"``) or ``xp.logaddexp2``, in float32 for two
+    float32 NumPy arrays as ``max(a, b) + softplus32(-|a - b|)`` (base 2: the difference
+    scaled by ln 2 and the softplus by 1 / ln 2), each term within 3 ulp (the sum cancels
+    near 0, as in NumPy's and torch's formula): NumPy's own calls the C library's log1p per
+    element, 20x torch's time. Equal inputs give ``a + log(2)`` (so inf, inf gives inf).
+    Shapes broadcast.
+
+    Example: ``logaddexp("logaddexp", np.float32([0.0]), np.float32([0.0]))`` is
+    ``array([0.6931472], dtype=float32)``.
+    """
+    if not (type(a) is np.ndarray and type(b) is np.ndarray and a.dtype == np.float32
+            and b.dtype == np.float32):
+        from .. import backend
+
+        return getattr(backend.array_module(a), fn)(a, b)
+    ln2 = np.float32(np.log(2.0))
+    with np.errstate(all="ignore"):
+        d = np.subtract(a, b)
+        np.abs(d, out=d)
+        np.negative(d, out=d)
+        if fn == "logaddexp2":
+            d *= ln2
+        soft = float32_math("softplus32", d)
+        if fn == "logaddexp2":
+            soft /= ln2
+        out = np.maximum(a, b)
+        out += soft
+        np.copyto(out, a + (ln2 if fn == "logaddexp" else np.float32(1)), where=a == b)
+    return out
