@@ -140,7 +140,7 @@ def table(rows, skipped, threads, repeat, load):
              f"(on a shared machine the wall ratio counts waits for a core: read the CPU-time "
              f"ratio too, which counts every thread of the process, torch's spinning OpenMP "
              f"threads included). {len(rows)} ops, {over} above the target in wall time, "
-             f"{over_cpu} in CPU time. Worst ten (wall): {', '.join(worst)}.", "",
+             f"{over_cpu} in CPU time. Worst ten: {', '.join(worst)} (by wall ratio).", "",
              "| op | tensorix ms | torch ms | ratio | CPU-time ratio |", "|---|---|---|---|---|"]
     lines += [f"| {n} | {a * 1e3:.3f} | {b * 1e3:.3f} | {q:.2f}{' **' if q > TARGET else ''} "
               f"| {c:.2f} |" for n, a, b, q, c in rows]
