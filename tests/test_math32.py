@@ -174,3 +174,32 @@ def test_softplus_family_float32_against_torch(name):
     y[tx.tensor(fin)].sum().backward()
     ty[torch.tensor(fin)].sum().backward()
     np.testing.assert_allclose(a.grad.numpy(), t.grad.numpy(), rtol=2e-6, atol=2e-7)
+
+
+@pytest.mark.parametrize("dim", [0, 1])
+def test_logcumsumexp_float32_scan_against_torch(dim):
+    torch = pytest.importorskip("torch")
+    x = (np.random.default_rng(5).standard_normal((64, 37)) * 40).astype(np.float32)
+    x[3, :5] = [-np.inf, -np.inf, 0, np.inf, 1]
+    a, t = tx.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    y, ty = tx.logcumsumexp(a, dim), torch.logcumsumexp(t, dim)
+    w = ty.detach().numpy()
+    np.testing.assert_array_equal(y.detach().numpy()[~np.isfinite(w)], w[~np.isfinite(w)])
+    np.testing.assert_allclose(y.detach().numpy(), w, rtol=1e-6, atol=1e-6)
+    rows = np.isfinite(x).all(1)
+    y[tx.tensor(rows)].sum().backward()
+    ty[torch.tensor(rows)].sum().backward()
+    np.testing.assert_allclose(a.grad.numpy()[rows], t.grad.numpy()[rows], rtol=1e-4, atol=1e-5)
+
+
+def test_rsqrt_and_norm_keep_their_values():
+    torch = pytest.importorskip("torch")
+    x = np.float32([4, 0, -1, np.inf, 1e-40, 2])
+    np.testing.assert_array_equal(tx.rsqrt(tx.tensor(x)).numpy(), torch.rsqrt(torch.tensor(x)))
+    assert float(tx.rsqrt(tx.tensor(np.float32(4)))) == 0.5  # 0-d
+    v = np.random.default_rng(6).standard_normal((50, 40)).astype(np.float32)
+    np.testing.assert_allclose(tx.norm(tx.tensor(v), dim=1).numpy(),
+                               torch.norm(torch.tensor(v), dim=1).numpy(), rtol=1e-6)
+    c = (v[:, :20] + 1j * v[:, 20:]).astype(np.complex64)
+    np.testing.assert_allclose(tx.norm(tx.tensor(c)).numpy(), torch.norm(torch.tensor(c)),
+                               rtol=1e-6)

@@ -113,8 +113,9 @@ class Sqrt(_MathOut):
 class Rsqrt(Function):
     @staticmethod
     def forward(ctx, a):
-        with quiet():
-            out = _make(1 / a.xp.sqrt(a._data))
+        with quiet():  # the reciprocal in place: one temporary, not two
+            r = _threads.ufunc(a.xp.sqrt, a._data, min_part=_threads.CHEAP)
+            out = _make(a.xp.divide(1, r, out=r) if r.ndim and r.dtype.kind in "fc" else 1 / r)
         ctx.save_for_backward(out)
         return out
 
