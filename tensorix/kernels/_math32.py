@@ -1,5 +1,5 @@
-"""float32 math written once, run two ways: exp, log, expm1, log1p, sinh, cosh, atanh and
-softplus.
+"""float32 math written once, run two ways: exp, log, expm1, log1p, sinh, cosh, atanh,
+softplus, lgamma and digamma.
 
 NumPy's float32 ``expm1``, ``log1p``, ``sinh``, ``cosh`` and ``arctanh`` call the C library
 once per element (5-9x torch's vectorised kernels). Each function here is Cephes' float32
@@ -25,8 +25,8 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["KERNELS", "BODIES", "ULP", "exp32", "log32", "expm1_32", "log1p32", "sinh32",
-           "cosh32", "atanh32", "softplus32"]
+__all__ = ["KERNELS", "BODIES", "ULP", "GAMMA_BOUNDS", "exp32", "log32", "expm1_32",
+           "log1p32", "sinh32", "cosh32", "atanh32", "softplus32", "lgamma32", "digamma32"]
 
 
 # -- the helpers, NumPy forms (``_cpu_jit.py`` supplies the scalar ones) ----------------------
@@ -207,10 +207,124 @@ def softplus32(x):
     return _sel(x > _ZERO, x, _ZERO) + log1p32(exp32(-ax))
 
 
+# -- the gamma family ------------------------------------------------------------------------
+_PI, _LOG_PI = _F(np.pi), _F(np.log(np.pi))
+_TWO_60, _TWO_M60 = _F(2.0 ** 60), _F(2.0 ** -60)
+_LOG_PI_M60 = _F(np.log(np.pi) - 60 * np.log(2.0))
+_HALF_LOG_2PI = _F(0.5 * np.log(2 * np.pi))
+_TWO, _EIGHT, _TEN = _F(2), _F(8), _F(10)
+# sin(pi t) / t and cos(pi t) on |t| <= 1/2: Taylor series in t^2 (error below 1e-9)
+_SINPI = tuple(_F((-1) ** k * np.pi ** (2 * k + 1) / np.prod(np.arange(1, 2 * k + 2.0)))
+               for k in range(7, -1, -1))
+_COSPI = tuple(_F((-1) ** k * np.pi ** (2 * k) / np.prod(np.arange(1, 2 * k + 1.0)))
+               for k in range(7, -1, -1))
+# lgamma(2 + t) / t on t in [0, 1]: a degree-8 fit at 400 Chebyshev nodes to mpmath's loggamma
+# (relative error 2.9e-10)
+_LGAMMA2 = tuple(_F(c) for c in (
+    -4.0518609562616285e-05, 0.0002770345169553121, -0.001000344419251816,
+    0.002789831442424445, -0.007353289989838135, 0.02057486346223154, -0.06735174432841436,
+    0.3224670131630113, 0.422784335220627))
+# Stirling's series for lgamma beyond 8: 1/(12 x) - 1/(360 x^3) + 1/(1260 x^5), in 1/x^2
+_STIRLING = (_F(1 / 1260), _F(-1 / 360), _F(1 / 12))
+# digamma's asymptotic series beyond 10: B_2k / (2k) for k = 7 .. 1, in 1/x^2
+_PSI = tuple(_F(c) for c in (1 / 12, -691 / 32760, 1 / 132, -1 / 240, 1 / 252, -1 / 120,
+                             1 / 12))
+
+
+def _sincospi(x):
+    """(sin(pi x), cos(pi x)) with x reduced to r in [-1, 1] first (exact: x - 2 round(x / 2)),
+    so sin is exactly 0 at every integer; every |x| >= 2^23 is an integer."""
+    big = ~(x < _TWO23) | ~(x > -_TWO23)  # nan too
+    h = _sel(big, _ZERO, x * _HALF)
+    r = x - ((h + _ROUND) - _ROUND) * _F(2.0)
+    r = _sel(big, _ZERO, r)
+    a = _sel(r < _ZERO, -r, r)
+    far = a > _HALF
+    t = _sel(far, _ONE - a, a)
+    z = t * t
+    sn = _poly(z, _SINPI[:-1]) * z + _SINPI[-1]
+    sn = sn * t
+    cs = _poly(z, _COSPI[:-1]) * z + _COSPI[-1]
+    sn = _sel(r < _ZERO, -sn, sn)
+    cs = _sel(far, -cs, cs)
+    return sn, cs
+
+
+def _lgamma_pos(x):
+    """lgamma(x) for x > 0 (0 and inf handled by the caller): Stirling from 8 on; below,
+    x = n + t with t = x - floor(x) exact, lgamma(2 + t) = t P(t) (no cancellation at the
+    zeros x = 1 and 2), and the recurrence's product (x (x + 1), x, or (2 + t) ... (n - 1 + t))
+    under one log."""
+    xs = _sel(x < _EIGHT, x, _EIGHT)
+    n = (xs + _ROUND) - _ROUND
+    n = _sel(n > xs, n - _ONE, n)  # floor
+    t = xs - n
+    w = _ONE
+    for k in range(2, 7):
+        kf = _F(k)
+        w = _sel(kf < n, w * (kf + t), w)
+    q = _sel(x < _ONE, x * (x + _ONE), x)
+    low = x < _TWO
+    large = ~(x < _EIGHT)
+    lg = log32(_sel(large, x, _sel(low, q, w)))
+    mid = t * _poly(t, _LGAMMA2) + _sel(low, -lg, lg)
+    inv = _ONE / x
+    inv2 = inv * inv
+    # (x - 1/2) log x - x as x (log x - 1) - log(x) / 2: no overflow below lgamma's own
+    stir = x * (lg - _ONE) - _HALF * lg + _HALF_LOG_2PI + inv * _poly(inv2, _STIRLING)
+    return _sel(large, stir, mid)
+
+
+def lgamma32(x):
+    """log|Gamma(x)|: the positive branch above, and lgamma(1 - x) reflected for x < 0,
+    log(pi / |sin(pi x)|) - lgamma(1 - x); inf at 0, the negative integers and +-inf."""
+    neg = x < _ZERO
+    v = _sel(neg, _ONE - x, x)
+    v = _sel(v < _INF, v, _ONE)  # +-inf: any finite value, replaced below
+    lp = _lgamma_pos(v)
+    sn, cs = _sincospi(x)
+    sn = _sel(sn < _ZERO, -sn, sn)
+    # |x| < 2^-60: sin(pi x) = pi x, but pi x rounds coarsely among the subnormals; so
+    # log(pi |x|) = log(|x| 2^60) + (log(pi) - 60 log 2), on a normal number
+    tiny = (x > -_TWO_M60) & (x < _ZERO)
+    ls = log32(_sel(tiny, -x * _TWO_60, sn))
+    ls = _sel(tiny, ls + _LOG_PI_M60, ls)
+    y = _sel(neg, _LOG_PI - ls - lp, lp)
+    y = _sel(neg & (sn == _ZERO), _INF, y)  # the poles (inf - inf above)
+    y = _sel(x == _ZERO, _INF, y)
+    y = _sel((x == _INF) | (x == -_INF), _INF, y)
+    return _sel(x == x, y, x)
+
+
+def digamma32(x):
+    """psi(x) (torch's float algorithm): psi(x) = psi(x + 1) - 1/x up to x >= 10, then the
+    asymptotic series; psi(1 - x) - pi cot(pi x) for x < 0. -inf/+inf at +0/-0, nan at the
+    negative integers and -inf."""
+    neg = x < _ZERO
+    v = _sel(neg, _ONE - x, x)
+    v = _sel((v < _INF) & (v > _ZERO), v, _ONE)
+    acc = _ZERO
+    for _ in range(10):
+        small = v < _TEN
+        acc = acc - _sel(small, _ONE / v, _ZERO)
+        v = _sel(small, v + _ONE, v)
+    inv = _ONE / v
+    inv2 = inv * inv
+    y = acc + log32(v) - _HALF * inv - inv2 * _poly(inv2, _PSI)
+    sn, cs = _sincospi(x)
+    y = _sel(neg, y - _PI * cs / sn, y)
+    y = _sel(x == _ZERO, _sel(_bits(x) < 0, _INF, -_INF), y)
+    y = _sel(neg & (sn == _ZERO), _NAN, y)
+    y = _sel(x == _INF, _INF, y)
+    y = _sel(x == -_INF, _NAN, y)
+    return _sel(x == x, y, x)
+
+
 KERNELS = ("exp32", "log32", "log1p32", "expm1_32", "sinh32", "cosh32", "atanh32",
-           "softplus32")
+           "softplus32", "lgamma32", "digamma32")
 # what _cpu_jit.py recompiles as scalar functions, inlined into the loops below
-BODIES = ("_poly", "_log_core", "_split", "_log_special", "_exp_parts") + KERNELS
+BODIES = ("_poly", "_log_core", "_split", "_log_special", "_exp_parts", "_sincospi",
+          "_lgamma_pos") + KERNELS
 
 
 # The element loops numba compiles (``_cpu_jit.py``), one per kernel and defined here so that
@@ -255,6 +369,20 @@ def _loop_softplus32(out, x):
     for i in range(x.shape[0]):
         out[i] = softplus32(x[i])
 # stated bounds in float32 ulp of the exact value, checked by tests/test_math32.py
-# (measured on that sweep: 0.97, 0.78, 1.18, 1.67, 2.09, 1.47, 1.94, softplus32 1.71)
+# (measured on that sweep: 0.97, 0.78, 1.18, 1.67, 2.09, 1.47, 1.94, softplus32 1.71);
+# lgamma and digamma: (ulp where the result is at least 1/2, else absolute), x > 0 and x < 0
+# (measured lgamma 3.17 / 1.7e-7 and 17.6 / 9.8e-7; digamma 14.0 / 7.0e-7 and 28.6 / 1.7e-6,
+# torch's float digamma 14.0 / 7.0e-7 and 20.8 / 1.2e-6 on the same sweep)
 ULP = {"exp32": 1, "log32": 1, "log1p32": 2, "expm1_32": 2, "sinh32": 3, "cosh32": 2,
        "atanh32": 3, "softplus32": 3}
+GAMMA_BOUNDS = {"lgamma32": ((4, 2e-7), (18, 1e-6)), "digamma32": ((15, 8e-7), (30, 2e-6))}
+
+
+def _loop_lgamma32(out, x):
+    for i in range(x.shape[0]):
+        out[i] = lgamma32(x[i])
+
+
+def _loop_digamma32(out, x):
+    for i in range(x.shape[0]):
+        out[i] = digamma32(x[i])
