@@ -97,11 +97,16 @@ def _tofloat(i):
     return np.float32(i)
 
 
+@_inline
+def _sqrt(x):
+    return np.sqrt(x)
+
+
 def _recompile():
     """``_math32``'s bodies as scalar functions (inlined), over a copy of its namespace in
     which the helpers are the scalar ones above, and its element loops compiled over them."""
     ns = dict(vars(_math32))
-    ns.update(_sel=_sel, _bits=_bits, _float=_float, _tofloat=_tofloat)
+    ns.update(_sel=_sel, _bits=_bits, _float=_float, _tofloat=_tofloat, _sqrt=_sqrt)
     for name in _math32.BODIES:
         fn = getattr(_math32, name)
         ns[name] = _inline(types.FunctionType(fn.__code__, ns, name, fn.__defaults__))
