@@ -6,15 +6,17 @@ special and reduce families that run in float32 and have a torch counterpart. Ea
 first sample whose array arguments share one shape is grown to 1024 x 1024 (``np.resize``
 repeats its values, so the op's domain is kept) and both frameworks run it without grad; a
 round times one sample of each (about ``--min-time`` seconds), the libraries alternate, and
-the table gives the medians over ``--repeat`` rounds and the ratio tensorix/torch (target:
-at most 2), worst first, and names the worst ten. ``--out`` writes the table into that file
-between the markers below (``benchmarks/results.md`` keeps it when ``run.py`` rewrites the
-rest). Options: ``--threads N`` (both frameworks; default: the usable cores), ``--ops a,b``.
+the table gives the medians over ``--repeat`` rounds and the ratio tensorix/torch of wall
+and of process CPU time (target: at most 2), worst first, and names the worst ten. ``--out``
+writes the table into that file between the markers below (``benchmarks/results.md`` keeps
+it when ``run.py`` rewrites the rest). Options: ``--threads N`` (both frameworks; default:
+the usable cores), ``--ops a,b``.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import pathlib
 import statistics
 import sys
@@ -70,14 +72,16 @@ def _convert(args, make):
 
 
 def _sample_time(fn, min_time):
+    """(wall, CPU) seconds per call: the CPU time is the process's, all threads together (on
+    a shared machine the wall time also counts time spent waiting for a core)."""
     fn()
-    n, t0 = 0, time.perf_counter()
+    n, t0, c0 = 0, time.perf_counter(), time.process_time()
     while True:
         fn()
         n += 1
         elapsed = time.perf_counter() - t0
         if elapsed >= min_time:
-            return elapsed / n
+            return elapsed / n, (time.process_time() - c0) / n
 
 
 def bench(ops, repeat, min_time):
@@ -106,32 +110,40 @@ def bench(ops, repeat, min_time):
             skipped.append(info.name)
             continue
         times = {"tensorix": [], "torch": []}
+        cpu = {"tensorix": [], "torch": []}
         with tx.no_grad(), torch.no_grad():
             for r in range(repeat):
                 order = (("tensorix", info.op, xa), ("torch", tfn, ta))
                 for name, fn, a in order if r % 2 == 0 else order[::-1]:
-                    times[name].append(_sample_time(lambda f=fn, a=a: f(*a, **kwargs),
-                                                    min_time))
+                    wall, cpu_s = _sample_time(lambda f=fn, a=a: f(*a, **kwargs), min_time)
+                    times[name].append(wall)
+                    cpu[name].append(cpu_s)
         med = {k: statistics.median(v) for k, v in times.items()}
-        rows.append((info.name, med["tensorix"], med["torch"], med["tensorix"] / med["torch"]))
+        mcpu = {k: statistics.median(v) for k, v in cpu.items()}
+        rows.append((info.name, med["tensorix"], med["torch"], med["tensorix"] / med["torch"],
+                     mcpu["tensorix"] / max(mcpu["torch"], 1e-9)))
         print(f"{info.name:24s} {med['tensorix'] * 1e3:9.3f} ms {med['torch'] * 1e3:9.3f} ms "
-              f"{rows[-1][3]:6.2f}", flush=True)
+              f"{rows[-1][3]:6.2f}  CPU {rows[-1][4]:6.2f}", flush=True)
     return sorted(rows, key=lambda r: -r[3]), skipped
 
 
-def table(rows, skipped, threads, repeat):
+def table(rows, skipped, threads, repeat, load):
     import torch
 
     worst = [r[0] for r in rows[:10]]
     over = sum(r[3] > TARGET for r in rows)
+    over_cpu = sum(r[4] > TARGET for r in rows)
     lines = [BEGIN, "", "## Elementwise and reduction ops, 1M float32 (bench_elementwise.py)", "",
              f"`python benchmarks/bench_elementwise.py --threads {threads} --repeat {repeat}`; "
              f"torch {torch.__version__}; no grad; medians; ratio tensorix/torch, target <= "
-             f"{TARGET}. {len(rows)} ops, {over} above the target. Worst ten: "
-             f"{', '.join(worst)}.", "",
-             "| op | tensorix ms | torch ms | ratio |", "|---|---|---|---|"]
-    lines += [f"| {n} | {a * 1e3:.3f} | {b * 1e3:.3f} | {q:.2f}{' **' if q > TARGET else ''} |"
-              for n, a, b, q in rows]
+             f"{TARGET}; load average {load[0]:.1f} at the start, {load[1]:.1f} at the end "
+             f"(on a shared machine the wall ratio counts waits for a core: read the CPU-time "
+             f"ratio too, which counts every thread of the process, torch's spinning OpenMP "
+             f"threads included). {len(rows)} ops, {over} above the target in wall time, "
+             f"{over_cpu} in CPU time. Worst ten: {', '.join(worst)} (by wall ratio).", "",
+             "| op | tensorix ms | torch ms | ratio | CPU-time ratio |", "|---|---|---|---|---|"]
+    lines += [f"| {n} | {a * 1e3:.3f} | {b * 1e3:.3f} | {q:.2f}{' **' if q > TARGET else ''} "
+              f"| {c:.2f} |" for n, a, b, q, c in rows]
     if skipped:
         lines += ["", f"Not timed (no torch counterpart, no float32 sample of one shape, or a "
                       f"call only one side accepts): {', '.join(sorted(skipped))}."]
@@ -161,8 +173,9 @@ def main(argv=None):
     tx.set_num_threads(args.threads)
     torch.set_num_threads(args.threads)
     ops = {o.strip() for o in args.ops.split(",") if o.strip()}
+    load0 = os.getloadavg()[0]
     rows, skipped = bench(ops, args.repeat, args.min_time)
-    text = table(rows, skipped, args.threads, args.repeat)
+    text = table(rows, skipped, args.threads, args.repeat, (load0, os.getloadavg()[0]))
     if args.out:
         write_section(args.out, text)
     print("\n" + text)

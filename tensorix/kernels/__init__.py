@@ -10,10 +10,12 @@ needs CuPy. See docs/gpu.md for what has and has not run on a GPU.
 
 On the CPU, ``jit_kernel(name, ...)`` gives the numba one-pass kernels of ``_cpu_jit.py`` (the
 ``jit`` extra), or None; each gives the bits of the NumPy kernel it replaces.
+``float32_math(name, x)`` runs a float32 function of ``_math32.py`` (expm1, log1p, sinh, cosh,
+atanh) on either.
 """
 
 from . import _cuda  # registers the CUDA entries (sources only; nothing compiles here)
-from ._cpu import jit_kernel
+from ._cpu import float32_math, jit_kernel, logaddexp
 from ._table import entries, lookup, register
 
-__all__ = ["lookup", "register", "entries", "jit_kernel"]
+__all__ = ["lookup", "register", "entries", "jit_kernel", "float32_math", "logaddexp"]

@@ -12,12 +12,13 @@ in float32 and are rounded once.
 from __future__ import annotations
 
 import builtins
+import functools
 import math
 import warnings
 
 import numpy as np
 
-from .. import _threads
+from .. import _threads, kernels
 from .. import dtypes as dt
 from ..autograd.function import Function
 from ..tensor import Tensor, _make
@@ -482,8 +483,10 @@ class PNorm(Function):
     def forward(ctx, a, p, dims, keepdim):
         ctx.p, ctx.dims, ctx.keepdim = p, dims, keepdim
         xp = a.xp
-        data = xp.abs(a._data.astype("float32") if _lowp(a._dtype) else a._data)
-        s = (data * data if p == 2 else data ** p).sum(axis=dims, keepdims=keepdim)
+        data = a._data.astype("float32") if _lowp(a._dtype) else a._data
+        if p != 2 or a._dtype.is_complex:  # a real x's square needs no abs (a pass saved)
+            data = xp.abs(data)
+        s = (xp.square(data) if p == 2 else data ** p).sum(axis=dims, keepdims=keepdim)
         out = _make((xp.sqrt(s) if p == 2 else s ** (1.0 / p)).astype(data.dtype))
         out = _make(out._data.astype(a._dtype.to_real().np))
         ctx.save_for_backward(a, out)
@@ -665,8 +668,9 @@ class LogCumSumExp(Function):
         xp = a.xp
         data = a._data.reshape(1) if a._data.ndim == 0 else a._data
         acc = data.astype("float32") if _lowp(a._dtype) else data
-        out = _make(scan(xp, acc, dim, xp.logaddexp).astype(a._data.dtype)
-                    .reshape(a._data.shape))
+        # float32: kernels.logaddexp's float32 formula (NumPy's calls the C log1p per element)
+        out = _make(scan(xp, acc, dim, functools.partial(kernels.logaddexp, "logaddexp"))
+                    .astype(a._data.dtype).reshape(a._data.shape))
         ctx.save_for_backward(a, out)
         return out
 

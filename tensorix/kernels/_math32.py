@@ -1,0 +1,442 @@
+"""float32 math written once, run two ways: exp, log, expm1, log1p, sinh, cosh, atanh,
+softplus, lgamma, digamma and i0.
+
+NumPy's float32 ``expm1``, ``log1p``, ``sinh``, ``cosh`` and ``arctanh`` call the C library
+once per element (5-9x torch's vectorised kernels). Each function here is Cephes' float32
+algorithm (range reduction, then a short polynomial) written with float32 arithmetic, bit
+casts and selects only, so that the same source runs
+
+* on NumPy float32 arrays, as written (the fallback; ``_threads.blockwise`` runs it in
+  cache-sized blocks split over the pool), and
+* element by element under numba (the ``jit`` extra): ``_cpu_jit.py`` recompiles these
+  functions with the scalar forms of the four helpers below, and LLVM vectorises the loop.
+
+Both run the same float32 operations in the same order (numba contracts no multiply-add
+without fastmath), so they give the same bits; tests/test_math32.py checks that and each
+function's stated ulp bound (``ULP``) against NumPy's float64 functions on a dense sweep.
+
+Rules for the bodies: every constant a module-level ``np.float32`` or a small int; no
+``if`` (both sides are computed, ``_sel`` keeps one); bit casts only through ``_bits`` and
+``_float``; NaN inputs are swapped for 0 early and restored at the end (a float to int
+conversion of NaN is undefined in LLVM).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["KERNELS", "BODIES", "ULP", "GAMMA_BOUNDS", "exp32", "log32", "expm1_32",
+           "log1p32", "sinh32", "cosh32", "atanh32", "softplus32", "lgamma32", "digamma32",
+           "i0_32"]
+
+
+# -- the helpers, NumPy forms (``_cpu_jit.py`` supplies the scalar ones) ----------------------
+def _sel(c, a, b):
+    return np.where(c, a, b)
+
+
+def _bits(x):
+    """float32 -> int32 with the same bits."""
+    return x.view(np.int32)
+
+
+def _float(i):
+    """int32 (or wider, in range) -> float32 with the same bits."""
+    return i.astype(np.int32, copy=False).view(np.float32)
+
+
+def _tofloat(i):
+    """An integer's value as float32 (exact: |i| < 2^24 here)."""
+    return i.astype(np.float32)
+
+
+def _sqrt(x):
+    return np.sqrt(x)  # correctly rounded, as LLVM's sqrt: the same bits
+
+
+_F = np.float32
+_ZERO, _HALF, _ONE, _F23 = _F(0), _F(0.5), _F(1), _F(23)
+_INF, _NAN = _F(np.inf), _F(np.nan)
+_ROUND = _F(12582912.0)  # 1.5 * 2^23: (v + R) - R rounds |v| < 2^22 to the nearest integer
+_LOG2E = _F(1.44269504088896341)
+_LN2_HI, _LN2_LO = _F(0.693359375), _F(-2.12194440e-4)  # ln 2 = HI + LO, HI of 9 bits
+# exp overflows above HI and underflows to 0 below LO; below -87.3 (n < -125) the scale
+# 2^(n-1) has no normal bits, so it is built as 2^(n+31) and the product scaled by 2^-32
+_EXP_HI, _EXP_LO = _F(88.72283935546875), _F(-104.0)
+_SUBNORMAL_N, _N_SHIFT, _TWO_M32 = _F(-125.0), _F(32.0), _F(2.0 ** -32)
+_EXP_P = tuple(_F(c) for c in (1.9875691500e-4, 1.3981999507e-3, 8.3334519073e-3,
+                               4.1665795894e-2, 1.6666665459e-1, 5.0000001201e-1))
+_SQRT_HALF, _SQRT_TWO = _F(0.70710678118654752440), _F(1.41421356237309504880)
+_LOG_P = tuple(_F(c) for c in (7.0376836292e-2, -1.1514610310e-1, 1.1676998740e-1,
+                               -1.2420140846e-1, 1.4249322787e-1, -1.6668057665e-1,
+                               2.0000714765e-1, -2.4999993993e-1, 3.3333331174e-1))
+_TINY = _F(1.17549435e-38)  # the smallest normal float32
+_TWO23 = _F(8388608.0)
+# expm1 on |x| < 1/2: the Taylor series' x^2 .. x^9 coefficients 1/2!, ..., 1/9!, Horner
+_EXPM1_T = tuple(_F(c) for c in (1 / 362880, 1 / 40320, 1 / 5040, 1 / 720, 1 / 120, 1 / 24,
+                                 1 / 6, 1 / 2))
+_BIG = _F(88.0)  # sinh/cosh beyond: e^|x| / 2 = e^(|x| - 88) * e^88 / 2, which is finite
+_HALF_E88 = _F(0.5 * np.exp(88.0))
+
+
+def _poly(x, c):
+    p = x * c[0] + c[1]
+    for k in c[2:]:
+        p = p * x + k
+    return p
+
+
+def exp32(x):
+    """e^x: x = n ln2 + r (|r| <= ln2/2), e^r = 1 + r + r^2 P(r), times 2^n built from bits
+    (as 2 e^r 2^(n-1), so that n = 128 at the top still has a normal scale). Within 1 ulp
+    (``ULP``) of e^x, subnormal results included; inf above 88.72, 0 below -104."""
+    ok = x == x
+    v = _sel(ok, x, _ZERO)
+    v = _sel(v > _EXP_HI, _EXP_HI, v)
+    v = _sel(v < _EXP_LO, _EXP_LO, v)
+    n = (v * _LOG2E + _ROUND) - _ROUND
+    r = v - n * _LN2_HI
+    r = r - n * _LN2_LO
+    z = r * r
+    p = _poly(r, _EXP_P) * z + r + _ONE
+    low = n < _SUBNORMAL_N
+    n = _sel(low, n + _N_SHIFT, n)
+    y = (p + p) * _float((_bits(n + _ROUND) - _bits(_ROUND) + 126) << 23)
+    y = _sel(low, y * _TWO_M32, y)
+    y = _sel(x > _EXP_HI, _INF, y)
+    y = _sel(x < _EXP_LO, _ZERO, y)
+    return _sel(ok, y, x)
+
+
+def _log_core(f, e):
+    """log(1 + f) + e ln2 for f in [sqrt(1/2) - 1, sqrt(2) - 1] (Cephes' logf polynomial)."""
+    z = f * f
+    y = f * z * _poly(f, _LOG_P)
+    y = y + e * _LN2_LO
+    y = y - z * _HALF
+    r = f + y
+    return r + e * _LN2_HI
+
+
+def _split(u):
+    """(f, e) with u = (1 + f) 2^e, 1 + f in [sqrt(1/2), sqrt(2)), for positive finite u."""
+    sub = u < _TINY
+    u = _sel(sub, u * _TWO23, u)
+    i = _bits(u)
+    m = _float((i & 0x007FFFFF) | 0x3F000000)  # the mantissa in [1/2, 1)
+    e = _tofloat((i >> 23) - 126) - _sel(sub, _F23, _ZERO)
+    low = m < _SQRT_HALF
+    m = _sel(low, m + m, m)
+    e = _sel(low, e - _ONE, e)
+    return m - _ONE, e
+
+
+def _log_special(x, y):
+    """log's values off (0, inf): -inf at 0, nan below 0 and at nan, inf at inf."""
+    y = _sel(x == _ZERO, -_INF, y)
+    y = _sel(x < _ZERO, _NAN, y)
+    y = _sel(x == _INF, _INF, y)
+    return _sel(x == x, y, x)
+
+
+def log32(x):
+    """log(x) within 1 ulp (``ULP``), subnormal inputs included."""
+    u = _sel((x > _ZERO) & (x < _INF), x, _ONE)
+    f, e = _split(u)
+    return _log_special(x, _log_core(f, e))
+
+
+def log1p32(x):
+    """log(1 + x): the polynomial on x itself where 1 + x is in [sqrt(1/2), sqrt(2)); else
+    log(u) for u = 1 + x, plus the rounding of u corrected to first order, (x - (u - 1)) / u."""
+    u = x + _ONE
+    uu = _sel((u > _ZERO) & (u < _INF), u, _ONE)
+    f, e = _split(uu)
+    near = (u >= _SQRT_HALF) & (u < _SQRT_TWO)
+    c = (x - (uu - _ONE)) / uu
+    f = _sel(near, x, f)
+    e = _sel(near, _ZERO, e)
+    c = _sel(near, _ZERO, c)
+    y = _log_core(f, e) + c
+    y = _log_special(u, y)
+    y = _sel(x == _INF, _INF, y)
+    return _sel(x == _ZERO, x, y)  # -0 stays -0
+
+
+def expm1_32(x):
+    """e^x - 1: the Taylor series to x^9 on |x| < 1/2, else exp32(x) - 1 (no cancellation
+    beyond one ulp there: |e^x - 1| >= 0.39)."""
+    small = (x < _HALF) & (x > -_HALF)
+    t = _sel(small, x, _ZERO)
+    s = t + t * t * _poly(t, _EXPM1_T)
+    s = _sel(small, s, exp32(x) - _ONE)
+    return _sel(x == _ZERO, x, s)  # -0 stays -0
+
+
+def _exp_parts(ax):
+    """(E, big): E = e^y - 1 for y = |x|, or y = |x| - 88 where |x| > 88 (``big``)."""
+    big = ax > _BIG
+    return expm1_32(_sel(big, ax - _BIG, ax)), big
+
+
+def sinh32(x):
+    """sinh(x) = (E + E / (E + 1)) / 2 for E = e^|x| - 1 (no cancellation at small x), with
+    the sign of x; e^|x| / 2 as e^(|x| - 88) e^88 / 2 where e^|x| alone would overflow."""
+    ax = _sel(x < _ZERO, -x, x)
+    em, big = _exp_parts(ax)
+    y = _sel(big, (em + _ONE) * _HALF_E88, (em + em / (em + _ONE)) * _HALF)
+    y = _sel(x < _ZERO, -y, y)
+    return _sel(x == _ZERO, x, y)
+
+
+def cosh32(x):
+    """cosh(x) = (e + 1 / e) / 2 for e = e^|x|, as in sinh32 beyond |x| = 88."""
+    ax = _sel(x < _ZERO, -x, x)
+    em, big = _exp_parts(ax)
+    e = em + _ONE
+    return _sel(big, e * _HALF_E88, (e + _ONE / e) * _HALF)
+
+
+def atanh32(x):
+    """atanh(x) = sign(x) log1p(2|x| / (1 - |x|)) / 2: inf at +-1, nan beyond."""
+    ax = _sel(x < _ZERO, -x, x)
+    y = log1p32((ax + ax) / (_ONE - ax)) * _HALF
+    y = _sel(ax > _ONE, _NAN, y)
+    y = _sel(x < _ZERO, -y, y)
+    return _sel(x == _ZERO, x, y)
+
+
+def softplus32(x):
+    """log(1 + e^x) = max(x, 0) + log1p(e^-|x|), without overflow."""
+    ax = _sel(x < _ZERO, -x, x)
+    return _sel(x > _ZERO, x, _ZERO) + log1p32(exp32(-ax))
+
+
+# -- the gamma family ------------------------------------------------------------------------
+_PI, _LOG_PI = _F(np.pi), _F(np.log(np.pi))
+_TWO_60, _TWO_M60 = _F(2.0 ** 60), _F(2.0 ** -60)
+_LOG_PI_M60 = _F(np.log(np.pi) - 60 * np.log(2.0))
+_HALF_LOG_2PI = _F(0.5 * np.log(2 * np.pi))
+_TWO, _EIGHT, _TEN = _F(2), _F(8), _F(10)
+# sin(pi t) / t and cos(pi t) on |t| <= 1/2: Taylor series in t^2 (error below 1e-9)
+_SINPI = tuple(_F((-1) ** k * np.pi ** (2 * k + 1) / np.prod(np.arange(1, 2 * k + 2.0)))
+               for k in range(7, -1, -1))
+_COSPI = tuple(_F((-1) ** k * np.pi ** (2 * k) / np.prod(np.arange(1, 2 * k + 1.0)))
+               for k in range(7, -1, -1))
+# lgamma(2 + t) / t on t in [0, 1]: a degree-8 fit at 400 Chebyshev nodes to mpmath's loggamma
+# (relative error 2.9e-10)
+_LGAMMA2 = tuple(_F(c) for c in (
+    -4.0518609562616285e-05, 0.0002770345169553121, -0.001000344419251816,
+    0.002789831442424445, -0.007353289989838135, 0.02057486346223154, -0.06735174432841436,
+    0.3224670131630113, 0.422784335220627))
+# Stirling's series for lgamma beyond 8: 1/(12 x) - 1/(360 x^3) + 1/(1260 x^5), in 1/x^2
+_STIRLING = (_F(1 / 1260), _F(-1 / 360), _F(1 / 12))
+# digamma's asymptotic series beyond 10: B_2k / (2k) for k = 7 .. 1, in 1/x^2
+_PSI = tuple(_F(c) for c in (1 / 12, -691 / 32760, 1 / 132, -1 / 240, 1 / 252, -1 / 120,
+                             1 / 12))
+
+
+def _sincospi(x):
+    """(sin(pi x), cos(pi x)) with x reduced to r in [-1, 1] first (exact: x - 2 round(x / 2)),
+    so sin is exactly 0 at every integer; every |x| >= 2^23 is an integer."""
+    big = ~(x < _TWO23) | ~(x > -_TWO23)  # nan too
+    h = _sel(big, _ZERO, x * _HALF)
+    r = x - ((h + _ROUND) - _ROUND) * _F(2.0)
+    r = _sel(big, _ZERO, r)
+    a = _sel(r < _ZERO, -r, r)
+    far = a > _HALF
+    t = _sel(far, _ONE - a, a)
+    z = t * t
+    sn = _poly(z, _SINPI[:-1]) * z + _SINPI[-1]
+    sn = sn * t
+    cs = _poly(z, _COSPI[:-1]) * z + _COSPI[-1]
+    sn = _sel(r < _ZERO, -sn, sn)
+    cs = _sel(far, -cs, cs)
+    return sn, cs
+
+
+def _lgamma_pos(x):
+    """lgamma(x) for x > 0 (0 and inf handled by the caller): Stirling from 8 on; below,
+    x = n + t with t = x - floor(x) exact, lgamma(2 + t) = t P(t) (no cancellation at the
+    zeros x = 1 and 2), and the recurrence's product (x (x + 1), x, or (2 + t) ... (n - 1 + t))
+    under one log."""
+    xs = _sel(x < _EIGHT, x, _EIGHT)
+    n = (xs + _ROUND) - _ROUND
+    n = _sel(n > xs, n - _ONE, n)  # floor
+    t = xs - n
+    w = _ONE
+    for k in range(2, 7):
+        kf = _F(k)
+        w = _sel(kf < n, w * (kf + t), w)
+    q = _sel(x < _ONE, x * (x + _ONE), x)
+    low = x < _TWO
+    large = ~(x < _EIGHT)
+    lg = log32(_sel(large, x, _sel(low, q, w)))
+    mid = t * _poly(t, _LGAMMA2) + _sel(low, -lg, lg)
+    inv = _ONE / x
+    inv2 = inv * inv
+    # (x - 1/2) log x - x as x (log x - 1) - log(x) / 2: no overflow below lgamma's own
+    stir = x * (lg - _ONE) - _HALF * lg + _HALF_LOG_2PI + inv * _poly(inv2, _STIRLING)
+    return _sel(large, stir, mid)
+
+
+def lgamma32(x):
+    """log|Gamma(x)|: the positive branch above, and lgamma(1 - x) reflected for x < 0,
+    log(pi / |sin(pi x)|) - lgamma(1 - x); inf at 0, the negative integers and +-inf."""
+    neg = x < _ZERO
+    v = _sel(neg, _ONE - x, x)
+    v = _sel(v < _INF, v, _ONE)  # +-inf: any finite value, replaced below
+    lp = _lgamma_pos(v)
+    sn, cs = _sincospi(x)
+    sn = _sel(sn < _ZERO, -sn, sn)
+    # |x| < 2^-60: sin(pi x) = pi x, but pi x rounds coarsely among the subnormals; so
+    # log(pi |x|) = log(|x| 2^60) + (log(pi) - 60 log 2), on a normal number
+    tiny = (x > -_TWO_M60) & (x < _ZERO)
+    ls = log32(_sel(tiny, -x * _TWO_60, sn))
+    ls = _sel(tiny, ls + _LOG_PI_M60, ls)
+    y = _sel(neg, _LOG_PI - ls - lp, lp)
+    y = _sel(neg & (sn == _ZERO), _INF, y)  # the poles (inf - inf above)
+    y = _sel(x == _ZERO, _INF, y)
+    y = _sel((x == _INF) | (x == -_INF), _INF, y)
+    return _sel(x == x, y, x)
+
+
+def digamma32(x):
+    """psi(x) (torch's float algorithm): psi(x) = psi(x + 1) - 1/x up to x >= 10, then the
+    asymptotic series; psi(1 - x) - pi cot(pi x) for x < 0. -inf/+inf at +0/-0, nan at the
+    negative integers and -inf."""
+    neg = x < _ZERO
+    v = _sel(neg, _ONE - x, x)
+    v = _sel((v < _INF) & (v > _ZERO), v, _ONE)
+    acc = _ZERO
+    for _ in range(10):
+        small = v < _TEN
+        acc = acc - _sel(small, _ONE / v, _ZERO)
+        v = _sel(small, v + _ONE, v)
+    inv = _ONE / v
+    inv2 = inv * inv
+    y = acc + log32(v) - _HALF * inv - inv2 * _poly(inv2, _PSI)
+    sn, cs = _sincospi(x)
+    y = _sel(neg, y - _PI * cs / sn, y)
+    y = _sel(x == _ZERO, _sel(_bits(x) < 0, _INF, -_INF), y)
+    y = _sel(neg & (sn == _ZERO), _NAN, y)
+    y = _sel(x == _INF, _INF, y)
+    y = _sel(x == -_INF, _NAN, y)
+    return _sel(x == x, y, x)
+
+
+# -- i0 ----------------------------------------------------------------------------------------
+# Chebyshev series (fits at 200 nodes to mpmath, relative error 1e-10 and 1e-11) of
+# e^-x I0(x) on [0, 8] in t = x / 4 - 1, and of sqrt(x) e^-x I0(x) on [8, inf) in t = 16 / x - 1
+_I0_NEAR = tuple(_F(c) for c in (
+    0.33839763720473803, -0.30468267234319824, 0.17162090152220874, -0.09490109704804758,
+    0.04930528423967076, -0.02373741480589949, 0.010546460394595026, -0.004324309995050546,
+    0.0016394756169414006, -0.0005763755745386211, 0.00018850288509586341,
+    -5.7541950100771214e-05, 1.6448448070820738e-05, -4.416738358333826e-06,
+    1.1173875389830395e-06, -2.6707938523254583e-07, 6.04699502253557e-08,
+    -1.3000249987626949e-08, 2.6598236946284723e-09, -5.189794372029158e-10,
+    9.675804601982924e-11))
+_I0_FAR = tuple(_F(c) for c in (
+    0.4022452055070544, 0.0033691164782556986, 6.889758346916778e-05, 2.89137052083702e-06,
+    2.048918589429502e-07, 2.266668990801024e-08, 3.396232027552682e-09, 4.940602441700845e-10,
+    1.1889147132071457e-11, -3.149916352057637e-11, -1.3215811951738937e-11))
+_QUARTER, _SIXTEEN = _F(0.25), _F(16)
+
+
+def _cheb(t, c):
+    """c[0] + sum c[k] T_k(t), by Clenshaw's recurrence."""
+    t2 = t + t
+    b1 = _ZERO
+    b2 = _ZERO
+    for k in c[:0:-1]:
+        b0 = t2 * b1 - b2 + k
+        b2 = b1
+        b1 = b0
+    return t * b1 - b2 + c[0]
+
+
+def i0_32(x):
+    """I0(x) = e^|x| (e^-|x| I0(|x|)), the scaled part from the two series above and e^|x| as
+    e^(|x|/2) squared, so that it overflows only where I0 does (x ~ 91.9; e^x alone would at
+    88.7); nan at +-inf, as torch's and the float64 kernel's."""
+    ax = _sel(x < _ZERO, -x, x)
+    near = ax <= _EIGHT
+    fa = _cheb(_sel(near, ax, _EIGHT) * _QUARTER - _ONE, _I0_NEAR)
+    af = _sel(near, _EIGHT, ax)
+    fb = _cheb(_SIXTEEN / af - _ONE, _I0_FAR) / _sqrt(af)
+    e = exp32(ax * _HALF)
+    return (e * _sel(near, fa, fb)) * e  # inf * 0 at +-inf
+
+
+KERNELS = ("exp32", "log32", "log1p32", "expm1_32", "sinh32", "cosh32", "atanh32",
+           "softplus32", "lgamma32", "digamma32", "i0_32")
+# what _cpu_jit.py recompiles as scalar functions, inlined into the loops below
+BODIES = ("_poly", "_log_core", "_split", "_log_special", "_exp_parts", "_sincospi",
+          "_lgamma_pos", "_cheb") + KERNELS
+
+
+# The element loops numba compiles (``_cpu_jit.py``), one per kernel and defined here so that
+# numba's on-disk cache is keyed to this file: an edit to a body recompiles them. NumPy never
+# calls them.
+def _loop_exp32(out, x):
+    for i in range(x.shape[0]):
+        out[i] = exp32(x[i])
+
+
+def _loop_log32(out, x):
+    for i in range(x.shape[0]):
+        out[i] = log32(x[i])
+
+
+def _loop_log1p32(out, x):
+    for i in range(x.shape[0]):
+        out[i] = log1p32(x[i])
+
+
+def _loop_expm1_32(out, x):
+    for i in range(x.shape[0]):
+        out[i] = expm1_32(x[i])
+
+
+def _loop_sinh32(out, x):
+    for i in range(x.shape[0]):
+        out[i] = sinh32(x[i])
+
+
+def _loop_cosh32(out, x):
+    for i in range(x.shape[0]):
+        out[i] = cosh32(x[i])
+
+
+def _loop_atanh32(out, x):
+    for i in range(x.shape[0]):
+        out[i] = atanh32(x[i])
+
+
+def _loop_softplus32(out, x):
+    for i in range(x.shape[0]):
+        out[i] = softplus32(x[i])
+# stated bounds in float32 ulp of the exact value, checked by tests/test_math32.py
+# (measured on that sweep: 0.97, 0.78, 1.18, 1.67, 2.09, 1.47, 1.94, softplus32 1.71,
+# i0_32 6.7: e^(|x|/2) squared and the Clenshaw sums);
+# lgamma and digamma: (ulp where the result is at least 1/2, else absolute), x > 0 and x < 0
+# (measured lgamma 3.17 / 1.7e-7 and 17.6 / 9.8e-7; digamma 14.0 / 7.0e-7 and 28.6 / 1.7e-6,
+# torch's float digamma 14.0 / 7.0e-7 and 20.8 / 1.2e-6 on the same sweep)
+ULP = {"exp32": 1, "log32": 1, "log1p32": 2, "expm1_32": 2, "sinh32": 3, "cosh32": 2,
+       "atanh32": 3, "softplus32": 3, "i0_32": 7}
+GAMMA_BOUNDS = {"lgamma32": ((4, 2e-7), (18, 1e-6)), "digamma32": ((15, 8e-7), (30, 2e-6))}
+
+
+def _loop_lgamma32(out, x):
+    for i in range(x.shape[0]):
+        out[i] = lgamma32(x[i])
+
+
+def _loop_digamma32(out, x):
+    for i in range(x.shape[0]):
+        out[i] = digamma32(x[i])
+
+
+def _loop_i0_32(out, x):
+    for i in range(x.shape[0]):
+        out[i] = i0_32(x[i])
