@@ -99,7 +99,8 @@ class OffloadOptimizer:
         for name, v in self._store.get(id(p), {}).items():
             if isinstance(v, tuple):
                 arr = np.array(v[1]) if type(v[1]) is np.memmap else v[1]  # read the file
-                out[name] = _make(backend.to_device(arr, dev), v[2])
+                # a raw host array (Shampoo's and SOAP's matrices) comes back as one
+                out[name] = arr if v[2] is None else _make(backend.to_device(arr, dev), v[2])
             else:
                 out[name] = v
         return out
@@ -108,18 +109,19 @@ class OffloadOptimizer:
         """Store ``state`` (just updated on the device) on the host or in files."""
         stored = self._store.setdefault(id(p), {})
         for name, v in state.items():
-            if not isinstance(v, Tensor):
+            if not isinstance(v, (Tensor, np.ndarray)):
                 stored[name] = v
                 continue
-            host = backend.to_device(v._data, backend.cpu)
+            host = v if isinstance(v, np.ndarray) else backend.to_device(v._data, backend.cpu)
+            dtype = v._dtype if isinstance(v, Tensor) else None
             if self.to == "cpu":
-                stored[name] = ("array", host, v._dtype)
+                stored[name] = ("array", host, dtype)
                 continue
             old = stored.get(name)
             if old is None or old[1].shape != host.shape or old[1].dtype != host.dtype:
                 i = self._index.setdefault(id(p), len(self._index))
                 file = os.path.join(self.path, f"p{i}.{name}.bin")
-                old = ("array", np.memmap(file, host.dtype, "w+", shape=host.shape), v._dtype)
+                old = ("array", np.memmap(file, host.dtype, "w+", shape=host.shape), dtype)
                 stored[name] = old
             old[1][...] = host
 
