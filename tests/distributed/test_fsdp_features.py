@@ -57,6 +57,13 @@ def test_fsdp_prefetch_hybrid_offload_state_dicts(mpirun, n):
         assert r["local_keys"] == ["_flat_param", "blocks.0._flat_param",
                                    "blocks.1._flat_param", "blocks.2._flat_param", "scale"]
     assert [r["rank0_only_keys"] for r in res] == [len(want)] + [0] * (n - 1)
+    errors = res[0]["errors"]
+    assert errors["prefetch"].startswith("TypeError: FullyShardedDataParallel(): "
+                                         "backward_prefetch must be a BackwardPrefetch")
+    assert "needs HYBRID_SHARD" in errors["pair"]
+    assert "cpu_offload must be a CPUOffload" in errors["offload"]
+    assert "expected a StateDictType" in errors["sd_type"]
+    assert "expects a ShardedTensor" in errors["sharded_value"]
     # SHARDED_STATE_DICT: the ranks' pieces tile every parameter exactly
     for k, v in want.items():
         if k == "scale":

@@ -107,6 +107,24 @@ def main():
         with FSDP.state_dict_type(fresh, kind):
             fresh.load_state_dict(sd)
         out[f"reloaded_{kind.name}"] = weights(fresh)
+    # bad input: clear errors naming the class and the argument
+    errors = {}
+    for key, call in (
+            ("prefetch", lambda: FSDP(sharded.build(0, tx.float64), backward_prefetch="pre")),
+            ("pair", lambda: FSDP(sharded.build(0, tx.float64), process_group=pair)),
+            ("offload", lambda: FSDP(sharded.build(0, tx.float64), cpu_offload=True)),
+            ("sd_type", lambda: FSDP.set_state_dict_type(model, "full"))):
+        try:
+            call()
+        except (TypeError, ValueError) as e:
+            errors[key] = f"{type(e).__name__}: {e}"
+    with FSDP.state_dict_type(model, T.SHARDED_STATE_DICT):
+        try:
+            model.load_state_dict({k: v.local_tensor() for k, v in pieces.items()
+                                   if isinstance(v, fsdp.ShardedTensor)})
+        except TypeError as e:
+            errors["sharded_value"] = f"TypeError: {e}"
+    out["errors"] = errors
     report(rank, out)
 
 
