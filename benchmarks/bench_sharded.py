@@ -1,4 +1,5 @@
-"""Data-parallel memory and traffic per rank: DDP (ZeRO-0), ZeRO-1, ZeRO-2 and ZeRO-3.
+"""Data-parallel memory and traffic per rank: DDP (ZeRO-0), ZeRO-1, ZeRO-2 and ZeRO-3; DDP's
+overlap of communication with backward; tensor-parallel bytes per rank against theory.
 
 Run ``python benchmarks/bench_sharded.py [-n 4]``: it launches itself under mpiexec. Each rank
 trains the demo's CharGPT (d=256, 4 layers) for a few Adam steps under each scheme and reports
@@ -9,6 +10,18 @@ trains the demo's CharGPT (d=256, 4 layers) for a few Adam steps under each sche
   ring-algorithm bytes sent per rank, next to the theory in units of the parameter bytes P:
   all-reduce 2(N-1)/N P, all-gather and reduce-scatter (N-1)/N P each;
 - the time per step.
+
+DDP's overlap (the same model): backward alone (no DDP), backward under DDP (buckets
+all-reduced non-blocking as backward produces them, the last hook waiting for them), and
+backward under ``no_sync`` followed by the same all-reduces one after the other; the overlap is
+the share of communication time that DDP hides.
+
+Tensor parallel (the demo GPT split Megatron-style over all N ranks, with and without sequence
+parallelism): the payloads of one forward + backward, as ring bytes sent per rank, against
+the theory for L layers, activations A = b s d bytes, vocabulary-parallel cross entropy
+(3 all-reduces of b s values): all-reduce ``(4L + 2) A + 3 b s``; with sequence parallelism
+all-gathers ``(4L + 2) A / N``, reduce-scatters ``4L A / N`` per rank, and all-reduces
+``2A + 3 b s + 6 L d`` (the replicated norm and row-bias gradients).
 """
 
 from __future__ import annotations
@@ -98,8 +111,80 @@ def worker(out):
         rows[scheme] = dict(P=total, held=_held(params, opt), peak=mem.peak,
                             sent=_ring_bytes(traffic, world), step_ms=1e3 * min(times),
                             calls={k: v[0] for k, v in traffic.items()})
+    rows["overlap"] = ddp_overlap(tx, dist, CharGPT, DDP, F, x, y)
+    rows["tp"] = tp_bytes(tx, dist, world)
     with open(os.path.join(out, f"rank{rank}.json"), "w") as fh:
         json.dump(rows, fh)
+
+
+def ddp_overlap(tx, dist, CharGPT, DDP, F, x, y, repeat=3):
+    """Backward times (ms): alone, under DDP (overlapped), and with the same bucketed
+    all-reduces after it; the all-reduces alone."""
+    tx.manual_seed(0)
+    net = CharGPT(65, CONTEXT, d_model=256, n_heads=4, n_layers=4)
+    model = DDP(net, bucket_cap_mb=4)  # several buckets, so that some can overlap
+
+    def loss():
+        return F.cross_entropy(model(x).reshape(-1, 65), y.reshape(-1))
+
+    buckets = [list(b.params) for b in model._buckets]  # DDP's own buckets, in its order
+    times = {"alone": [], "ddp": [], "after": [], "comm": []}
+    for _ in range(repeat):
+        for kind in ("alone", "ddp", "after"):
+            model.zero_grad()
+            out = loss() if kind != "alone" else \
+                F.cross_entropy(net(x).reshape(-1, 65), y.reshape(-1))
+            dist.barrier()
+            t0 = time.perf_counter()
+            if kind == "after":
+                with model.no_sync():
+                    out = loss()
+                t0 = time.perf_counter()
+                out.backward()
+                t1 = time.perf_counter()
+                for b in buckets:
+                    flat = tx.cat([p.grad.reshape(-1) for p in b if p.grad is not None])
+                    dist.all_reduce(flat)
+                times["comm"].append(time.perf_counter() - t1)
+            else:
+                out.backward()
+            times[kind].append(time.perf_counter() - t0)
+    return {k: 1e3 * min(v) for k, v in times.items()}
+
+
+def tp_bytes(tx, dist, world, batch=4, layers=2, d=64):
+    """Ring bytes sent per rank in one forward + backward of the tensor-parallel demo GPT,
+    measured and in theory, without and with sequence parallelism."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
+                                    "examples"))
+    from train_gpt_parallel import parallel_loss, parallelize_gpt
+
+    from tensorix.demo import CharGPT
+
+    vocab, e = 64, 4
+    a = batch * CONTEXT * d * e
+    f = (world - 1) / world
+    out = {}
+    for sp in (False, True):
+        tx.manual_seed(0)
+        m = parallelize_gpt(CharGPT(vocab, CONTEXT, d_model=d, n_heads=4, n_layers=layers),
+                            None, sp)
+        rng = np.random.default_rng(0)
+        ids = tx.tensor(rng.integers(0, vocab, (batch, CONTEXT)))
+        tgt = tx.tensor(rng.integers(0, vocab, (batch, CONTEXT)))
+        dist.traffic(reset=True)
+        parallel_loss(m, ids, tgt).backward()
+        traffic = dist.traffic(reset=True)
+        traffic.pop("barrier", None)
+        small = 3 * batch * CONTEXT * e
+        if sp:
+            theory = (world - 1) * ((4 * layers + 2) * a / world + 4 * layers * a / world) + \
+                2 * f * (2 * a + small + 6 * layers * d * e)
+        else:
+            theory = 2 * f * ((4 * layers + 2) * a + small)
+        out["sp" if sp else "tp"] = dict(sent=_ring_bytes(traffic, world), theory=theory,
+                                        calls={k: v[0] for k, v in traffic.items()})
+    return out
 
 
 THEORY = {"DDP (ZeRO-0)": "2(N-1)/N", "ZeRO-1": "2(N-1)/N + (N-1)/N",
@@ -129,12 +214,26 @@ def main():
     print("| scheme | params | grads | optim state | held total | peak in step | sent | "
           "theory sent (xP) | ms/step |")
     print("|---|---|---|---|---|---|---|---|---|")
+    overlap, tp = ranks[0].pop("overlap"), ranks[0].pop("tp")
     for scheme, row in ranks[0].items():
         p, g, s = (b / 2**20 for b in row["held"])
         theory = FACTOR[scheme] * (n - 1) / n * row["P"] / 2**20
         print(f"| {scheme} | {p:.2f} | {g:.2f} | {s:.2f} | {p + g + s:.2f} | "
               f"{row['peak'] / 2**20:.2f} | {row['sent'] / 2**20:.2f} | {THEORY[scheme]} = "
               f"{theory:.2f} | {row['step_ms']:.0f} |")
+    hidden = (overlap["after"] - overlap["ddp"]) / overlap["comm"] if overlap["comm"] else 0
+    print(f"\nDDP overlap, {n} ranks (rank 0, ms, best of 3): backward alone "
+          f"{overlap['alone']:.0f}; under DDP {overlap['ddp']:.0f}; backward then all-reduces "
+          f"{overlap['after']:.0f} (all-reduces alone {overlap['comm']:.0f}); hidden: "
+          f"{100 * hidden:.0f}% of the communication")
+    print(f"\nTensor parallel over {n} ranks (demo GPT d=64, 2 layers, batch 4x{CONTEXT}, "
+          "float32), ring bytes sent per rank per forward+backward:")
+    print("| layout | collectives (calls) | measured KiB | theory KiB |")
+    print("|---|---|---|---|")
+    for key, name in (("tp", "TP"), ("sp", "TP + SP")):
+        row = tp[key]
+        calls = ", ".join(f"{k} {v}" for k, v in sorted(row["calls"].items()))
+        print(f"| {name} | {calls} | {row['sent'] / 1024:.1f} | {row['theory'] / 1024:.1f} |")
 
 
 if __name__ == "__main__":

@@ -241,6 +241,18 @@ def cupy_module():
     return Device("cuda").xp
 
 
+def nccl_module():
+    """``cupy.cuda.nccl`` (NCCL's binding, for the "nccl" backend of tensorix.distributed);
+    on the CuPy stand-in, its NCCL stand-in over MPI (``fakecupy/nccl.py``)."""
+    if fake_cuda_active():
+        from .fakecupy import nccl
+        return nccl
+    cupy_module()  # the clear "CUDA is not available" error without CuPy or a GPU
+    import importlib
+
+    return importlib.import_module("cupy.cuda.nccl")
+
+
 def cuda_device_count() -> int:
     """How many GPUs CuPy sees (0 without CuPy or a GPU)."""
     cp = _cupy()

@@ -31,6 +31,8 @@ from ._c10d import (
                     init_process_group,
                     is_available,
                     is_initialized,
+                    is_mpi_available,
+                    is_nccl_available,
                     new_group,
                     set_debug_level,
                     traffic,
@@ -62,6 +64,7 @@ __all__ = ["DEFAULT_TIMEOUT", "DebugLevel", "DistBackendError", "DistError", "Gr
            "broadcast", "broadcast_object_list", "destroy_process_group", "gather",
            "gather_object", "get_backend", "get_debug_level", "get_global_rank",
            "get_group_rank", "get_process_group_ranks", "get_rank", "get_world_size",
-           "init_process_group", "irecv", "is_available", "is_initialized", "isend",
+           "init_process_group", "irecv", "is_available", "is_initialized", "is_mpi_available",
+           "is_nccl_available", "isend",
            "new_group", "plan", "recv", "reduce", "reduce_scatter", "reduce_scatter_tensor",
            "scatter", "scatter_object_list", "send", "set_debug_level", "traffic"]

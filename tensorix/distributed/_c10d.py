@@ -20,9 +20,11 @@ import numpy as np
 
 from .. import backend as _backend
 from ..tensor import Tensor
-from ._mpi import BACKENDS
+from ._mpi import BACKENDS as _MPI_BACKENDS
+from ._nccl import NCCLBackend
 
 DEFAULT_TIMEOUT = datetime.timedelta(minutes=30)
+BACKENDS = {**_MPI_BACKENDS, "nccl": NCCLBackend}  # chosen by name, as in torch
 
 
 class DistError(RuntimeError):
@@ -159,6 +161,21 @@ def is_available() -> bool:
     import importlib.util
 
     return importlib.util.find_spec("mpi4py") is not None
+
+
+def is_nccl_available() -> bool:
+    """True where the nccl backend can run: CuPy with NCCL and a GPU, or the CuPy stand-in
+    (whose NCCL runs over MPI)."""
+    try:
+        _backend.nccl_module()
+    except (ImportError, RuntimeError):
+        return False
+    return is_available()
+
+
+def is_mpi_available() -> bool:
+    """True when the mpi backend can run (mpi4py is installed)."""
+    return is_available()
 
 
 def is_initialized() -> bool:
@@ -340,11 +357,12 @@ def get_process_group_ranks(group) -> list:
 
 # -- staging and checks ----------------------------------------------------------------------
 class _Staged:
-    """A tensor's data as a contiguous host array; ``back`` writes it into the tensor after the
+    """A tensor's data as a contiguous host array (a device array stays on the device for a
+    backend that works there, ``nccl``); ``back`` writes it into the tensor after the
     collective (None when the collective wrote the tensor's own memory) and bumps its version,
     as torch's in-place collectives do."""
 
-    def __init__(self, t, op, arg):
+    def __init__(self, t, op, arg, group=None):
         if not isinstance(t, Tensor):
             raise TypeError(f"{op}(): expected {arg} to be a tensorix.Tensor (got "
                             f"{type(t).__name__})")
@@ -352,6 +370,8 @@ class _Staged:
         data = t._data
         if type(data) is np.ndarray:
             self.host = data if data.flags.c_contiguous else np.ascontiguousarray(data)
+        elif getattr(getattr(group, "comm", None), "on_device", False):
+            self.host = _backend.array_module(data).ascontiguousarray(data)
         else:  # a device array: through host memory
             self.host = _backend.to_device(data, _backend.Device("cpu")).copy()
 

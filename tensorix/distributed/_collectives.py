@@ -8,7 +8,17 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import backend as _backend
 from ._c10d import ReduceOp, _group, _op_name, _root, _run, _same, _Staged
+
+
+def _xp(array):
+    """NumPy for host buffers, CuPy for the device buffers of the nccl backend."""
+    return _backend.array_module(array)
+
+
+def _stack(arrays):
+    return _xp(arrays[0]).stack(arrays)
 
 
 def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
@@ -17,7 +27,7 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
     Example: rank r holds ``[r, r]``; after ``all_reduce(t)`` every rank holds
     ``[sum(r), sum(r)]``."""
     g = _group(group, "all_reduce")
-    s = _Staged(tensor, "all_reduce", "tensor")
+    s = _Staged(tensor, "all_reduce", "tensor", g)
     name = _op_name(op, "all_reduce", s.host.dtype)
     return _run(g, "all_reduce", lambda: g.comm.iallreduce(s.host, name), [s], async_op,
                 [s.host])
@@ -27,7 +37,7 @@ def reduce(tensor, dst=0, op=ReduceOp.SUM, group=None, async_op=False):
     """Reduce ``tensor`` over the ranks into ``dst``'s tensor (the others keep theirs)."""
     g = _group(group, "reduce")
     root = _root(g, dst, "reduce", "dst")
-    s = _Staged(tensor, "reduce", "tensor")
+    s = _Staged(tensor, "reduce", "tensor", g)
     name = _op_name(op, "reduce", s.host.dtype)
     staged = [s] if g.rank() == root else []
     return _run(g, "reduce", lambda: g.comm.ireduce(s.host, name, root), staged, async_op,
@@ -38,7 +48,7 @@ def broadcast(tensor, src=0, group=None, async_op=False):
     """Copy ``src``'s ``tensor`` into every rank's ``tensor`` (same shape and dtype)."""
     g = _group(group, "broadcast")
     root = _root(g, src, "broadcast", "src")
-    s = _Staged(tensor, "broadcast", "tensor")
+    s = _Staged(tensor, "broadcast", "tensor", g)
     return _run(g, "broadcast", lambda: g.comm.ibroadcast(s.host, root), [s], async_op,
                 [s.host])
 
@@ -47,8 +57,8 @@ def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=Fal
     """Concatenate every rank's ``input_tensor`` (shape S) along dim 0 into ``output_tensor``
     (shape ``[world*S0, ...]``) or stack it (shape ``[world, *S]``)."""
     g = _group(group, "all_gather_into_tensor")
-    out = _Staged(output_tensor, "all_gather_into_tensor", "output_tensor")
-    inp = _Staged(input_tensor, "all_gather_into_tensor", "input_tensor")
+    out = _Staged(output_tensor, "all_gather_into_tensor", "output_tensor", g)
+    inp = _Staged(input_tensor, "all_gather_into_tensor", "input_tensor", g)
     if out.host.size != inp.host.size * g.size() or out.host.dtype != inp.host.dtype:
         raise ValueError(f"all_gather_into_tensor(): expected output_tensor of {g.size()} x "
                          f"{inp.host.size} elements of {inp.host.dtype} (got "
@@ -60,13 +70,13 @@ def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=Fal
 def all_gather(tensor_list, tensor, group=None, async_op=False):
     """``tensor_list[r]`` receives rank r's ``tensor`` (all ranks' shapes and dtypes equal)."""
     g = _group(group, "all_gather")
-    inp = _Staged(tensor, "all_gather", "tensor")
+    inp = _Staged(tensor, "all_gather", "tensor", g)
     if len(tensor_list) != g.size():
         raise ValueError(f"all_gather(): expected tensor_list of {g.size()} tensors (got "
                          f"{len(tensor_list)})")
     _same(tensor_list, inp.host.shape, inp.host.dtype, "all_gather", "tensor_list")
-    outs = [_Staged(t, "all_gather", "tensor_list") for t in tensor_list]
-    flat = np.empty((g.size(), *inp.host.shape), inp.host.dtype)
+    outs = [_Staged(t, "all_gather", "tensor_list", g) for t in tensor_list]
+    flat = _xp(inp.host).empty((g.size(), *inp.host.shape), inp.host.dtype)
     work = _run(g, "all_gather", lambda: g.comm.iallgather(flat, inp.host),
                 [_Split(outs, flat)], async_op, [inp.host])
     return work
@@ -88,8 +98,8 @@ def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op=F
     """Reduce ``input`` (``world`` blocks along dim 0) over the ranks; rank r gets block r in
     ``output``."""
     g = _group(group, "reduce_scatter_tensor")
-    out = _Staged(output, "reduce_scatter_tensor", "output")
-    inp = _Staged(input, "reduce_scatter_tensor", "input")
+    out = _Staged(output, "reduce_scatter_tensor", "output", g)
+    inp = _Staged(input, "reduce_scatter_tensor", "input", g)
     if inp.host.size != out.host.size * g.size() or out.host.dtype != inp.host.dtype:
         raise ValueError(f"reduce_scatter_tensor(): expected input of {g.size()} x "
                          f"{out.host.size} elements of {out.host.dtype} (got "
@@ -103,12 +113,12 @@ def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op=F
 def reduce_scatter(output, input_list, op=ReduceOp.SUM, group=None, async_op=False):
     """Rank r's ``output`` gets the reduction over ranks of their ``input_list[r]``."""
     g = _group(group, "reduce_scatter")
-    out = _Staged(output, "reduce_scatter", "output")
+    out = _Staged(output, "reduce_scatter", "output", g)
     if len(input_list) != g.size():
         raise ValueError(f"reduce_scatter(): expected input_list of {g.size()} tensors (got "
                          f"{len(input_list)})")
     _same(input_list, out.host.shape, out.host.dtype, "reduce_scatter", "input_list")
-    flat = np.stack([_Staged(t, "reduce_scatter", "input_list").host for t in input_list])
+    flat = _stack([_Staged(t, "reduce_scatter", "input_list", g).host for t in input_list])
     name = _op_name(op, "reduce_scatter", out.host.dtype)
     return _run(g, "reduce_scatter", lambda: g.comm.ireduce_scatter(out.host, flat, name),
                 [out], async_op, [out.host])
@@ -119,8 +129,8 @@ def all_to_all_single(output, input, output_split_sizes=None, input_split_sizes=
     """Split ``input`` along dim 0 (``input_split_sizes[r]`` rows, equal when None) and send
     part r to rank r; ``output`` receives the parts in rank order (``output_split_sizes``)."""
     g = _group(group, "all_to_all_single")
-    out = _Staged(output, "all_to_all_single", "output")
-    inp = _Staged(input, "all_to_all_single", "input")
+    out = _Staged(output, "all_to_all_single", "output", g)
+    inp = _Staged(input, "all_to_all_single", "input", g)
     if out.host.dtype != inp.host.dtype:
         raise TypeError(f"all_to_all_single(): expected output and input of one dtype (got "
                         f"{out.host.dtype} and {inp.host.dtype})")
@@ -128,7 +138,7 @@ def all_to_all_single(output, input, output_split_sizes=None, input_split_sizes=
     recv = _splits(out.host, output_split_sizes, g.size(), "output")
     return _run(g, "all_to_all_single",
                 lambda: g.comm.ialltoallv(out.host, inp.host, send, recv), [out], async_op,
-                [np.empty((0,), inp.host.dtype)])
+                [inp.host.reshape(-1)[:0]])
 
 
 def _splits(array, sizes, world, arg):
@@ -155,14 +165,15 @@ def all_to_all(output_tensor_list, input_tensor_list, group=None, async_op=False
         if len(lst) != g.size():
             raise ValueError(f"all_to_all(): expected {arg} of {g.size()} tensors (got "
                              f"{len(lst)})")
-    ins = [_Staged(t, "all_to_all", "input_tensor_list") for t in input_tensor_list]
-    outs = [_Staged(t, "all_to_all", "output_tensor_list") for t in output_tensor_list]
+    ins = [_Staged(t, "all_to_all", "input_tensor_list", g) for t in input_tensor_list]
+    outs = [_Staged(t, "all_to_all", "output_tensor_list", g) for t in output_tensor_list]
     dtypes = {s.host.dtype for s in ins + outs}
     if len(dtypes) != 1:
         raise TypeError(f"all_to_all(): expected tensors of one dtype (got "
                         f"{sorted(map(str, dtypes))})")
-    send = np.concatenate([s.host.reshape(-1).view(np.uint8) for s in ins])
-    recv = np.empty(sum(s.host.nbytes for s in outs), np.uint8)
+    xp = _xp(ins[0].host)
+    send = xp.concatenate([s.host.reshape(-1).view(np.uint8) for s in ins])
+    recv = xp.empty(sum(s.host.nbytes for s in outs), np.uint8)
     counts_in = [s.host.nbytes for s in ins]
     counts_out = [s.host.nbytes for s in outs]
     return _run(g, "all_to_all", lambda: g.comm.ialltoallv(recv, send, counts_in, counts_out),
@@ -188,14 +199,14 @@ def gather(tensor, gather_list=None, dst=0, group=None, async_op=False):
     """``dst`` receives every rank's ``tensor`` in ``gather_list`` (None on other ranks)."""
     g = _group(group, "gather")
     root = _root(g, dst, "gather", "dst")
-    inp = _Staged(tensor, "gather", "tensor")
+    inp = _Staged(tensor, "gather", "tensor", g)
     if g.rank() == root:
         if gather_list is None or len(gather_list) != g.size():
             raise ValueError(f"gather(): expected gather_list of {g.size()} tensors on the "
                              "destination rank")
         _same(gather_list, inp.host.shape, inp.host.dtype, "gather", "gather_list")
-        outs = [_Staged(t, "gather", "gather_list") for t in gather_list]
-        flat = np.empty((g.size(), *inp.host.shape), inp.host.dtype)
+        outs = [_Staged(t, "gather", "gather_list", g) for t in gather_list]
+        flat = _xp(inp.host).empty((g.size(), *inp.host.shape), inp.host.dtype)
         staged = [_Split(outs, flat)]
     elif gather_list:
         raise ValueError("gather(): gather_list should be given only on the destination rank")
@@ -209,14 +220,14 @@ def scatter(tensor, scatter_list=None, src=0, group=None, async_op=False):
     """Rank r's ``tensor`` receives ``scatter_list[r]`` from ``src``."""
     g = _group(group, "scatter")
     root = _root(g, src, "scatter", "src")
-    out = _Staged(tensor, "scatter", "tensor")
+    out = _Staged(tensor, "scatter", "tensor", g)
     flat = None
     if g.rank() == root:
         if scatter_list is None or len(scatter_list) != g.size():
             raise ValueError(f"scatter(): expected scatter_list of {g.size()} tensors on the "
                              "source rank")
         _same(scatter_list, out.host.shape, out.host.dtype, "scatter", "scatter_list")
-        flat = np.stack([_Staged(t, "scatter", "scatter_list").host for t in scatter_list])
+        flat = _stack([_Staged(t, "scatter", "scatter_list", g).host for t in scatter_list])
     elif scatter_list:
         raise ValueError("scatter(): scatter_list should be given only on the source rank")
     return _run(g, "scatter", lambda: g.comm.iscatter(out.host, flat, root), [out], async_op,
@@ -234,7 +245,7 @@ def isend(tensor, dst, group=None, tag=0):
     """Start sending ``tensor`` to global rank ``dst``; returns a Work."""
     g = _group(group, "isend")
     peer = _root(g, dst, "isend", "dst")
-    s = _Staged(tensor, "isend", "tensor")
+    s = _Staged(tensor, "isend", "tensor", g)
     return _run(g, "isend", lambda: g.comm.isend(s.host, peer, tag), [], True)
 
 
@@ -243,7 +254,7 @@ def irecv(tensor, src=None, group=None, tag=0):
     Work's ``result()`` is then the sender's rank in ``group``."""
     g = _group(group, "irecv")
     peer = None if src is None else _root(g, src, "irecv", "src")
-    s = _Staged(tensor, "irecv", "tensor")
+    s = _Staged(tensor, "irecv", "tensor", g)
     return _run(g, "irecv", lambda: g.comm.irecv(s.host, peer, tag), [s], True)
 
 

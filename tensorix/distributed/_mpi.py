@@ -195,4 +195,4 @@ def _copy_back(array, buf):
     return finish
 
 
-BACKENDS = {"mpi": MPIBackend, "gloo": MPIBackend}  # "nccl" joins here (cupy.cuda.nccl)
+BACKENDS = {"mpi": MPIBackend, "gloo": MPIBackend}  # and "nccl" (_nccl.py), in _c10d

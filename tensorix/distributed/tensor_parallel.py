@@ -35,10 +35,12 @@ from __future__ import annotations
 import numpy as np
 
 from ..autograd.function import Function
+from ..autograd.grad_mode import is_grad_enabled
 from ..nn import functional as F
 from ..nn.module import Module
 from ..nn.parameter import Parameter
 from ..tensor import _make
+from ..utils.checkpoint import checkpoint
 from . import _collectives
 from ._c10d import ReduceOp, _group
 
@@ -46,7 +48,7 @@ __all__ = ["copy_to_region", "reduce_from_region", "gather_from_region", "scatte
            "scatter_to_sequence", "gather_from_sequence", "reduce_scatter_to_sequence",
            "ColumnParallelLinear", "RowParallelLinear", "VocabParallelEmbedding",
            "vocab_parallel_cross_entropy", "SequenceParallelLayerNorm", "ColwiseParallel",
-           "RowwiseParallel", "parallelize_module"]
+           "RowwiseParallel", "parallelize_module", "ParallelSelfAttention"]
 
 
 def _all_reduce(arr, group, op=ReduceOp.SUM):
@@ -262,6 +264,63 @@ class RowParallelLinear(Module):
         # is a sum over the sequence, so it must be summed over the ranks too
         bias = copy_to_region(self.bias, self.group) if self.sequence_parallel else self.bias
         return y + bias
+
+
+class ParallelSelfAttention(Module):
+    """Multi-head self-attention with its heads split over the group (Megatron's parallel
+    attention): a ColumnParallelLinear makes this rank's q, k and v heads, the rank attends
+    with them, a RowParallelLinear sums the output projection.
+
+    ``recompute_core=True`` is Megatron's selective activation recomputation: the attention
+    core (scores, softmax, dropout, the weighted sum of values) runs under
+    ``utils.checkpoint``, so its ``(B, H/N, T, T)`` activations are not kept for backward but
+    recomputed from q, k and v, the GEMM outputs, which are kept (the RNG state is replayed:
+    dropout draws the same mask). Shapes: x ``(B, T, d)`` (``(B, T/N, d)`` with
+    ``sequence_parallel``) -> the same.
+
+    Example: ``blk.attn = ParallelSelfAttention.from_module(blk.attn, tp_group,
+    recompute_core=True)`` for an attention with ``qkv``/``proj`` Linears and ``n_heads``.
+    """
+
+    def __init__(self, qkv, proj, n_heads, head_dim, causal=True, dropout_p=0.0,
+                 recompute_core=False):
+        super().__init__()
+        self.qkv, self.proj = qkv, proj
+        self.n_heads, self.head_dim = n_heads, head_dim
+        self.causal, self.dropout_p, self.recompute_core = causal, dropout_p, recompute_core
+
+    @classmethod
+    def from_module(cls, attn, group=None, sequence_parallel=False, recompute_core=False,
+                    causal=True, dropout_p=0.0):
+        """This rank's heads of ``attn`` (a module with ``qkv`` (d -> 3d) and ``proj``
+        Linears, ``n_heads`` and ``head_dim``, like the demo GPT's)."""
+        world = _group(group, "ParallelSelfAttention").size()
+        _check_split(attn.n_heads, world, "ParallelSelfAttention", "heads")
+        qkv = ColumnParallelLinear.from_module(attn.qkv, group, 3, gather_output=False,
+                                               sequence_parallel=sequence_parallel)
+        proj = RowParallelLinear.from_module(attn.proj, group, input_is_parallel=True,
+                                             sequence_parallel=sequence_parallel)
+        return cls(qkv, proj, attn.n_heads // world, attn.head_dim, causal, dropout_p,
+                   recompute_core)
+
+    def _core(self, q, k, v):
+        p = self.dropout_p if self.training else 0.0
+        return F.scaled_dot_product_attention(q, k, v, dropout_p=p, is_causal=self.causal)
+
+    def forward(self, x):
+        qkv = self.qkv(x)
+        b, t = qkv.shape[:2]
+        q, k, v = qkv.reshape(b, t, 3, self.n_heads, self.head_dim).permute(2, 0, 3, 1, 4) \
+            .unbind(0)
+        if self.recompute_core and is_grad_enabled():
+            y = checkpoint(self._core, q, k, v, use_reentrant=False)
+        else:
+            y = self._core(q, k, v)
+        return self.proj(y.transpose(1, 2).reshape(b, t, self.n_heads * self.head_dim))
+
+    def extra_repr(self) -> str:
+        return (f"heads={self.n_heads} (this rank), head_dim={self.head_dim}, "
+                f"recompute_core={self.recompute_core}")
 
 
 class VocabParallelEmbedding(Module):

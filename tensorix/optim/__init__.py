@@ -15,11 +15,14 @@ from .adaptive import (
 from .lbfgs import LBFGS
 from .lion import Lion, lion_update
 from .matrix import SOAP, Muon, Shampoo
+from .offload import OffloadOptimizer
 from .optimizer import Optimizer
 from .sgd import SGD, sgd_update
+from .smmf import SMMF, smmf_update
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "Adagrad", "Adadelta", "Adamax", "NAdam",
-           "RAdam", "RMSprop", "Lion", "LBFGS", "Muon", "Shampoo", "SOAP", "lr_scheduler",
+           "RAdam", "RMSprop", "Lion", "LBFGS", "Muon", "Shampoo", "SOAP", "OffloadOptimizer",
+           "SMMF", "lr_scheduler", "smmf_update",
            "sgd_update", "adam_update",
            "adagrad_update", "adadelta_update", "adamax_update", "nadam_update",
            "radam_update", "rmsprop_update", "lion_update"]

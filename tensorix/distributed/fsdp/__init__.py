@@ -1,10 +1,13 @@
-"""Fully sharded data parallel (torch.distributed.fsdp): ZeRO stages 2 and 3.
+"""Fully sharded data parallel (torch.distributed.fsdp): ZeRO stages 2 and 3, hybrid sharding,
+prefetch, CPU offload and the sharded state-dict types.
 
 See :class:`FullyShardedDataParallel`; ZeRO stage 1 is
 ``tensorix.distributed.optim.ZeroRedundancyOptimizer``.
 """
 
 from ._fsdp import (
+                    BackwardPrefetch,
+                    CPUOffload,
                     FullyShardedDataParallel,
                     MixedPrecision,
                     ModuleWrapPolicy,
@@ -12,6 +15,17 @@ from ._fsdp import (
                     lambda_auto_wrap_policy,
                     size_based_auto_wrap_policy,
 )
+from ._state_dict import (
+                    FullStateDictConfig,
+                    LocalStateDictConfig,
+                    ShardedStateDictConfig,
+                    ShardedTensor,
+                    StateDictConfig,
+                    StateDictSettings,
+                    StateDictType,
+)
 
-__all__ = ["FullyShardedDataParallel", "MixedPrecision", "ModuleWrapPolicy", "ShardingStrategy",
-           "lambda_auto_wrap_policy", "size_based_auto_wrap_policy"]
+__all__ = ["BackwardPrefetch", "CPUOffload", "FullStateDictConfig", "FullyShardedDataParallel",
+           "LocalStateDictConfig", "MixedPrecision", "ModuleWrapPolicy", "ShardedStateDictConfig",
+           "ShardedTensor", "ShardingStrategy", "StateDictConfig", "StateDictSettings",
+           "StateDictType", "lambda_auto_wrap_policy", "size_based_auto_wrap_policy"]

@@ -9,6 +9,18 @@ Its forward all-gathers the full parameters, runs the module with them, and lets
   gathered again when the unit's backward starts, then freed once it ends.
 - ``SHARD_GRAD_OP`` (ZeRO-2): the full parameters stay alive from forward to backward.
 - ``NO_SHARD``: every rank keeps everything; gradients are all-reduced (like DDP).
+- ``HYBRID_SHARD`` / ``_HYBRID_SHARD_ZERO2``: FULL_SHARD / SHARD_GRAD_OP within a shard group
+  (a node), replicated across the groups: the reduce-scattered gradient shard is then
+  all-reduced over the ranks that hold the same shard.
+
+Prefetch (torch's): ``forward_prefetch=True`` issues the next unit's all-gather (non-blocking)
+as soon as this unit's parameters are gathered, so it runs during this unit's forward;
+``backward_prefetch`` BACKWARD_PRE issues the next unit's backward gather when this unit's
+backward starts, BACKWARD_POST when it ends (before its reduce-scatter). The order is the one
+the first iteration ran (forward: the order of the units' forwards; backward: the order their
+backward gathers happened). ``CPUOffload(offload_params=True)`` keeps the shards, their
+gradients and so the optimizer's state and update in host memory; the gathered parameters go
+to the compute device for forward and backward.
 
 In every strategy the unit's backward ends with one reduce-scatter (all-reduce for NO_SHARD)
 of its flat gradient, averaged over ranks, into the shard's ``.grad``; the optimizer updates
@@ -18,19 +30,25 @@ run on the whole batch (float64: to rounding of the reduction).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import enum
+import os
 
 import numpy as np
 
+from ... import backend
 from ...autograd.grad_mode import is_grad_enabled, no_grad
 from ...autograd.graph import saved_tensors_hooks
 from ...nn.module import Module
 from ...nn.parameter import Parameter
 from ...tensor import Tensor, _make
 from .. import _collectives
-from .._c10d import ReduceOp, _group
+from .._c10d import GroupMember, ReduceOp, _group, new_group
+from . import _state_dict as sd
 from ._flat import FlatHandle, Unshard
+from ._state_dict import StateDictSettings, StateDictType
+from ._state_dict import clean as _clean
 
 _WRAPPED = "_fsdp_wrapped_module"
 
@@ -41,6 +59,25 @@ class ShardingStrategy(enum.Enum):
     FULL_SHARD = 1
     SHARD_GRAD_OP = 2
     NO_SHARD = 3
+    HYBRID_SHARD = 4
+    _HYBRID_SHARD_ZERO2 = 5
+
+
+_HYBRID = (ShardingStrategy.HYBRID_SHARD, ShardingStrategy._HYBRID_SHARD_ZERO2)
+_RESHARD = (ShardingStrategy.FULL_SHARD, ShardingStrategy.HYBRID_SHARD)
+
+
+class BackwardPrefetch(enum.Enum):
+    """When a unit's backward issues the next unit's all-gather: at its start (PRE: more
+    overlap, two units' parameters alive) or at its end (POST)."""
+    BACKWARD_PRE = 1
+    BACKWARD_POST = 2
+
+
+@dataclasses.dataclass
+class CPUOffload:
+    """``offload_params=True``: shards, gradients and optimizer state stay in host memory."""
+    offload_params: bool = False
 
 
 @dataclasses.dataclass
@@ -88,7 +125,8 @@ class FullyShardedDataParallel(Module):
     """
 
     def __init__(self, module, process_group=None, sharding_strategy=None, cpu_offload=None,
-                 auto_wrap_policy=None, backward_prefetch=None, mixed_precision=None,
+                 auto_wrap_policy=None, backward_prefetch=BackwardPrefetch.BACKWARD_PRE,
+                 mixed_precision=None,
                  ignored_modules=None, param_init_fn=None, device_id=None,
                  sync_module_states=False, forward_prefetch=False, limit_all_gathers=True,
                  use_orig_params=False):
@@ -101,33 +139,55 @@ class FullyShardedDataParallel(Module):
         if not isinstance(strategy, ShardingStrategy):
             raise TypeError(f"FullyShardedDataParallel(): sharding_strategy must be a "
                             f"ShardingStrategy (got {sharding_strategy!r})")
+        if backward_prefetch is not None and not isinstance(backward_prefetch,
+                                                            BackwardPrefetch):
+            raise TypeError(f"FullyShardedDataParallel(): backward_prefetch must be a "
+                            f"BackwardPrefetch or None (got {backward_prefetch!r})")
+        offload = cpu_offload if cpu_offload is not None else CPUOffload()
+        if not isinstance(offload, CPUOffload):
+            raise TypeError(f"FullyShardedDataParallel(): cpu_offload must be a CPUOffload "
+                            f"(got {type(cpu_offload).__name__})")
         mp = mixed_precision or MixedPrecision()
         self.process_group, self.sharding_strategy, self.mixed_precision = \
             process_group, strategy, mp
-        _group(process_group, "FullyShardedDataParallel")  # fails clearly before any work
+        self.cpu_offload, self.backward_prefetch = offload, backward_prefetch
+        self.forward_prefetch = bool(forward_prefetch)
+        shard_group, replicate_group = _groups(process_group, strategy)
         self._orig_keys = list(module.state_dict().keys())
         if sync_module_states:
             with no_grad():
                 for t in list(module.parameters()) + list(module.buffers()):
-                    _collectives.broadcast(t, 0, process_group)
+                    _collectives.broadcast(t, 0, None if replicate_group else shard_group)
         if auto_wrap_policy is not None:
             _wrap_children(module, auto_wrap_policy, dict(
-                process_group=process_group, sharding_strategy=strategy,
-                mixed_precision=mixed_precision))
+                process_group=(shard_group, replicate_group) if replicate_group is not None
+                else process_group, sharding_strategy=strategy,
+                mixed_precision=mixed_precision, cpu_offload=offload,
+                backward_prefetch=backward_prefetch, forward_prefetch=forward_prefetch))
         if mp.buffer_dtype is not None:
             for m in _own_modules(module):
                 for name, b in m._buffers.items():
                     if b is not None and b.dtype.is_floating_point:
                         m._buffers[name] = b.to(mp.buffer_dtype)
         named = _take_parameters(module)
-        self._handle = FlatHandle(named, process_group,
-                                  strategy is not ShardingStrategy.NO_SHARD,
-                                  mp.param_dtype, mp.reduce_dtype)
+        h = self._handle = FlatHandle(named, shard_group,
+                                      strategy is not ShardingStrategy.NO_SHARD,
+                                      mp.param_dtype, mp.reduce_dtype, replicate_group,
+                                      offload.offload_params)
+        h.forward_prefetch = self.forward_prefetch
+        h.backward_prefetch = {BackwardPrefetch.BACKWARD_PRE: "pre",
+                               BackwardPrefetch.BACKWARD_POST: "post"}.get(backward_prefetch)
+        h.reshard_after_forward = strategy in _RESHARD
         self.add_module(_WRAPPED, module)
-        self._flat_param = Parameter(_make(self._handle.shard),
+        self._flat_param = Parameter(_make(h.shard),
                                      requires_grad=any(p.requires_grad for *_, p in named))
-        self._handle.flat_param = self._flat_param
+        h.flat_param = self._flat_param
         self._unbind()
+        # plain attributes (not submodules): the root unit, found at the first forward
+        object.__setattr__(self, "_fsdp_root", None)
+        object.__setattr__(self, "_order", None)
+        object.__setattr__(self, "_sd_settings", StateDictSettings(
+            StateDictType.FULL_STATE_DICT, sd.FullStateDictConfig()))
 
     @property
     def module(self) -> Module:
@@ -139,19 +199,46 @@ class FullyShardedDataParallel(Module):
         h, mp = self._handle, self.mixed_precision
         if mp.param_dtype is not None and mp.cast_forward_inputs:
             args, kwargs = _cast(args, mp.param_dtype), _cast(kwargs, mp.param_dtype)
+        root = self._root()
+        if root is self:
+            self._order.begin()
         if not h.specs:
-            return self.module(*args, **kwargs)
+            return self._finish_root(root, self.module, args, kwargs)
+        self._order.saw(h, "forward")
+        h.order = self._order
+        h.backward_pending = is_grad_enabled() and self._flat_param.requires_grad
         params = Unshard.apply(self._flat_param, h)
         self._bind(params)
-        free = self.sharding_strategy is ShardingStrategy.FULL_SHARD and is_grad_enabled()
+        free = h.reshard_after_forward and is_grad_enabled()
         try:
             if free:
                 with saved_tensors_hooks(h.pack, h.unpack):
-                    return self.module(*args, **kwargs)
-            return self.module(*args, **kwargs)
+                    return self._finish_root(root, self.module, args, kwargs)
+            return self._finish_root(root, self.module, args, kwargs)
         finally:
             self._unbind()
             h.full = None  # FULL_SHARD: nothing else holds the gathered buffer now
+
+    def _finish_root(self, root, fn, args, kwargs):
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            if root is self:  # a forward prefetch that no unit took (the order changed)
+                for unit in self._units():
+                    unit._handle.drop_prefetch()
+
+    def _units(self):
+        return [m for m in self.modules() if isinstance(m, FullyShardedDataParallel)]
+
+    def _root(self):
+        """The outermost unit (the first one called); it records the execution order."""
+        if self._fsdp_root is None:
+            order = _Order()
+            for unit in self._units():
+                if unit._fsdp_root is None:
+                    object.__setattr__(unit, "_fsdp_root", self)
+                    object.__setattr__(unit, "_order", order)
+        return self._fsdp_root
 
     def _bind(self, params):
         for (owners, *_), p in zip(self._handle.specs, params):
@@ -178,21 +265,77 @@ class FullyShardedDataParallel(Module):
         for unit, name, shape, o, n in self._specs():
             h = unit._handle
             if id(unit) not in gathered:
-                gathered[id(unit)] = h.gather(np.asarray(unit._flat_param._data)).astype(
+                gathered[id(unit)] = h.gather(unit._flat_param._data).astype(
                     h.dtype, copy=False)
             out[name] = _make(gathered[id(unit)][o:o + n].reshape(shape).copy())
         return out
 
+    # -- state-dict types -------------------------------------------------------------------
+    @staticmethod
+    def set_state_dict_type(module, state_dict_type, state_dict_config=None,
+                            optim_state_dict_config=None):
+        """Set the state-dict type of every FSDP unit in ``module``; returns the previous
+        ``StateDictSettings``."""
+        if not isinstance(state_dict_type, StateDictType):
+            raise TypeError(f"FullyShardedDataParallel.set_state_dict_type(): expected a "
+                            f"StateDictType (got {state_dict_type!r})")
+        config = state_dict_config or sd.DEFAULT_CONFIGS[state_dict_type]()
+        units = [m for m in module.modules() if isinstance(m, FullyShardedDataParallel)]
+        if not units:
+            raise TypeError("FullyShardedDataParallel.set_state_dict_type(): module holds no "
+                            "FullyShardedDataParallel unit")
+        previous = units[0]._sd_settings
+        for unit in units:
+            object.__setattr__(unit, "_sd_settings", StateDictSettings(
+                state_dict_type, config, optim_state_dict_config))
+        return previous
+
+    @staticmethod
+    @contextlib.contextmanager
+    def state_dict_type(module, state_dict_type, state_dict_config=None,
+                        optim_state_dict_config=None):
+        """Within the block, ``state_dict``/``load_state_dict`` of ``module``'s units use
+        ``state_dict_type``. Example::
+
+            with FSDP.state_dict_type(model, StateDictType.SHARDED_STATE_DICT):
+                pieces = model.state_dict()       # {name: ShardedTensor}, no communication
+        """
+        previous = FullyShardedDataParallel.set_state_dict_type(
+            module, state_dict_type, state_dict_config, optim_state_dict_config)
+        try:
+            yield
+        finally:
+            FullyShardedDataParallel.set_state_dict_type(
+                module, previous.state_dict_type, previous.state_dict_config,
+                previous.optim_state_dict_config)
+
     def state_dict(self, *args, **kwargs) -> dict:
-        """The full state dict, with the wrapped module's own names (all ranks must call)."""
-        full = self.full_parameters()
+        """The state dict of the current ``state_dict_type`` (FULL_STATE_DICT by default: the
+        wrapped module's own names and full values; all ranks must call)."""
+        kind, config = self._sd_settings.state_dict_type, self._sd_settings.state_dict_config
+        if kind is StateDictType.LOCAL_STATE_DICT:
+            out = sd.local_state_dict(self, config)
+        elif kind is StateDictType.SHARDED_STATE_DICT:
+            out = sd.sharded_state_dict(self, config)
+        else:
+            out = sd.full_parameters_to_host(self.full_parameters(), config)
+            if getattr(config, "rank0_only", False) and self._handle.rank != 0:
+                return {}
         for name, b in self.named_buffers():
-            full[_clean(name)] = b
+            out[_clean(name)] = b
         order = {k: i for i, k in enumerate(self._orig_keys)}
-        return dict(sorted(full.items(), key=lambda kv: order.get(kv[0], len(order))))
+        return dict(sorted(out.items(), key=lambda kv: order.get(kv[0], len(order))))
 
     def load_state_dict(self, state_dict, strict: bool = True):
-        """Load a full state dict (as ``state_dict`` gives, or the plain module's)."""
+        """Load a state dict of the current ``state_dict_type`` (FULL: as ``state_dict``
+        gives, or the plain module's)."""
+        kind = self._sd_settings.state_dict_type
+        if kind is not StateDictType.FULL_STATE_DICT:
+            with no_grad():
+                (sd.load_local if kind is StateDictType.LOCAL_STATE_DICT else
+                 sd.load_sharded)(self, state_dict, strict)
+                self._load_buffers(state_dict)
+            return
         missing = [k for k in self._orig_keys if k not in state_dict]
         unexpected = [k for k in state_dict if k not in self._orig_keys]
         if strict and (missing or unexpected):
@@ -204,35 +347,42 @@ class FullyShardedDataParallel(Module):
                 h = unit._handle
                 flat = flats.setdefault(id(unit), (unit, np.zeros(h.padded, h.dtype)))[1]
                 if name in state_dict:
-                    flat[o:o + n] = np.asarray(state_dict[name].detach()._data).reshape(-1)
+                    flat[o:o + n] = backend.to_device(state_dict[name].detach()._data,
+                                                      backend.cpu).reshape(-1)
             for unit, flat in flats.values():
                 lo, hi = unit._handle.range
-                unit._flat_param._data[...] = flat[lo:hi]
-            for name, b in self.named_buffers():
-                if _clean(name) in state_dict:
-                    b._data[...] = np.asarray(state_dict[_clean(name)]._data)
+                data = unit._flat_param._data
+                data[...] = backend.to_device(flat[lo:hi], backend.get_device(data))
+            self._load_buffers(state_dict)
+
+    def _load_buffers(self, state_dict):
+        for name, b in self.named_buffers():
+            if _clean(name) in state_dict:
+                b._data[...] = backend.to_device(state_dict[_clean(name)].detach()._data,
+                                                 backend.get_device(b._data))
 
     def clip_grad_norm_(self, max_norm, norm_type=2.0):
         """Clip the gradients of all shards by their global norm (all ranks must call);
         returns the total norm, as nn.utils.clip_grad_norm_ on the unsharded model would."""
         norm_type = float(norm_type)
-        grads = [np.asarray(p.grad._data) for p in self.parameters() if p.grad is not None]
+        grads = [backend.to_device(p.grad._data, backend.cpu) for p in self.parameters()
+                 if p.grad is not None]
         if norm_type == float("inf"):
             local = max((float(np.abs(g).max()) for g in grads if g.size), default=0.0)
             t = _make(np.array([local]))
-            _collectives.all_reduce(t, op=ReduceOp.MAX, group=self.process_group)
+            _collectives.all_reduce(t, op=ReduceOp.MAX, group=self._handle.group)
             total = float(t._data[0])
         else:
             local = sum(float((np.abs(g).astype(np.float64) ** norm_type).sum()) for g in grads)
             t = _make(np.array([local]))
             if self.sharding_strategy is not ShardingStrategy.NO_SHARD:
-                _collectives.all_reduce(t, group=self.process_group)
+                _collectives.all_reduce(t, group=self._handle.group)
             total = float(t._data[0]) ** (1.0 / norm_type)
         coef = float(max_norm) / (total + 1e-6)
         if coef < 1:
             for p in self.parameters():
                 if p.grad is not None:
-                    p.grad._data *= p.grad._data.dtype.type(coef)
+                    p.grad._data *= coef
         return _make(np.array(total))
 
     def extra_repr(self) -> str:
@@ -241,9 +391,64 @@ class FullyShardedDataParallel(Module):
                 f"shard={h.shard_size} (rank {h.rank} of {h.world})")
 
 
-def _clean(name: str) -> str:
-    """The original module's name for a name inside FSDP wrappers."""
-    return ".".join(part for part in name.split(".") if part and part != _WRAPPED)
+class _Order:
+    """The units' execution order, recorded in the first iteration (forward: the order their
+    forwards start; backward: the order their backward gathers start) and then frozen; each
+    unit then knows which unit to prefetch next."""
+
+    def __init__(self):
+        self.seen = {"forward": [], "backward": []}
+        self.frozen = {"forward": False, "backward": False}
+
+    def saw(self, handle, kind):
+        if not self.frozen[kind] and handle not in self.seen[kind]:
+            self.seen[kind].append(handle)
+
+    def begin(self):
+        """At the root's forward: freeze what the last iteration recorded, and drop stale
+        prefetches."""
+        for kind, attr in (("forward", "next_forward"), ("backward", "next_backward")):
+            seen = self.seen[kind]
+            if seen and not self.frozen[kind]:
+                self.frozen[kind] = True
+                for a, b in zip(seen, seen[1:] + [None]):
+                    setattr(a, attr, b)
+        for h in self.seen["forward"]:
+            h.drop_prefetch()
+
+
+def _groups(process_group, strategy):
+    """(shard group, replicate group or None). HYBRID_SHARD takes a (shard, replicate) pair
+    of groups, or makes them: shard within each node (LOCAL_WORLD_SIZE consecutive ranks, as
+    ``tensorix run`` sets it), replicate across nodes."""
+    if strategy not in _HYBRID:
+        if isinstance(process_group, tuple):
+            raise TypeError(f"FullyShardedDataParallel(): a (shard, replicate) pair of groups "
+                            f"needs HYBRID_SHARD (got {strategy.name})")
+        _group(process_group, "FullyShardedDataParallel")  # fails clearly before any work
+        return process_group, None
+    if isinstance(process_group, tuple):
+        if len(process_group) != 2:
+            raise ValueError("FullyShardedDataParallel(): HYBRID_SHARD expects process_group "
+                             "= (shard_group, replicate_group)")
+        for g in process_group:
+            _group(g, "FullyShardedDataParallel")
+        return process_group
+    if process_group is not None:
+        raise TypeError("FullyShardedDataParallel(): HYBRID_SHARD expects process_group None "
+                        "or a (shard_group, replicate_group) pair")
+    world = _group(None, "FullyShardedDataParallel").size()
+    node = int(os.environ.get("LOCAL_WORLD_SIZE", world))
+    if node < 1 or world % node:
+        raise ValueError(f"FullyShardedDataParallel(): HYBRID_SHARD needs the world size "
+                         f"({world}) to be a multiple of LOCAL_WORLD_SIZE ({node})")
+    mine = []  # every rank makes every group, in the same order (new_group's rule)
+    for k in range(world // node):
+        mine.append(new_group(list(range(k * node, (k + 1) * node))))
+    for j in range(node):
+        mine.append(new_group(list(range(j, world, node))))
+    shard, replicate = [g for g in mine if g is not GroupMember.NON_GROUP_MEMBER]
+    return shard, replicate
 
 
 def _cast(obj, dtype):

@@ -87,7 +87,9 @@ def main():
         out[f"zero1_state_{dtype}"] = sum(v.numel() for s in zero.state.values()
                                           for v in s.values() if isinstance(v, tx.Tensor)
                                           and v.dim() > 0)
-        for strategy in ShardingStrategy:
+        # (HYBRID_SHARD and the other FSDP options: fsdp_features.py)
+        for strategy in (ShardingStrategy.FULL_SHARD, ShardingStrategy.SHARD_GRAD_OP,
+                         ShardingStrategy.NO_SHARD):
             fsdp = FSDP(build(0, dt), sharding_strategy=strategy,
                         auto_wrap_policy=ModuleWrapPolicy({Block}))
             opt = adam(fsdp.parameters())
