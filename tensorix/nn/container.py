@@ -167,6 +167,8 @@ class ParameterList(Module):
         return self
 
     def __getitem__(self, idx):
+        if isinstance(idx, slice):      # as torch: a new list holding the same Parameters
+            return ParameterList(list(self._parameters.values())[idx])
         return self._parameters[str(_index(idx, len(self), "ParameterList"))]
 
     def __len__(self):

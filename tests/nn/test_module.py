@@ -293,6 +293,9 @@ def test_containers():
         ml[5]
     pl = nn.ParameterList([tx.zeros(2), nn.Parameter(tx.ones(3))])
     assert len(list(pl.parameters())) == 2 and all(isinstance(p, nn.Parameter) for p in pl)
+    part = pl[1:]                       # a slice is a ParameterList of the same Parameters
+    assert isinstance(part, nn.ParameterList) and len(part) == 1 and part[0] is pl[1]
+    assert len(pl[::-1]) == 2 and pl[::-1][0] is pl[1] and len(pl[5:]) == 0
     pd = nn.ParameterDict({"a": tx.zeros(1)})
     assert "a" in pd and [n for n, _ in pd.named_parameters()] == ["a"]
 
