@@ -30,7 +30,7 @@ from ..backend import array_module
 from ..nn import functional as F
 from ..nn.module import Module
 from ..tensor import Tensor, _make
-from .kernels import _int_mm_raw, pack_int4_raw, unpack_int4_raw
+from .kernels import _int_mm_raw, pack_int4_raw, pack_weight, unpack_int4_raw
 from .quantizer import QScheme, compute_qparams, dequantize, quantize
 
 __all__ = ["QuantizedLinear", "QuantizedConv2d", "QuantizedEmbedding", "QUANTIZED_FORMS"]
@@ -137,7 +137,8 @@ class QuantizedLinear(_QuantizedWeight):
         else:
             sx, zx = compute_qparams(x, act)
         xq = quantize(x, sx, zx, act)._data
-        acc = _int_mm_raw(xq, self._codes().T)
+        codes = self._codes()
+        acc = _int_mm_raw(xq, codes.T, self._packed_codes(codes))
         xp = array_module(acc)
         zx_a = xp.asarray(zx._data).reshape(-1, 1)
         if not act.symmetric:  # the zero point's share: z_x times each weight row's sum
@@ -148,6 +149,17 @@ class QuantizedLinear(_QuantizedWeight):
             out += self.bias._data
         return _make(out.astype(np.float32).reshape(tuple(input.shape[:-1]) +
                                                     (self.out_features,)))
+
+    def _packed_codes(self, codes):
+        # the kernel's packed layout of the codes (as many bytes again), made on first use and
+        # again whenever weight_codes is replaced or written in place (load_state_dict, .to)
+        t = self.weight_codes
+        key = (t._data, t._version[0])
+        cached = self.__dict__.get("_packed")
+        if cached is None or cached[0] is not key[0] or cached[1] != key[1]:
+            cached = (*key, pack_weight(codes))
+            self.__dict__["_packed"] = cached
+        return cached[2]
 
     def extra_repr(self):
         return (f"in_features={self.in_features}, out_features={self.out_features}, "
