@@ -86,16 +86,17 @@ def _check_k(k, op):
                          f"(K <= {K_MAX})")
 
 
-def _blas(a, b):
-    """``a @ b`` exactly, by float32 GEMMs over K chunks of <= 1024 (any backend)."""
+def _blas(a, b, acc=np.int32):
+    """``a @ b`` exactly, by float32 GEMMs over K chunks of <= 1024 (any backend), summed in
+    ``acc`` (int32; float64 keeps longer K exact, for ``numerics.ozaki``)."""
     xp = array_module(a)
     m, k = a.shape
-    out = xp.zeros((m, b.shape[1]), dtype=np.int32)
+    out = xp.zeros((m, b.shape[1]), dtype=acc)
     for s in range(0, max(k, 1), _CHUNK):
         a32 = a[:, s:s + _CHUNK].astype(np.float32)
         b32 = b[s:s + _CHUNK].astype(np.float32)
         prod = _threads.matmul(a32, b32) if xp is np else a32 @ b32
-        out += prod.astype(np.int32)
+        out += prod.astype(acc)
     return out
 
 

@@ -127,3 +127,17 @@ def test_bad_input(monkeypatch):
         pack_int4(tx.tensor([1, 0, 1], dtype=tx.int8))
     with pytest.raises(ValueError, match="K = 4 but the packed weight holds 6"):
         int4_mm(tx.ones(1, 4, dtype=tx.int8), tx.ones(2, 3, dtype=tx.uint8))
+
+
+@pytest.mark.parametrize("backend,route", [("int8", "_int_mm_raw"), ("f32", "_blas")])
+def test_ozaki_products_run_on_int_mm(backend, route, monkeypatch, rng):
+    # numerics.ozaki has no int8 GEMM of its own: its exact products are int_mm's routes
+    from tensorix import numerics as nx
+
+    calls = []
+    real = getattr(kernels, route)
+    monkeypatch.setattr(kernels, route, lambda *a: calls.append(1) or real(*a))
+    A, B = rng.standard_normal((5, 40)), rng.standard_normal((40, 3))
+    out = nx.ozaki_gemm(A, B, "II", moduli=12, backend_gemm=backend)
+    assert len(calls) == 12
+    np.testing.assert_allclose(out, A @ B, rtol=1e-12)
