@@ -18,6 +18,7 @@ from .flows import (
     quantize_dynamic,
     save_quantized,
 )
+from .gemm import IntGemm, IntWeight, int_gemm, int_linear
 from .kernels import int4_mm, int_mm, pack_int4, unpack_int4
 from .layers import QuantizedConv2d, QuantizedEmbedding, QuantizedLinear
 from .observers import (
@@ -45,4 +46,4 @@ __all__ = ["QScheme", "BLOCK_FORMATS", "compute_qparams", "qparams_from_range", 
            "QuantConfig", "Int8WeightOnlyConfig", "Int4WeightOnlyConfig",
            "Int8DynamicActivationInt8WeightConfig", "StaticConfig", "QATConfig", "quantize_",
            "quantize_dynamic", "prepare", "convert", "prepare_qat", "save_quantized",
-           "load_quantized"]
+           "load_quantized", "IntGemm", "IntWeight", "int_gemm", "int_linear"]

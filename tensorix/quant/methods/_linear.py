@@ -6,6 +6,13 @@ division by smoothing scales (SmoothQuant) and/or an orthogonal Hadamard rotatio
 APEX4), ``fq`` fake-quantizes activations per the scheme (dynamic, or with a static scale
 from calibration), and ``Wq`` is the weight already transformed the matching way (``W diag(s)``,
 ``W R``) and quantize-dequantized, so that without quantization the layer is the original one.
+
+With symmetric int schemes of at most 8 bits on both sides (W8A8, W4A4, W6A6, ...), inference
+runs the integer kernel instead: the layer's product goes through the dispatcher's GEMM hook
+as a :class:`~tensorix.quant.gemm.IntGemm` on the weight's codes (int8 x int8 -> int32 per
+group, then the rescale), equal to the simulation within float32 rounding (the bound in
+:mod:`tensorix.quant.gemm`). Inputs that need gradients, and other schemes (fp8, MX), take
+the fake-quantized path; ``ActQuantLinear.integer = False`` forces it.
 """
 
 from __future__ import annotations
@@ -13,9 +20,12 @@ from __future__ import annotations
 import dataclasses
 
 from ... import nn
+from ...autograd.dispatch import gemm_hook
+from ...autograd.grad_mode import is_grad_enabled
 from ...nn import functional as F
 from ...tensor import _make
 from ..flows import _replace
+from ..gemm import IntGemm, IntWeight, int_path_supported
 from ..quantizer import QScheme, fake_quantize, qparams_from_range
 from ._calib import as_batches, linear_layers, run_model
 from ._grid import fake_quant_array
@@ -57,9 +67,12 @@ class ActQuantLinear(nn.Module):
         y = layer(x)                                   # x (..., 256) -> (..., 64)
     """
 
+    integer = True  # inference with int schemes on both sides runs the integer kernel
+
     def __init__(self, weight, bias, act_scheme: QScheme | None, *, smooth=None,
-                 rotation: HadamardRotation | None = None):
+                 rotation: HadamardRotation | None = None, weight_scheme: QScheme | None = None):
         super().__init__()
+        self.weight_scheme = weight_scheme
         self.out_features, self.in_features = weight.shape
         self.weight = nn.Parameter(weight, requires_grad=False)
         self.bias = None if bias is None else nn.Parameter(bias.detach(), requires_grad=False)
@@ -82,7 +95,8 @@ class ActQuantLinear(nn.Module):
             w = fake_quant_array(w, weight_scheme)
         w = _make(w.astype(linear.weight._data.dtype))
         smooth = None if smooth is None else smooth.astype(linear.weight._data.dtype)
-        return cls(w, linear.bias, act_scheme, smooth=smooth, rotation=rotation)
+        return cls(w, linear.bias, act_scheme, smooth=smooth, rotation=rotation,
+                   weight_scheme=weight_scheme)
 
     def transform(self, x):
         """T(x): the smoothing division and the rotation, before quantization."""
@@ -98,8 +112,28 @@ class ActQuantLinear(nn.Module):
             m = x.detach().abs().max()
             self._amax = m if self._amax is None else self._amax.maximum(m)
         elif self.act_scheme is not None:
+            if self._integer_path(x):
+                static = None if self.act_scale is None else (self.act_scale._data, 0)
+                with gemm_hook(IntGemm(self.act_scheme, self.weight_scheme, self._int_weight(),
+                                       static)):
+                    return F.linear(x, self.weight, self.bias)
             x = _fake_quant_act(x, self.act_scheme, self.act_scale)
         return F.linear(x, self.weight, self.bias)
+
+    def _integer_path(self, x) -> bool:
+        return (self.integer and int_path_supported(self.act_scheme) and
+                int_path_supported(self.weight_scheme) and
+                not (is_grad_enabled() and (x.requires_grad or self.weight.requires_grad)))
+
+    def _int_weight(self) -> IntWeight:
+        # the stored weight is on the scheme's grid: quantizing it again gives its codes
+        # exactly (and the scales to within float32 rounding); cached until it changes
+        key = (self.weight._data, self.weight._version[0])
+        cached = self.__dict__.get("_int_cache")
+        if cached is None or cached[0] is not key[0] or cached[1] != key[1]:
+            cached = (*key, IntWeight.from_float(self.weight.detach(), self.weight_scheme))
+            self.__dict__["_int_cache"] = cached
+        return cached[2]
 
     def observe(self, on: bool = True) -> None:
         """Start (or stop, setting the static per-tensor ``act_scale``) recording the range
