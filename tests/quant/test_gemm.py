@@ -155,3 +155,21 @@ def test_act_quant_linear_with_grad_uses_fake_quant(rng):
     x = tx.tensor(rng.standard_normal((4, 32)).astype(np.float32), requires_grad=True)
     model(x).sum().backward()  # straight-through gradients of the simulation
     assert x.grad is not None and np.isfinite(x.grad.numpy()).all()
+
+
+def test_rotation_lives_in_the_state_dict(rng):
+    # W4A4 with rotations: a model built with other seeds takes the saved rotation on load
+    from tensorix.quant.methods import w4a4_
+
+    tx.manual_seed(3)
+    src = nn.Sequential(nn.Linear(64, 32), nn.ReLU(), nn.Linear(32, 8))
+    dst = nn.Sequential(nn.Linear(64, 32), nn.ReLU(), nn.Linear(32, 8))
+    w4a4_(src, group_size=32, seed=0)
+    w4a4_(dst, group_size=32, seed=7)
+    sd = src.state_dict()
+    assert {"0.rotation_signs", "0.rotation_block", "2.rotation_signs"} <= set(sd)
+    x = tx.tensor(rng.standard_normal((6, 64)).astype(np.float32))
+    with tx.no_grad():
+        assert not np.array_equal(src(x).numpy(), dst(x).numpy())
+        dst.load_state_dict(sd)
+        np.testing.assert_array_equal(src(x).numpy(), dst(x).numpy())

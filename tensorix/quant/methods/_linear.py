@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import dataclasses
 
+import numpy as np
+
 from ... import nn
 from ...autograd.dispatch import gemm_hook
 from ...autograd.grad_mode import is_grad_enabled
@@ -78,6 +80,12 @@ class ActQuantLinear(nn.Module):
         self.bias = None if bias is None else nn.Parameter(bias.detach(), requires_grad=False)
         self.register_buffer("inv_smooth", None if smooth is None else _make(1.0 / smooth))
         self.rotation, self.act_scheme = rotation, act_scheme
+        # the rotation is state (its signs and block), so a state_dict restores it
+        self.register_buffer("rotation_signs", None if rotation is None else
+                             _make(rotation.signs.astype(weight._data.dtype)))
+        self.register_buffer("rotation_block", None if rotation is None else
+                             _make(np.asarray(rotation.block, np.int64)))
+        self._rotation_key = self._rotation_state()
         self.register_buffer("act_scale", None)
         self._observing, self._amax = False, None  # running max |T(x)| while observing
 
@@ -103,8 +111,16 @@ class ActQuantLinear(nn.Module):
         if self.inv_smooth is not None:
             x = x * self.inv_smooth
         if self.rotation is not None:
+            if not _same_state(self._rotation_state(), self._rotation_key):  # a load
+                self.rotation = HadamardRotation.from_signs(
+                    self.rotation_signs.detach().cpu().numpy(), self.rotation_block.item())
+                self._rotation_key = self._rotation_state()
             x = self.rotation.rotate(x)
         return x
+
+    def _rotation_state(self):
+        t, b = self.rotation_signs, self.rotation_block
+        return None if t is None else (t._data, t._version[0], b._data, b._version[0])
 
     def forward(self, x):
         x = self.transform(x)
@@ -153,6 +169,12 @@ class ActQuantLinear(nn.Module):
         return (f"in_features={self.in_features}, out_features={self.out_features}, "
                 f"act={self.act_scheme}, smooth={self.inv_smooth is not None}, "
                 f"rotation={self.rotation}, static={self.act_scale is not None}")
+
+
+def _same_state(a, b) -> bool:
+    # the same buffer arrays (held, so not reused) at the same versions
+    return a is b or (a is not None and b is not None and
+                      all(x is y if i % 2 == 0 else x == y for i, (x, y) in enumerate(zip(a, b))))
 
 
 def calibrate_static_(model, layers: dict, calibration, op: str) -> None:
