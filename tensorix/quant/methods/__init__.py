@@ -16,6 +16,7 @@ from .gptq import GPTQResult, gptq_, gptq_quantize
 from .hadamard import HadamardRotation, fwht, hadamard_matrix
 from .kvcache import BFPKVCache
 from .mixed import MixedPrecisionPlan, layer_sensitivity, mixed_precision_search
+from .presets import PRESETS, Preset, kv_quant_, quantize_preset_
 from .recurrent import LEVELS, binarize, lowbit_recurrent_, quaternarize, ternarize
 from .rotation import w4a4_, w4a4_scheme
 from .smoothquant import smooth_scales, smoothquant_
@@ -26,4 +27,5 @@ __all__ = ["InputStats", "collect_input_stats", "linear_layers", "weight_scheme"
            "HadamardRotation", "fwht", "hadamard_matrix", "w4a4_", "w4a4_scheme",
            "smooth_scales", "smoothquant_", "MixedPrecisionPlan", "layer_sensitivity",
            "mixed_precision_search", "LEVELS", "binarize", "ternarize", "quaternarize",
-           "lowbit_recurrent_", "BFPKVCache", "dkm_cluster", "awq_fold_"]
+           "lowbit_recurrent_", "BFPKVCache", "dkm_cluster", "awq_fold_", "PRESETS", "Preset",
+           "quantize_preset_", "kv_quant_"]
