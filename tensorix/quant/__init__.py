@@ -19,6 +19,7 @@ from .flows import (
     save_quantized,
 )
 from .gemm import IntGemm, IntWeight, int_gemm, int_linear
+from .intops import int_exp, int_gelu, int_layer_norm, int_poly, int_softmax, int_sqrt
 from .kernels import int4_mm, int_mm, pack_int4, unpack_int4
 from .layers import QuantizedConv2d, QuantizedEmbedding, QuantizedLinear
 from .observers import (
@@ -46,4 +47,5 @@ __all__ = ["QScheme", "BLOCK_FORMATS", "compute_qparams", "qparams_from_range", 
            "QuantConfig", "Int8WeightOnlyConfig", "Int4WeightOnlyConfig",
            "Int8DynamicActivationInt8WeightConfig", "StaticConfig", "QATConfig", "quantize_",
            "quantize_dynamic", "prepare", "convert", "prepare_qat", "save_quantized",
-           "load_quantized", "IntGemm", "IntWeight", "int_gemm", "int_linear"]
+           "load_quantized", "IntGemm", "IntWeight", "int_gemm", "int_linear", "int_poly", "int_exp", "int_softmax",
+           "int_gelu", "int_sqrt", "int_layer_norm"]
