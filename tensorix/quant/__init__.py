@@ -47,5 +47,5 @@ __all__ = ["QScheme", "BLOCK_FORMATS", "compute_qparams", "qparams_from_range", 
            "QuantConfig", "Int8WeightOnlyConfig", "Int4WeightOnlyConfig",
            "Int8DynamicActivationInt8WeightConfig", "StaticConfig", "QATConfig", "quantize_",
            "quantize_dynamic", "prepare", "convert", "prepare_qat", "save_quantized",
-           "load_quantized", "IntGemm", "IntWeight", "int_gemm", "int_linear", "int_poly", "int_exp", "int_softmax",
-           "int_gelu", "int_sqrt", "int_layer_norm"]
+           "load_quantized", "IntGemm", "IntWeight", "int_gemm", "int_linear", "int_poly",
+           "int_exp", "int_softmax", "int_gelu", "int_sqrt", "int_layer_norm"]

@@ -24,7 +24,8 @@ Errors against float (measured, and tested in ``tests/quant/test_intops.py``) fo
 an int32 accumulator's scale ``S <= 0.01`` (as I-BERT feeds them; a coarser S rounds ln 2 to
 ``floor(ln2 / S) S`` and the error grows with it): exp within 0.004 absolute, softmax within
 ``2^-m + 0.01 p + 0.0005`` of each probability p, GELU within 0.019 absolute (I-BERT's
-erf polynomial is off by up to 0.018), LayerNorm of int8 codes within ``2^-m + 0.001`` of the float normalized values.
+erf polynomial is off by up to 0.018), LayerNorm of int8 codes within ``2^-m + 0.001`` of
+the float normalized values.
 
 Example::
 
