@@ -7,6 +7,10 @@ per tensor quantized per call, the exact integer GEMM of ``tensorix.quant.int_mm
 ``--size`` for batches 1 to 64. Each row: the median ms over the rounds and the median of the
 per-round ratios to torch.ao. Both libraries run at their default thread settings.
 
+Then the two exact int8 GEMM routes alone on the layer's codes, in the same rounds: the
+compiled kernel (on x86 with AVX2 the packed-weight ``vpmaddwd`` micro-kernel) and float32 BLAS
+over K chunks of 1024 (exact; it converts the int8 weight to float32 on every call).
+
 Then the weight bytes of a float32 Linear and of its int8 (per channel) and int4 (group 128,
 packed two per byte) forms, codes alone and with scales and zero points.
 
@@ -24,7 +28,7 @@ import numpy as np
 
 import tensorix as tx
 from tensorix import nn
-from tensorix.quant import Int4WeightOnlyConfig, Int8WeightOnlyConfig, quantize_dynamic
+from tensorix.quant import Int4WeightOnlyConfig, Int8WeightOnlyConfig, kernels, quantize_dynamic
 from tensorix.quant.kernels import compiled_available
 from tensorix.quant.layers import QuantizedLinear
 
@@ -55,7 +59,8 @@ def speed(size, batches, repeat):
         tq = torch.ao.quantization.quantize_dynamic(torch.nn.Sequential(tlin), {torch.nn.Linear},
                                                     dtype=torch.qint8)
     q = quantize_dynamic(nn.Sequential(lin))
-    rows = []
+    rows, routes = [], []
+    w = q[0]._int_weight()
     for b in batches:
         x = np.random.default_rng(b).standard_normal((b, size)).astype(np.float32)
         xt, xx = torch.tensor(x), tx.tensor(x)
@@ -66,7 +71,11 @@ def speed(size, batches, repeat):
             err = float(np.abs(q(xx).numpy() - tq(xt).numpy()).max())
         ratio = statistics.median(a / t for a, t in zip(times[0], times[1]))
         rows.append((b, *(statistics.median(t) for t in times), ratio, err))
-    return rows
+        xq = np.random.default_rng(b).integers(-127, 128, (b, size)).astype(np.int8)
+        rt = rounds([lambda: kernels._int_mm_raw(xq, w.codes.T, w.packed),
+                     lambda: kernels._blas(xq, w.codes.T)], repeat)
+        routes.append((b, *(statistics.median(t) for t in rt)))
+    return rows, routes
 
 
 def memory(size):
@@ -94,9 +103,14 @@ def main(argv=None):
     print("\n| batch | tx int8 dyn ms | torch.ao int8 dyn ms | tx fp32 ms | torch fp32 ms | "
           "tx / torch.ao | max abs diff |")
     print("|---|---|---|---|---|---|---|")
-    for b, t_q, t_tq, t_f, t_tf, ratio, err in speed(size, batches, repeat):
+    rows, routes = speed(size, batches, repeat)
+    for b, t_q, t_tq, t_f, t_tf, ratio, err in rows:
         print(f"| {b} | {t_q:.3f} | {t_tq:.3f} | {t_f:.3f} | {t_tf:.3f} | {ratio:.2f}x | "
               f"{err:.2e} |")
+    print("\n| batch | int8 GEMM, compiled kernel ms | int8 GEMM, float32-chunk BLAS ms |")
+    print("|---|---|---|")
+    for b, t_k, t_b in routes:
+        print(f"| {b} | {t_k:.3f} | {t_b:.3f} |")
     print("\n| weight | bytes (codes) | bytes (with qparams) | float32 / codes | "
           "float32 / total |")
     print("|---|---|---|---|---|")

@@ -125,7 +125,15 @@ def perplexity(model, x, y, batch: int = 64) -> float:
     return math.exp(total / count)
 
 
-def methods(calibration, skip):
+def awq_groups(model) -> dict:
+    """AutoAWQ's folding pairs for the demo GPT: each block's ln1 -> qkv and ln2 -> mlp.0
+    (proj and mlp.2 follow attention and GELU, which take no scale: they stay RTN)."""
+    return {f"blocks.{i}.{ln}": [f"blocks.{i}.{lin}"]
+            for i in range(len(model.blocks)) for ln, lin in (("ln1", "attn.qkv"),
+                                                              ("ln2", "mlp.0"))}
+
+
+def methods(calibration, skip, head_dim=64):
     """(row name, what it does, function quantizing a model in place) for the table."""
     from tensorix import quant
     from tensorix.quant import QScheme
@@ -150,6 +158,9 @@ def methods(calibration, skip):
          lambda m: qm.awq_(m, calibration, int4, skip=skip)),
         ("int4 AWQ g128 + auto-clip", "W4A16",
          lambda m: qm.awq_(m, calibration, int4, skip=skip, clip=True)),
+        ("int4 AWQ g128 folded, packed int4 (rest RTN)", "W4A16",
+         lambda m: (qm.awq_fold_(m, calibration, awq_groups(m), int4),
+                    quant.quantize_(m, quant.Int4WeightOnlyConfig(group_size=128), keep))),
         ("W8A8 int8 (per-channel W, static per-tensor A)", "W8A8",
          lambda m: qm.smoothquant_(m, calibration, alpha=0.0, skip=skip)),
         ("W8A8 SmoothQuant alpha=0.5", "W8A8",
@@ -158,6 +169,14 @@ def methods(calibration, skip):
          lambda m: qm.w4a4_(m, rotate=False, skip=skip)),
         ("W4A4 g128, Hadamard rotation", "W4A4",
          lambda m: qm.w4a4_(m, rotate=True, skip=skip)),
+        ("COMET W4A4 g128 + KV4", "W4A4KV4",
+         lambda m: qm.quantize_preset_(m, "comet-w4a4kv4", skip=skip, head_dim=head_dim)),
+        ("OdysseyLLM W4A8 (per-channel W4)", "W4A8",
+         lambda m: qm.quantize_preset_(m, "odyssey-w4a8", skip=skip)),
+        ("FlexQ W6A6 g128", "W6A6",
+         lambda m: qm.quantize_preset_(m, "flexq-w6a6", skip=skip)),
+        ("FlexQ W6A8 g128", "W6A8",
+         lambda m: qm.quantize_preset_(m, "flexq-w6a8", skip=skip)),
         ("fp8 e4m3 (per-channel W, dynamic per-token A)", "W8A8",
          lambda m: qm.quantize_linears_(m, QScheme(dtype=fp8, granularity="per_channel"),
                                         qm.token_scheme(dtype=fp8), skip=skip)),
@@ -177,14 +196,14 @@ def methods(calibration, skip):
     ]
 
 
-def table(model, calibration, xv, yv, skip, only=None) -> list:
+def table(model, calibration, xv, yv, skip, only=None, head_dim=64) -> list:
     """Rows (method, bits, perplexity, change against fp32, seconds to quantize)."""
     import copy
 
     base = perplexity(model, xv, yv)
     rows = [("fp32", "W32A32", base, 0.0, 0.0)]
     print(f"  fp32: {base:.4f}", file=sys.stderr, flush=True)
-    for name, bits, fn in methods(calibration, skip):
+    for name, bits, fn in methods(calibration, skip, head_dim):
         if only and not any(o.lower() in name.lower() for o in only):
             continue
         q = copy.deepcopy(model)
@@ -218,6 +237,10 @@ def orderings(rows) -> list:
          ppl["W8A8 SmoothQuant alpha=0.5"] < ppl["W8A8 int8 (per-channel W, static per-tensor A)"]),
         ("rotation W4A4 beats W4A4 without rotation",
          ppl["W4A4 g128, Hadamard rotation"] < ppl["W4A4 g128, no rotation"]),
+        ("more bits, lower perplexity: FlexQ W6A8 < OdysseyLLM W4A8 < COMET W4A4KV4",
+         ppl["FlexQ W6A8 g128"] < ppl["OdysseyLLM W4A8 (per-channel W4)"] <
+         ppl["COMET W4A4 g128 + KV4"]),
+        ("W6A8 beats W6A6", ppl["FlexQ W6A8 g128"] < ppl["FlexQ W6A6 g128"]),
     ]
 
 
@@ -255,7 +278,7 @@ def main(argv=None) -> int:
     calibration = list(windows(train_text, vocab, cfg["context"], args.calib_windows,
                                np.random.default_rng(0))[0].split(8))
     skip = () if args.quantize_head else ("head",)
-    rows = table(model, calibration, xv, yv, skip, args.only)
+    rows = table(model, calibration, xv, yv, skip, args.only, args.d_model // args.heads)
     n_params = sum(p.numel() for p in model.parameters())
     print(f"\nGPT: {cfg['layers']} layers, d_model {cfg['d_model']}, {cfg['heads']} heads, "
           f"context {cfg['context']}, {n_params:,} parameters, {cfg['steps']} steps; "

@@ -14,7 +14,8 @@
 
 The exact products run as ``backend_gemm`` = ``"f64"`` (a float64 GEMM of int8-valued data, exact
 while ``k * 127^2 < 2^53``; NumPy has no int8 BLAS), ``"f32"`` (float32 GEMMs on k-chunks of
-<= 1024, exact) or ``"int8"`` (int32 integer GEMM; never int8 @ int8, which wraps). Complex
+<= 1024, exact) or ``"int8"`` (int32 accumulation; never int8 @ int8, which wraps): both are
+``tensorix.quant.int_mm``'s routes, the library's one exact int8 GEMM. Complex
 inputs become two real GEMMs on ``[Ar, -Ai] @ [Br; Bi]`` and ``[Ar, Ai] @ [Bi; Br]``.
 
 Example::
@@ -48,18 +49,17 @@ def _row_exponents(A, axis):
 
 def _gemm(a, b, backend):
     """Exact product of int-valued float64 matrices with |entries| <= 128."""
-    xp = xp_of(a)
     if backend == "f64":
         return a @ b
-    if backend == "f32":
-        a32, b32 = a.astype(np.float32), b.astype(np.float32)
-        out = xp.zeros((a.shape[0], b.shape[1]), dtype=np.float64)
-        for s in range(0, a.shape[1], 1024):  # 1024 * 128^2 < 2^24: each chunk is exact
-            out += (a32[:, s:s + 1024] @ b32[s:s + 1024]).astype(np.float64)
-        return out
-    if backend == "int8":
+    if backend in ("f32", "int8"):
+        # the one exact int8 GEMM of the library (tensorix.quant.int_mm): "int8" its fastest
+        # route (the compiled kernel where numba runs), "f32" its float32 K-chunk route
+        from ..quant import kernels
+
         a8, b8 = a.astype(np.int8), b.astype(np.int8)  # the int8 operands of an IMMA GEMM
-        return (a8.astype(np.int32) @ b8.astype(np.int32)).astype(np.float64)
+        if backend == "f32":  # chunk sums in float64: exact for k < 2^38, as "f64"
+            return kernels._blas(a8, b8, np.float64)
+        return kernels._int_mm_raw(a8, b8).astype(np.float64)
     raise ValueError(f"ozaki_gemm(): argument 'backend_gemm' must be 'f64', 'f32' or 'int8', "
                      f"got {backend!r}")
 

@@ -18,8 +18,11 @@ from .flows import (
     quantize_dynamic,
     save_quantized,
 )
+from .gemm import IntGemm, IntWeight, int_gemm, int_linear
+from .intops import int_exp, int_gelu, int_layer_norm, int_poly, int_softmax, int_sqrt
 from .kernels import int4_mm, int_mm, pack_int4, unpack_int4
 from .layers import QuantizedConv2d, QuantizedEmbedding, QuantizedLinear
+from .lut import bipolar_quantize, from_bitplanes, lut_gemm, lut_tables, to_bitplanes
 from .observers import (
     HistogramObserver,
     MinMaxObserver,
@@ -45,4 +48,6 @@ __all__ = ["QScheme", "BLOCK_FORMATS", "compute_qparams", "qparams_from_range", 
            "QuantConfig", "Int8WeightOnlyConfig", "Int4WeightOnlyConfig",
            "Int8DynamicActivationInt8WeightConfig", "StaticConfig", "QATConfig", "quantize_",
            "quantize_dynamic", "prepare", "convert", "prepare_qat", "save_quantized",
-           "load_quantized"]
+           "load_quantized", "IntGemm", "IntWeight", "int_gemm", "int_linear", "int_poly",
+           "int_exp", "int_softmax", "int_gelu", "int_sqrt", "int_layer_norm",
+           "bipolar_quantize", "to_bitplanes", "from_bitplanes", "lut_tables", "lut_gemm"]

@@ -7,9 +7,10 @@ Activations (``act_scheme``) are quantized per call from their own range (dynami
 of ``quantize_dynamic`` and torchao's int8 dynamic config) or with calibrated
 ``act_scale``/``act_zero_point`` buffers (static, after ``prepare``/``convert``).
 
-``QuantizedLinear`` with int8 activations runs the exact integer GEMM
-(:func:`~tensorix.quant.int_mm`) and rescales: ``y = s_x s_w (X_q W_q^T - z_x rowsum(W_q)) +
-b`` (the weight is symmetric). Weight-only layers, ``QuantizedConv2d`` and
+``QuantizedLinear`` with int8 activations runs the integer product of
+:func:`~tensorix.quant.gemm.int_linear` (the exact int32 GEMM of
+:func:`~tensorix.quant.int_mm`, then the rescale): ``y = s_x s_w (X_q W_q^T - z_x
+rowsum(W_q)) + b`` (the weight is symmetric). Weight-only layers, ``QuantizedConv2d`` and
 ``QuantizedEmbedding`` dequantize the weight (the rows looked up, for an embedding) and compute
 in float. Like torch.ao's quantized modules they are for inference: no gradients flow.
 
@@ -26,11 +27,11 @@ from __future__ import annotations
 import numpy as np
 
 from .. import nn
-from ..backend import array_module
 from ..nn import functional as F
 from ..nn.module import Module
 from ..tensor import Tensor, _make
-from .kernels import _int_mm_raw, pack_int4_raw, unpack_int4_raw
+from .gemm import IntWeight, int_linear
+from .kernels import pack_int4_raw, unpack_int4_raw
 from .quantizer import QScheme, compute_qparams, dequantize, quantize
 
 __all__ = ["QuantizedLinear", "QuantizedConv2d", "QuantizedEmbedding", "QUANTIZED_FORMS"]
@@ -131,23 +132,24 @@ class QuantizedLinear(_QuantizedWeight):
 
     def _int8_forward(self, input):
         x = input.detach().reshape(-1, self.in_features)
-        act = self.act_scheme
-        if "act_scale" in self._buffers:
-            sx, zx = self.act_scale, self.act_zero_point
-        else:
-            sx, zx = compute_qparams(x, act)
-        xq = quantize(x, sx, zx, act)._data
-        acc = _int_mm_raw(xq, self._codes().T)
-        xp = array_module(acc)
-        zx_a = xp.asarray(zx._data).reshape(-1, 1)
-        if not act.symmetric:  # the zero point's share: z_x times each weight row's sum
-            acc = acc - zx_a * self.weight_row_sums._data[None, :]
-        sw = self.weight_scale._data.reshape(1, -1)
-        out = acc.astype(np.float32) * (xp.asarray(sx._data).reshape(-1, 1) * sw)
-        if self.bias is not None:
-            out += self.bias._data
-        return _make(out.astype(np.float32).reshape(tuple(input.shape[:-1]) +
-                                                    (self.out_features,)))
+        static = (self.act_scale._data, self.act_zero_point._data) \
+            if "act_scale" in self._buffers else None
+        out = int_linear(x._data, self._int_weight(), self.act_scheme, static,
+                         None if self.bias is None else self.bias._data)
+        return _make(out.reshape(tuple(input.shape[:-1]) + (self.out_features,)))
+
+    def _int_weight(self) -> IntWeight:
+        # the codes as the integer kernel takes them (packed: as many bytes again), made on
+        # first use and again whenever weight_codes is replaced or written in place
+        # (load_state_dict, .to)
+        t = self.weight_codes
+        key = (t._data, t._version[0])
+        cached = self.__dict__.get("_int_cache")
+        if cached is None or cached[0] is not key[0] or cached[1] != key[1]:
+            w = IntWeight.from_codes(self._codes(), self.weight_scale._data, self.weight_scheme,
+                                     self.weight_row_sums._data)
+            cached = self.__dict__["_int_cache"] = (*key, w)
+        return cached[2]
 
     def extra_repr(self):
         return (f"in_features={self.in_features}, out_features={self.out_features}, "

@@ -54,6 +54,35 @@ def test_int_mm_weight_transpose_view(rng):
     np.testing.assert_array_equal(int_mm(tx.tensor(x), tx.tensor(w).T).numpy(), _ref(x, w.T))
 
 
+@pytest.mark.parametrize("case", sorted(CASES))
+@pytest.mark.parametrize("m,k,n", [(4, 4096, 48), (7, 3001, 33), (64, 1025, 17), (9, 1, 3)])
+def test_int_mm_packed_weight_exact(case, m, k, n, rng):
+    # the AVX2 micro-kernel on a packed weight (pack_weight is None where it does not run):
+    # padding of M to 4 rows, N to 16 columns and K to pairs adds nothing
+    a, b = (v.astype(np.int8) for v in CASES[case](rng, m, k, n))
+    packed = kernels.pack_weight(np.ascontiguousarray(b.T))
+    np.testing.assert_array_equal(kernels._int_mm_raw(a, b, packed), _ref(a, b))
+
+
+def test_int_mm_packed_reaches_int32_edge():
+    k = kernels.K_MAX - 1
+    a = np.full((4, k), -128, np.int8)
+    packed = kernels.pack_weight(a[:1])
+    assert (kernels._int_mm_raw(a, a[:1].T, packed) == k * 128 * 128).all()
+
+
+def test_quantized_linear_repacks_after_load_state_dict(rng):
+    from tensorix import nn
+    from tensorix.quant import quantize_dynamic
+
+    a, b = quantize_dynamic(nn.Sequential(nn.Linear(64, 32))), \
+        quantize_dynamic(nn.Sequential(nn.Linear(64, 32)))
+    x = tx.tensor(rng.standard_normal((8, 64)).astype(np.float32))
+    a(x), b(x)  # both pack their weights
+    a.load_state_dict(b.state_dict())  # copies the codes in place
+    np.testing.assert_array_equal(a(x).numpy(), b(x).numpy())
+
+
 def test_int_mm_device(device, rng):
     a = rng.integers(-128, 128, (6, 2100)).astype(np.int8)
     b = rng.integers(-128, 128, (2100, 9)).astype(np.int8)
@@ -98,3 +127,17 @@ def test_bad_input(monkeypatch):
         pack_int4(tx.tensor([1, 0, 1], dtype=tx.int8))
     with pytest.raises(ValueError, match="K = 4 but the packed weight holds 6"):
         int4_mm(tx.ones(1, 4, dtype=tx.int8), tx.ones(2, 3, dtype=tx.uint8))
+
+
+@pytest.mark.parametrize("backend,route", [("int8", "_int_mm_raw"), ("f32", "_blas")])
+def test_ozaki_products_run_on_int_mm(backend, route, monkeypatch, rng):
+    # numerics.ozaki has no int8 GEMM of its own: its exact products are int_mm's routes
+    from tensorix import numerics as nx
+
+    calls = []
+    real = getattr(kernels, route)
+    monkeypatch.setattr(kernels, route, lambda *a: calls.append(1) or real(*a))
+    A, B = rng.standard_normal((5, 40)), rng.standard_normal((40, 3))
+    out = nx.ozaki_gemm(A, B, "II", moduli=12, backend_gemm=backend)
+    assert len(calls) == 12  # one exact product per modulus, bit-equal to float64 products
+    np.testing.assert_array_equal(out, nx.ozaki_gemm(A, B, "II", moduli=12, backend_gemm="f64"))

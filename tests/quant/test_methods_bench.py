@@ -25,5 +25,9 @@ def test_bench_quant_accuracy_tiny(tmp_path):
                 "| int4 AWQ g128 + auto-clip |", "| W4A4 g128, Hadamard rotation |",
                 "| MXFP4 (W and A) |"):
         assert row in out, out
-    again = _run(tmp_path, "--only", "SmoothQuant")  # loads the cached weights
-    assert "trained" not in again and "| W8A8 SmoothQuant alpha=0.5 |" in again
+    again = _run(tmp_path, "--only", "SmoothQuant", "COMET", "Odyssey", "FlexQ", "folded")
+    assert "trained" not in again and "| W8A8 SmoothQuant alpha=0.5 |" in again  # cached
+    for row in ("| COMET W4A4 g128 + KV4 | W4A4KV4 |", "| OdysseyLLM W4A8 (per-channel W4) |",
+                "| FlexQ W6A6 g128 |", "| FlexQ W6A8 g128 |",
+                "| int4 AWQ g128 folded, packed int4 (rest RTN) |"):
+        assert row in again, again

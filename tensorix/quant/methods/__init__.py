@@ -10,12 +10,13 @@ here and docs/quant.md.
 from ._calib import InputStats, collect_input_stats, linear_layers
 from ._grid import weight_scheme
 from ._linear import ActQuantLinear, quantize_linears_, token_scheme
-from .awq import AWQResult, awq_, awq_clip, awq_scales, awq_search
+from .awq import AWQResult, awq_, awq_clip, awq_fold_, awq_scales, awq_search
 from .dkm import dkm_cluster
 from .gptq import GPTQResult, gptq_, gptq_quantize
 from .hadamard import HadamardRotation, fwht, hadamard_matrix
 from .kvcache import BFPKVCache
 from .mixed import MixedPrecisionPlan, layer_sensitivity, mixed_precision_search
+from .presets import PRESETS, Preset, kv_quant_, quantize_preset_
 from .recurrent import LEVELS, binarize, lowbit_recurrent_, quaternarize, ternarize
 from .rotation import w4a4_, w4a4_scheme
 from .smoothquant import smooth_scales, smoothquant_
@@ -26,4 +27,5 @@ __all__ = ["InputStats", "collect_input_stats", "linear_layers", "weight_scheme"
            "HadamardRotation", "fwht", "hadamard_matrix", "w4a4_", "w4a4_scheme",
            "smooth_scales", "smoothquant_", "MixedPrecisionPlan", "layer_sensitivity",
            "mixed_precision_search", "LEVELS", "binarize", "ternarize", "quaternarize",
-           "lowbit_recurrent_", "BFPKVCache", "dkm_cluster"]
+           "lowbit_recurrent_", "BFPKVCache", "dkm_cluster", "awq_fold_", "PRESETS", "Preset",
+           "quantize_preset_", "kv_quant_"]

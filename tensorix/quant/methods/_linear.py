@@ -6,16 +6,28 @@ division by smoothing scales (SmoothQuant) and/or an orthogonal Hadamard rotatio
 APEX4), ``fq`` fake-quantizes activations per the scheme (dynamic, or with a static scale
 from calibration), and ``Wq`` is the weight already transformed the matching way (``W diag(s)``,
 ``W R``) and quantize-dequantized, so that without quantization the layer is the original one.
+
+With symmetric int schemes of at most 8 bits on both sides (W8A8, W4A4, W6A6, ...), inference
+runs the integer kernel instead: the layer's product goes through the dispatcher's GEMM hook
+as a :class:`~tensorix.quant.gemm.IntGemm` on the weight's codes (int8 x int8 -> int32 per
+group, then the rescale), equal to the simulation within float32 rounding (the bound in
+:mod:`tensorix.quant.gemm`). Inputs that need gradients, and other schemes (fp8, MX), take
+the fake-quantized path; ``ActQuantLinear.integer = False`` forces it.
 """
 
 from __future__ import annotations
 
 import dataclasses
 
+import numpy as np
+
 from ... import nn
+from ...autograd.dispatch import gemm_hook
+from ...autograd.grad_mode import is_grad_enabled
 from ...nn import functional as F
 from ...tensor import _make
 from ..flows import _replace
+from ..gemm import IntGemm, IntWeight, int_path_supported
 from ..quantizer import QScheme, fake_quantize, qparams_from_range
 from ._calib import as_batches, linear_layers, run_model
 from ._grid import fake_quant_array
@@ -57,14 +69,23 @@ class ActQuantLinear(nn.Module):
         y = layer(x)                                   # x (..., 256) -> (..., 64)
     """
 
+    integer = True  # inference with int schemes on both sides runs the integer kernel
+
     def __init__(self, weight, bias, act_scheme: QScheme | None, *, smooth=None,
-                 rotation: HadamardRotation | None = None):
+                 rotation: HadamardRotation | None = None, weight_scheme: QScheme | None = None):
         super().__init__()
+        self.weight_scheme = weight_scheme
         self.out_features, self.in_features = weight.shape
         self.weight = nn.Parameter(weight, requires_grad=False)
         self.bias = None if bias is None else nn.Parameter(bias.detach(), requires_grad=False)
         self.register_buffer("inv_smooth", None if smooth is None else _make(1.0 / smooth))
         self.rotation, self.act_scheme = rotation, act_scheme
+        # the rotation is state (its signs and block), so a state_dict restores it
+        self.register_buffer("rotation_signs", None if rotation is None else
+                             _make(rotation.signs.astype(weight._data.dtype)))
+        self.register_buffer("rotation_block", None if rotation is None else
+                             _make(np.asarray(rotation.block, np.int64)))
+        self._rotation_key = self._rotation_state()
         self.register_buffer("act_scale", None)
         self._observing, self._amax = False, None  # running max |T(x)| while observing
 
@@ -82,15 +103,24 @@ class ActQuantLinear(nn.Module):
             w = fake_quant_array(w, weight_scheme)
         w = _make(w.astype(linear.weight._data.dtype))
         smooth = None if smooth is None else smooth.astype(linear.weight._data.dtype)
-        return cls(w, linear.bias, act_scheme, smooth=smooth, rotation=rotation)
+        return cls(w, linear.bias, act_scheme, smooth=smooth, rotation=rotation,
+                   weight_scheme=weight_scheme)
 
     def transform(self, x):
         """T(x): the smoothing division and the rotation, before quantization."""
         if self.inv_smooth is not None:
             x = x * self.inv_smooth
         if self.rotation is not None:
+            if not _same_state(self._rotation_state(), self._rotation_key):  # a load
+                self.rotation = HadamardRotation.from_signs(
+                    self.rotation_signs.detach().cpu().numpy(), self.rotation_block.item())
+                self._rotation_key = self._rotation_state()
             x = self.rotation.rotate(x)
         return x
+
+    def _rotation_state(self):
+        t, b = self.rotation_signs, self.rotation_block
+        return None if t is None else (t._data, t._version[0], b._data, b._version[0])
 
     def forward(self, x):
         x = self.transform(x)
@@ -98,8 +128,28 @@ class ActQuantLinear(nn.Module):
             m = x.detach().abs().max()
             self._amax = m if self._amax is None else self._amax.maximum(m)
         elif self.act_scheme is not None:
+            if self._integer_path(x):
+                static = None if self.act_scale is None else (self.act_scale._data, 0)
+                with gemm_hook(IntGemm(self.act_scheme, self.weight_scheme, self._int_weight(),
+                                       static)):
+                    return F.linear(x, self.weight, self.bias)
             x = _fake_quant_act(x, self.act_scheme, self.act_scale)
         return F.linear(x, self.weight, self.bias)
+
+    def _integer_path(self, x) -> bool:
+        return (self.integer and int_path_supported(self.act_scheme) and
+                int_path_supported(self.weight_scheme) and
+                not (is_grad_enabled() and (x.requires_grad or self.weight.requires_grad)))
+
+    def _int_weight(self) -> IntWeight:
+        # the stored weight is on the scheme's grid: quantizing it again gives its codes
+        # exactly (and the scales to within float32 rounding); cached until it changes
+        key = (self.weight._data, self.weight._version[0])
+        cached = self.__dict__.get("_int_cache")
+        if cached is None or cached[0] is not key[0] or cached[1] != key[1]:
+            cached = (*key, IntWeight.from_float(self.weight.detach(), self.weight_scheme))
+            self.__dict__["_int_cache"] = cached
+        return cached[2]
 
     def observe(self, on: bool = True) -> None:
         """Start (or stop, setting the static per-tensor ``act_scale``) recording the range
@@ -119,6 +169,12 @@ class ActQuantLinear(nn.Module):
         return (f"in_features={self.in_features}, out_features={self.out_features}, "
                 f"act={self.act_scheme}, smooth={self.inv_smooth is not None}, "
                 f"rotation={self.rotation}, static={self.act_scale is not None}")
+
+
+def _same_state(a, b) -> bool:
+    # the same buffer arrays (held, so not reused) at the same versions
+    return a is b or (a is not None and b is not None and
+                      all(x is y if i % 2 == 0 else x == y for i, (x, y) in enumerate(zip(a, b))))
 
 
 def calibrate_static_(model, layers: dict, calibration, op: str) -> None:

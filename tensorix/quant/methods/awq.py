@@ -14,12 +14,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ... import nn
+from ...autograd import no_grad
 from ...backend import array_module
+from ...tensor import _make
+from ..flows import _replace
+from ..layers import QuantizedLinear
 from ..quantizer import QScheme
-from ._calib import linear_layers, sequential_, set_weight
+from ._calib import as_batches, collect_input_stats, linear_layers, sequential_, set_weight
 from ._grid import fake_quant_array, weight_scheme
 
-__all__ = ["AWQResult", "awq_scales", "awq_search", "awq_clip", "awq_"]
+__all__ = ["AWQResult", "awq_scales", "awq_search", "awq_clip", "awq_", "awq_fold_"]
 
 
 @dataclass
@@ -148,3 +153,82 @@ def awq_(model, calibration, scheme: QScheme | None = None, *, skip=(), tokens: 
 
     return sequential_(model, calibration, linear_layers(model, skip), quantize_layer,
                        op="awq_", keep=tokens)
+
+
+def _fold_target(modules, prev, names, op):
+    """The previous op (a LayerNorm/RMSNorm with a weight, or a Linear) and its linears,
+    checked: 1/s must be foldable into it and every linear must read its output."""
+    p = modules.get(prev)
+    if isinstance(p, (nn.LayerNorm, nn.RMSNorm)) and getattr(p, "weight", None) is not None:
+        width = p.weight.shape[-1]
+    elif type(p) is nn.Linear:
+        width = p.out_features
+    else:
+        raise ValueError(f"{op}: {prev!r} must name a LayerNorm or RMSNorm with a weight, or an "
+                         f"nn.Linear, to fold the scales into; got "
+                         f"{type(p).__name__ if p is not None else 'no such module'}")
+    layers = {}
+    for n in names:
+        lin = modules.get(n)
+        if type(lin) is not nn.Linear or lin.in_features != width:
+            raise ValueError(f"{op}: {n!r} must be an nn.Linear reading the {width} outputs of "
+                             f"{prev!r}")
+        layers[n] = lin
+    return p, layers
+
+
+def _divide_outputs(prev, s) -> None:
+    """prev's outputs divided by s (per channel): a norm's weight and bias, a linear's rows
+    and bias."""
+    with no_grad():
+        for name in ("weight", "bias"):
+            t = getattr(prev, name, None)
+            if t is None:
+                continue
+            d = t._data.astype(s.dtype)
+            d = d / (s if d.ndim == 1 else s[:, None])
+            t.copy_(_make(d.astype(t._data.dtype)))
+
+
+def awq_fold_(model, calibration, groups: dict, scheme: QScheme | None = None, *,
+              tokens: int = 4096, n_grid: int = 20, quantize: bool = True) -> dict:
+    """AWQ as AutoAWQ applies it: the scales folded into the previous op, the weights stored
+    as real int4 (:class:`~tensorix.quant.QuantizedLinear`, two codes per byte).
+
+    ``groups``: ``{previous op name: [names of the nn.Linear layers reading its output]}``,
+    the previous op a LayerNorm / RMSNorm (its weight and bias are divided by s) or an
+    nn.Linear (its rows and bias); the layers of one group share one s, searched on their
+    weights stacked (AutoAWQ's q/k/v). Groups run in order, each searched on the model as it
+    stands (earlier groups' scales applied, weights still float); then, with ``quantize``,
+    every linear of the groups becomes ``QuantizedLinear(Q(W diag(s)))`` - the function of
+    :func:`awq_`'s ``Q(W diag(s)) diag(1/s)`` up to float rounding, with a weight 8x smaller
+    than float32. ``quantize=False`` leaves the scaled float model (the same function as
+    before, to rounding) for another quantizer. Returns ``{previous op name: AWQResult}``.
+
+    Example (a pre-norm transformer block)::
+
+        awq_fold_(model, batches, {"blocks.0.ln1": ["blocks.0.attn.qkv"],
+                                   "blocks.0.ln2": ["blocks.0.mlp.0"]})
+    """
+    scheme = scheme or weight_scheme()
+    batches = as_batches(calibration, "awq_fold_()")
+    modules = dict(model.named_modules())
+    checked = [(prev, *_fold_target(modules, prev, names, "awq_fold_()"))
+               for prev, names in groups.items()]
+    results = {}
+    for prev_name, prev, layers in checked:
+        first = next(iter(layers))
+        stats = collect_input_stats(model, {first: layers[first]}, batches, keep=tokens)[first]
+        x = stats.tokens_sample()
+        w = array_module(x).concatenate([lin.weight._data.astype(x.dtype)
+                                         for lin in layers.values()], 0)
+        r = awq_search(w, x, scheme, x_abs_mean=stats.abs_mean, n_grid=n_grid)
+        _divide_outputs(prev, r.scales)
+        for lin in layers.values():
+            set_weight(lin, lin.weight._data.astype(x.dtype) * r.scales)
+        results[prev_name] = r
+    if quantize:
+        for _, _, layers in checked:
+            for name, lin in layers.items():
+                _replace(model, name, QuantizedLinear.from_float(lin, scheme))
+    return results

@@ -96,6 +96,20 @@ class HadamardRotation:
         self._signs = rng.choice([-1.0, 1.0], size=n) if signs else np.ones(n)
         self._cache = {}
 
+    @classmethod
+    def from_signs(cls, signs, block: int) -> HadamardRotation:
+        """The rotation with the given +-1 ``signs`` (n,) and Hadamard ``block`` (how a
+        state_dict restores one). Example: ``HadamardRotation.from_signs(r.signs, r.block)``
+        equals ``r``."""
+        r = cls(len(signs), block=int(block), signs=False)
+        r._signs = np.asarray(signs, dtype=np.float64)
+        return r
+
+    @property
+    def signs(self):
+        """The random signs (n,) as a float64 NumPy array."""
+        return self._signs
+
     def _signs_like(self, x):
         # one copy of the signs per device/dtype, so the GPU path never re-uploads them
         xp = array_module(x._data if isinstance(x, Tensor) else x)

@@ -1,0 +1,81 @@
+"""The serving presets as flows (COMET W4A4 + KV4, OdysseyLLM W4A8, FlexQ W6A6 / W6A8) on a
+small GPT: each layer's schemes, the integer kernel at inference, the 4-bit keys and values,
+the error ordering by bits, and bad input."""
+
+import numpy as np
+import pytest
+
+import tensorix as tx
+from tensorix.demo import CharGPT
+from tensorix.quant.methods import PRESETS, ActQuantLinear, kv_quant_, quantize_preset_
+
+
+def _gpt():
+    tx.manual_seed(0)
+    return CharGPT(40, 16, d_model=64, n_heads=2, n_layers=1)
+
+
+def _ids(rng):
+    return tx.tensor(rng.integers(0, 40, (3, 16)))
+
+
+@pytest.mark.parametrize("name", sorted(PRESETS))
+def test_preset_flow(name, rng, monkeypatch):
+    from tensorix.quant import gemm
+
+    model, ids = _gpt(), _ids(rng)
+    with tx.no_grad():
+        ref = model(ids).numpy()
+    layers = quantize_preset_(model, name, skip=("head",), head_dim=32)
+    p = PRESETS[name]
+    assert set(layers) == {"blocks.0.attn.qkv", "blocks.0.attn.proj", "blocks.0.mlp.0",
+                           "blocks.0.mlp.2"}
+    for layer in layers.values():
+        assert isinstance(layer, ActQuantLinear)
+        assert layer.weight_scheme.bits == p.weight.bits and layer.act_scheme.bits == p.act.bits
+    calls = []
+    real = gemm.int_linear
+    monkeypatch.setattr(gemm, "int_linear", lambda *a, **k: calls.append(1) or real(*a, **k))
+    with tx.no_grad():
+        out = model(ids).numpy()
+    assert len(calls) == 4  # every quantized layer ran the integer kernel
+    err = np.abs(out - ref).max() / np.abs(ref).max()
+    assert 0 < err < 0.5
+
+
+def test_error_falls_with_bits(rng):
+    errs = {}
+    for name in ("comet-w4a4kv4", "odyssey-w4a8", "flexq-w6a6", "flexq-w6a8"):
+        model, ids = _gpt(), _ids(rng)
+        with tx.no_grad():
+            ref = model(ids).numpy()
+            quantize_preset_(model, name, skip=("head",), head_dim=32)
+            errs[name] = np.abs(model(ids).numpy() - ref).mean()
+    assert errs["comet-w4a4kv4"] > errs["flexq-w6a6"] > errs["flexq-w6a8"]
+    assert errs["comet-w4a4kv4"] > errs["odyssey-w4a8"]
+
+
+def test_kv_cache_values_lie_on_the_4bit_grid(rng):
+    model = _gpt()
+    kv_quant_(model, 4, head_dim=32)
+    seen = {}
+    model.blocks[0].attn.qkv.register_forward_hook(
+        lambda m, a, out: seen.update(out=out.detach().numpy()))  # returns None: a reader
+    with tx.no_grad():
+        model(_ids(rng))
+    out = seen["out"].reshape(-1, 3, 2, 32)  # (tokens, q/k/v, heads, head_dim)
+    for part in (1, 2):  # keys and values: at most 16 levels per token and head
+        levels = [len(np.unique(out[t, part, h])) for t in range(out.shape[0]) for h in range(2)]
+        assert max(levels) <= 16
+    assert max(len(np.unique(out[t, 0, 0])) for t in range(out.shape[0])) > 16  # q in float
+
+
+def test_preset_bad_input():
+    with pytest.raises(ValueError, match="unknown preset 'w3a3'"):
+        quantize_preset_(_gpt(), "w3a3")
+    with pytest.raises(ValueError, match="needs head_dim"):
+        quantize_preset_(_gpt(), "comet-w4a4kv4")
+    with pytest.raises(ValueError, match="must be a linear layer with 3 \\* heads \\* 48"):
+        kv_quant_(_gpt(), 4, head_dim=48)
+    with pytest.raises(ValueError, match="no fused 'qkv' layer"):
+        kv_quant_(tx.nn.Sequential(tx.nn.Linear(4, 4)), 4, head_dim=4)
