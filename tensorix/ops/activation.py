@@ -28,6 +28,7 @@ import numpy as np
 
 from .. import _threads, backend, kernels
 from .. import dtypes as dt
+from ..autograd.dispatch import kernel
 from ..autograd.function import Function
 from ..autograd.grad_mode import is_grad_enabled
 from ..backend import quiet
@@ -183,9 +184,7 @@ _RSQRT2 = np.float32(1 / math.sqrt(2))
 def _gelu_erf_jit():
     """``_gelu_erf_kernel`` as numba's one pass (the same float32 steps, so the same bits:
     the NumPy kernel's ~25 passes per block cost 9x torch's time), or itself without numba."""
-    one = np.zeros(1, np.float32)
-    k = kernels.jit_kernel("gelu_erf32", np.empty(1, np.float32), one, _ERF32_P, _ERF32_Q,
-                           _RSQRT2)
+    k = kernel(Gelu, "erf32", backend.cpu, dt.float32)
     if k is None:
         return _gelu_erf_kernel
     return lambda out, w: k(out, w, _ERF32_P, _ERF32_Q, _RSQRT2)
@@ -270,13 +269,18 @@ class GeluTanhBackward(Function):
 class Gelu(Function):
     _K = math.sqrt(2 / math.pi)
     _C = 0.044715
+    # one-pass CUDA kernels; on the CPU numba's exact-gelu block kernel (``_gelu_erf_jit``)
+    _kernels = {"forward": (kernels.cuda.gelu,), "backward": (kernels.cuda.gelu_backward,),
+                "erf32": (kernels.jit("gelu_erf32", ("float32",), lambda: (
+                    np.empty(1, np.float32), np.zeros(1, np.float32), _ERF32_P, _ERF32_Q,
+                    _RSQRT2)),)}
 
     @staticmethod
     def forward(ctx, a, approximate):
         ctx.save_for_backward(a)
         ctx.approximate = approximate
         xp, x = _xp(a), a._data
-        fused = kernels.lookup("gelu", a.device, a._dtype)  # one GPU kernel; None on the CPU
+        fused = kernel(Gelu, "forward", a.device, a._dtype)  # one GPU kernel; None on the CPU
         if fused is not None:
             return fused(x, approximate)
         with quiet():
@@ -299,7 +303,7 @@ class Gelu(Function):
     @staticmethod
     def backward(ctx, g):
         (a,) = ctx.saved_tensors
-        fused = kernels.lookup("gelu_backward", a.device, a._dtype)
+        fused = kernel(Gelu, "backward", a.device, a._dtype)
         if fused is not None and not is_grad_enabled() and g._dtype is a._dtype:
             # first order only (no graph is recorded): the kernel's result needs no backward
             return _make(fused(a._data, g._data, ctx.approximate)), None

@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _threads, backend, kernels
+from ..autograd.dispatch import kernel
 from ..autograd.function import Function
 from ..tensor import Tensor, _make
 from . import linalg_decomp as _decomp
@@ -45,6 +46,8 @@ def _int_matmul(a, b, dtype):
 
 
 class MatMul(Function):
+    _kernels = {"forward": (kernels.cuda.matmul,)}  # cuBLAS 16-bit, float32 accumulation
+
     @staticmethod
     def _gemm(matmul, a, b):
         """The product under a GEMM policy (autograd/dispatch.py): the policy's matmul."""
@@ -57,7 +60,7 @@ class MatMul(Function):
         if d.category < 2:
             return _int_matmul(a._data, b._data, d)
         if d.low_precision or d.name == "float16":
-            fused = kernels.lookup("matmul", a.device, d)  # cuBLAS 16-bit, fp32 accumulation
+            fused = kernel(MatMul, "forward", a.device, d)
             if fused is not None:
                 return fused(a._data, b._data)
             return _threads.matmul(a._data.astype(np.float32),

@@ -12,6 +12,7 @@ import numpy as np
 
 from ... import _threads, backend, kernels
 from ... import dtypes as dt
+from ...autograd.dispatch import kernel
 from ...autograd.function import Function
 from ...ops._common import check_same_dtype, check_tensor, same_device
 from ...ops.einsum import einsum
@@ -113,6 +114,7 @@ def _xp(t):
 
 
 class NLLLoss(Function):
+    _kernels = {"backward": (kernels.cuda.nll_backward,)}  # (N, C): the coefficient in one pass
     """Per-sample ``-w[y] * logp[y]`` summed with PyTorch's weighted-mean normaliser."""
 
     @staticmethod
@@ -144,7 +146,7 @@ class NLLLoss(Function):
     def backward(ctx, g):
         xp = backend.array_module(ctx.safe)
         scale = -ctx.w if ctx.denom is None else -ctx.w / ctx.denom
-        fused = kernels.lookup("nll_backward", g.device, g._dtype) if len(ctx.shape) == 2 \
+        fused = kernel(NLLLoss, "backward", g.device, g._dtype) if len(ctx.shape) == 2 \
             else None
         if fused is not None and scale.dtype == g._data.dtype:  # (N, C): one pass
             coeff = _make(fused(ctx.safe, scale, ctx.shape[1]))
@@ -242,6 +244,9 @@ def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean
     return (1 - label_smoothing) * loss + (label_smoothing / c) * smooth_red
 
 
+_DROPOUT_KERNELS = (kernels.cuda.dropout_mask,)  # a composite: its mask's kernels per device
+
+
 def dropout(input, p=0.5, training=True, inplace=False, generator=None) -> Tensor:
     """Zero elements with probability ``p`` and scale the rest by ``1/(1-p)`` (training only).
 
@@ -254,7 +259,7 @@ def dropout(input, p=0.5, training=True, inplace=False, generator=None) -> Tenso
         return input
     if p == 1.0:
         return input * 0
-    fused = kernels.lookup("dropout_mask", input.device, input.dtype)
+    fused = kernels.select(_DROPOUT_KERNELS, input.device, input.dtype)
     if fused is not None:  # the mask from one 64-bit seed of the device's generator
         seed = int(_gen(generator, "dropout", input.device).integers(0, 1 << 63))
         mask = _make(fused(tuple(input.shape), input.dtype.np, p, seed))
