@@ -72,7 +72,7 @@ from ..kernels import select
 from ..tensor import Tensor, _make
 from .grad_mode import _CODES, modes
 
-__all__ = ["route", "codes_route", "on_codes", "gemm_hook", "widen16", "kernel"]
+__all__ = ["route", "codes_route", "on_codes", "gemm_hook", "widen16", "kernel", "NARROW"]
 
 _ndarray = np.ndarray
 
@@ -148,8 +148,11 @@ def kernel(cls, role, device, dtype=None):
 
 
 # -- 16-bit inputs computed in float32 ----------------------------------------------------------
-# float16 and the formats NumPy has no arithmetic for (bfloat16, fp8, fp6, fp4, E8M0)
-_HALF = frozenset(d for d in dt.ALL if d.low_precision or d is dt.float16)
+# The float dtypes that compute in float32: float16 and the formats NumPy has no arithmetic for
+# (bfloat16, fp8, fp6, fp4, E8M0). The one truth for ``_widen16`` and for the few ops that
+# still widen by hand (each says why there).
+NARROW = frozenset(d for d in dt.ALL if d.low_precision or d is dt.float16)
+_HALF = NARROW
 
 
 def widen16(apply, which):

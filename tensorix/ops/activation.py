@@ -54,7 +54,9 @@ def _xp(t):
 
 
 def _wide(t):
-    """The data in a dtype the math is done in: float32 for 16-bit floats."""
+    """The data in a dtype the math is done in: float32 for 16-bit floats. By hand, not
+    ``_widen16``: these ops' backwards run in the 16-bit dtype (``_widen16`` would give their
+    gradients other bits)."""
     d = t._data
     return d.astype(np.float32) if d.dtype.itemsize < 4 else d
 

@@ -15,6 +15,7 @@ import numpy as np
 
 from .. import backend
 from .. import dtypes as dt
+from ..autograd.dispatch import NARROW
 from ..autograd.function import Function
 from ..tensor import Tensor, _make
 from ._common import check_same_dtype, check_tensor, norm_dim, norm_dims, promote
@@ -38,7 +39,7 @@ class VectorNorm(Function):
         a = xp.abs(x._data)
         # accumulate in fp32, round once; by hand rather than _widen16 (autograd/dispatch.py),
         # which would compute the backward in float32 too, where torch's (and ours) is 16-bit
-        if x._dtype.low_precision or x._dtype is dt.float16:
+        if x._dtype in NARROW:
             a = a.astype(np.float32)
         kw = {"axis": dims, "keepdims": keepdim}
         if ord == 0:

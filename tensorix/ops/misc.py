@@ -121,7 +121,9 @@ def frexp(input) -> FrexpResult:
         raise RuntimeError("frexp(): torch.frexp() only supports floating-point dtypes, got "
                            f"{input._dtype.name}")
     data = input._data
-    wide = data.dtype if data.dtype.kind == "f" else np.float32  # bfloat16 and fp8 formats
+    # bfloat16 and fp8 formats: their exponent and mantissa are exact in float32 (frexp is not
+    # a Function, so there is no class to declare _widen16 on)
+    wide = data.dtype if data.dtype.kind == "f" else np.float32
     m, e = input.xp.frexp(data.astype(wide, copy=False))
     return FrexpResult(_make(m.astype(data.dtype, copy=False), input._dtype),
                        _make(e.astype(np.int32, copy=False)))

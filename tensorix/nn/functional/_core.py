@@ -11,8 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ... import _threads, backend, kernels
-from ... import dtypes as dt
-from ...autograd.dispatch import kernel
+from ...autograd.dispatch import NARROW, kernel
 from ...autograd.function import Function
 from ...ops._common import check_same_dtype, check_tensor, same_device
 from ...ops.einsum import einsum
@@ -82,7 +81,7 @@ def linear(input, weight, bias=None) -> Tensor:
         raise RuntimeError(f"linear(): expected input, weight and bias of one dtype, got "
                            f"{input.dtype.name}, {weight.dtype.name}"
                            f"{', ' + bias.dtype.name if bias is not None else ''}")
-    if input.dtype.low_precision or input.dtype is dt.float16 or input.dtype.category < 2:
+    if input.dtype in NARROW or input.dtype.category < 2:
         out = input @ weight.mT  # matmul handles fp32 accumulation / integer checks
         return out if bias is None else out + bias
     if type(input._data) is not type(weight._data) or (

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from ... import backend, kernels
 from ... import dtypes as dt
-from ...autograd.dispatch import kernel
+from ...autograd.dispatch import NARROW, kernel
 from ...autograd.function import Function
 from ...autograd.grad_mode import is_grad_enabled
 from ...ops._common import check_tensor, same_device
@@ -338,7 +338,7 @@ def rms_norm(input, normalized_shape, weight=None, eps=None) -> Tensor:
         raise RuntimeError(f"rms_norm(): expected weight of shape {list(shape)}, got "
                            f"{list(weight.shape)}")
     # a composite: low-precision inputs compute in float32 here (primitives declare _widen16)
-    x = input.to(dt.float32) if input.dtype.low_precision or input.dtype is dt.float16 else input
+    x = input.to(dt.float32) if input.dtype in NARROW else input
     if eps is None:
         eps = float(dt.finfo(input.dtype).eps)
     axes = tuple(range(x.ndim - len(shape), x.ndim))
