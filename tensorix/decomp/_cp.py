@@ -8,7 +8,6 @@ from __future__ import annotations
 import math
 
 from ..autograd import no_grad
-from ..backend import array_module
 from ..linalg import solve
 from ..ops.creation import ones, zeros
 from ..ops.pointwise import where
@@ -304,7 +303,7 @@ def _hals_nnls(utm, utu, v, n_iter_max, epsilon, tol=1e-7):
     Why on the raw arrays: the sweep is R sequential row updates of a few tiny ops each, so
     it is bound by per-op cost; the Tensor dispatch (~40 us an op) made it 10x slower than
     the arithmetic. The fit is not differentiated, so nothing is lost."""
-    xp = array_module(utm._data)
+    xp = utm.xp
     m, u, v = utm._data, utu._data, v._data.copy()
     diag = xp.diagonal(u)
     live = [k for k, d in enumerate(diag.tolist()) if d != 0]  # a zero column of U: keep row

@@ -49,10 +49,6 @@ _SELU_ALPHA = 1.6732632423543772848170429916717
 _SELU_SCALE = 1.0507009873554804934193349852946
 
 
-def _xp(t):
-    return backend.array_module(t._data)
-
-
 def _wide(t):
     """The data in a dtype the math is done in: float32 for 16-bit floats. By hand, not
     ``_widen16``: these ops' backwards run in the 16-bit dtype (``_widen16`` would give their
@@ -100,7 +96,7 @@ class Relu(Function):
             keep -= 1  # 0 for negatives, all bits set elsewhere
             out = _make(np.bitwise_and(d.view(u), keep, out=keep).view(d.dtype))
         else:
-            out = _make(_xp(a).where(d < 0, 0, d).astype(d.dtype, copy=False))
+            out = _make(a.xp.where(d < 0, 0, d).astype(d.dtype, copy=False))
         ctx.save_for_backward(out)
         return out
 
@@ -113,7 +109,7 @@ class Relu(Function):
 class Sigmoid(Function):
     @staticmethod
     def forward(ctx, a):
-        xp, x = _xp(a), _wide(a)
+        xp, x = a.xp, _wide(a)
         with quiet():
             if type(x) is np.ndarray:
                 out = _blocked(_sigmoid_kernel, np.empty(x.shape, x.dtype), x)
@@ -147,7 +143,7 @@ class Softplus(Function):
     def forward(ctx, a, beta, threshold):
         ctx.save_for_backward(a)
         ctx.beta, ctx.threshold = beta, threshold
-        xp, x = _xp(a), _wide(a)
+        xp, x = a.xp, _wide(a)
         with quiet():
             z = x * beta
             soft = (xp.maximum(z, 0) + xp.log1p(xp.exp(-xp.abs(z)))) / beta
@@ -281,7 +277,7 @@ class Gelu(Function):
     def forward(ctx, a, approximate):
         ctx.save_for_backward(a)
         ctx.approximate = approximate
-        xp, x = _xp(a), a._data
+        xp, x = a.xp, a._data
         fused = kernel(Gelu, "forward", a.device, a._dtype)  # one GPU kernel; None on the CPU
         if fused is not None:
             return fused(x, approximate)
@@ -329,7 +325,7 @@ class LeakyRelu(Function):
     def forward(ctx, a, slope):
         ctx.save_for_backward(a)
         ctx.slope = slope
-        xp, x = _xp(a), a._data
+        xp, x = a.xp, a._data
         with quiet():
             out = x * slope
             if 0 < slope <= 1:
@@ -347,7 +343,7 @@ class Hardtanh(Function):
     def forward(ctx, a, lo, hi):
         ctx.save_for_backward(a)
         ctx.lo, ctx.hi = lo, hi
-        return _xp(a).clip(a._data, lo, hi).astype(a._data.dtype, copy=False)
+        return a.xp.clip(a._data, lo, hi).astype(a._data.dtype, copy=False)
 
     @staticmethod
     def backward(ctx, g):

@@ -684,7 +684,7 @@ class Nonzero(Function):
 
     @staticmethod
     def forward(ctx, a):
-        xp = backend.array_module(a._data)
+        xp = a.xp
         if a._data.ndim == 0:
             return xp.zeros((int(a._data != 0), 0), dtype=xp.int64)
         return xp.stack(xp.nonzero(a._data), axis=-1).astype(xp.int64)

@@ -310,7 +310,7 @@ def _scaled_sum(op, input, product, beta, alpha, promotes=False):
     out = product if alpha == 1 else product * alpha
     if beta == 0:
         if input.requires_grad:  # a zero gradient for input, as PyTorch, without nan * 0
-            xp = backend.array_module(input._data)
+            xp = input.xp
             out = out + where(_make(xp.zeros(input._data.shape, dtype=bool)), input, 0)
         return out
     return (input if beta == 1 else input * beta) + out
@@ -381,7 +381,7 @@ def matrix_power(input, n) -> Tensor:
     if not isinstance(n, (int, np.integer)) or isinstance(n, bool):
         raise TypeError(f"{op}: argument 'n' must be an int, not {type(n).__name__}")
     if n == 0:
-        xp = backend.array_module(input._data)
+        xp = input.xp
         eye = xp.eye(input.shape[-1], dtype=input._data.dtype)
         return _make(xp.broadcast_to(eye, input._data.shape).copy(), input._dtype)
     base = input

@@ -13,7 +13,6 @@ import numbers
 
 import numpy as np
 
-from .. import backend
 from .. import dtypes as dt
 from ..autograd.dispatch import NARROW
 from ..autograd.function import Function
@@ -35,7 +34,7 @@ class VectorNorm(Function):
     @staticmethod
     def forward(ctx, x, ord, dims, keepdim):
         ctx.ord, ctx.dims, ctx.keepdim = ord, dims, keepdim
-        xp = backend.array_module(x._data)
+        xp = x.xp
         a = xp.abs(x._data)
         # accumulate in fp32, round once; by hand rather than _widen16 (autograd/dispatch.py),
         # which would compute the backward in float32 too, where torch's (and ours) is 16-bit
@@ -228,7 +227,7 @@ class Cross(Function):
     def forward(ctx, a, b, dim):
         ctx.dim = dim
         ctx.save_for_backward(a, b)
-        return backend.array_module(a._data).cross(a._data, b._data, axis=dim)
+        return a.xp.cross(a._data, b._data, axis=dim)
 
     @staticmethod
     def backward(ctx, g):

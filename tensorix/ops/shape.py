@@ -52,7 +52,7 @@ class Cat(Function):
         nd = max(t._data.ndim for t in tensors)
         ctx.dim = dim
         ctx.sizes = [None if t._data.ndim != nd else t._data.shape[dim] for t in tensors]
-        return backend.array_module(tensors[0]._data).concatenate(
+        return tensors[0].xp.concatenate(
             [t._data for t in tensors if t._data.ndim == nd], axis=dim)
 
     @staticmethod

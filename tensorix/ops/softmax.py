@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import backend, kernels
+from .. import kernels
 from ..autograd.dispatch import kernel
 from ..autograd.function import Function
 from ..autograd.grad_mode import is_grad_enabled
@@ -22,10 +22,6 @@ from ._common import check_tensor, norm_dim
 __all__ = ["softmax", "log_softmax"]
 # nn.functional's names (torch has no top-level softmin or gumbel_softmax)
 FUNCTIONAL = ["softmax", "log_softmax", "softmin", "gumbel_softmax"]
-
-
-def _xp(t):
-    return backend.array_module(t._data)
 
 
 def _row_kernel(role, t, dim):
@@ -58,7 +54,7 @@ class _SoftmaxFamily(Function):
         if fused is not None:
             out = fused(x._data, cls.log)
         else:
-            xp = _xp(x)
+            xp = x.xp
             # an all -inf row gives NaN silently, as in PyTorch
             with np.errstate(invalid="ignore", divide="ignore"):
                 shifted = x._data - x._data.max(axis=dim, keepdims=True)

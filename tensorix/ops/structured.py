@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import backend
 from .. import dtypes as dt
 from ..tensor import Tensor, _make
 from ._common import check_tensor, lift, norm_dim
@@ -171,7 +170,7 @@ def _filled_diagonal(self, fill_value, wrap=False):
     if wrap and len(shape) == 2 and height > width + 1:
         count = (numel + width) // (width + 1) - len(positions)
         positions += [width * (width + 1) + j * step for j in range(count)]
-    xp = backend.array_module(self._data)
+    xp = self.xp
     mask = np.zeros(numel, dtype=bool)
     mask[[p for p in positions if p < numel]] = True
     mask = _make(xp.asarray(mask.reshape(shape)))

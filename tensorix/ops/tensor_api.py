@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import backend
 from .. import dtypes as dt
 from ..autograd import engine
 from ..tensor import Tensor, _Handle, _make
@@ -164,7 +163,7 @@ def nonzero_static(input, *, size, fill_value=-1) -> Tensor:
     check_tensor(input, "nonzero_static")
     if not isinstance(size, (int, np.integer)) or size < 0:
         raise RuntimeError("nonzero_static(): 'size' must be an non-negative integer")
-    xp = backend.array_module(input._data)
+    xp = input.xp
     found = xp.argwhere(input._data).astype(np.int64)[:size]
     out = xp.full((int(size), input.ndim), fill_value, dtype=np.int64)
     out[:found.shape[0]] = found
@@ -229,7 +228,7 @@ def _resize_(self, *sizes):
     if n <= old.size and self._data.flags.c_contiguous:
         self._data = old[:n].reshape(shape)  # same memory, as torch keeps its storage
     else:
-        xp = backend.array_module(self._data)
+        xp = self.xp
         fresh = xp.zeros(n, dtype=self._data.dtype)
         k = min(n, old.size)
         fresh[:k] = old[:k]

@@ -11,7 +11,6 @@ import copy
 from collections import defaultdict
 
 from ..autograd.grad_mode import no_grad
-from ..backend import array_module
 from ..tensor import Tensor, _make
 
 __all__ = ["Optimizer", "required"]
@@ -65,7 +64,7 @@ def zero_state(state: dict, p, names) -> dict:
     """On a parameter's first step (empty ``state``): ``step`` = 0 and a zero buffer like ``p``
     for each of ``names``; returns ``state``."""
     if not state:
-        xp = array_module(p._data)
+        xp = p.xp
         state["step"] = 0
         for n in names:
             state[n] = _make(xp.zeros_like(p._data))

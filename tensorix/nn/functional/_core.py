@@ -108,17 +108,13 @@ def bilinear(input1, input2, weight, bias=None) -> Tensor:
     return out if bias is None else out + bias
 
 
-def _xp(t):
-    return backend.array_module(t._data)
-
-
 class NLLLoss(Function):
     _kernels = {"backward": (kernels.cuda.nll_backward,)}  # (N, C): the coefficient in one pass
     """Per-sample ``-w[y] * logp[y]`` summed with PyTorch's weighted-mean normaliser."""
 
     @staticmethod
     def forward(ctx, logp, target, weight, ignore_index, reduction):
-        xp = _xp(logp)
+        xp = logp.xp
         lp = xp.moveaxis(logp._data, 1, -1)  # (N, *, C)
         tgt = target._data
         valid = tgt != ignore_index
@@ -287,7 +283,7 @@ class EmbeddingBackward(Function):
     @staticmethod
     def forward(ctx, g, idx, n, padding_idx):
         ctx.idx = idx
-        xp = backend.array_module(g._data)
+        xp = g.xp
         out = xp.zeros((n, g._data.shape[-1]), dtype=g._data.dtype)
         rows, flat = idx.reshape(-1), g._data.reshape(-1, g._data.shape[-1])
         if xp is np and rows.size:

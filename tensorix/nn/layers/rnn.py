@@ -14,7 +14,6 @@ from __future__ import annotations
 import math
 import warnings
 
-from ... import backend
 from ...autograd.function import Function
 from ...autograd.grad_mode import is_grad_enabled
 from ...backend import quiet
@@ -57,7 +56,7 @@ class LSTMGates(Function):
 
     @staticmethod
     def forward(ctx, gi, gh, c):
-        xp = backend.array_module(gi._data)
+        xp = gi.xp
         with quiet():
             a = gi._data + gh._data
             hid = a.shape[-1] // 4
@@ -75,7 +74,7 @@ class LSTMGates(Function):
     def backward(ctx, gh_out, gc_out):
         gi, gh, c = ctx.saved_tensors
         if not is_grad_enabled():  # first order: the formulas on the raw gates, one concatenate
-            xp = backend.array_module(c._data)
+            xp = c.xp
             with quiet():
                 da, dc = _lstm_grads(*ctx.gates, c._data, *_raw(gh_out, gc_out),
                                      xp.concatenate)
@@ -104,7 +103,7 @@ class GRUGates(Function):
 
     @staticmethod
     def forward(ctx, gi, gh, h):
-        xp = backend.array_module(gi._data)
+        xp = gi.xp
         x, y = gi._data, gh._data
         hid = x.shape[-1] // 3
         with quiet():
@@ -121,7 +120,7 @@ class GRUGates(Function):
     def backward(ctx, g):
         gi, gh, h = ctx.saved_tensors
         if not is_grad_enabled():
-            xp = backend.array_module(h._data)
+            xp = h.xp
             with quiet():
                 dgi, dgh, dh = _gru_grads(*ctx.gates, h._data, g._data, xp.concatenate)
             return _make(dgi), _make(dgh), _make(dh)
