@@ -11,7 +11,7 @@ from .. import dtypes as dt
 from ..tensor import Tensor
 from ._common import check_tensor
 from .elementwise import float_power
-from .inplace import apply_inplace
+from .inplace import apply_inplace, make
 from .unary import conj
 
 __all__ = ["addcmul", "addcdiv", "positive", "conj_physical", "resolve_conj", "resolve_neg"]
@@ -90,8 +90,6 @@ def _float_power_(self, exponent):
 
 
 def _methods():
-    from .inplace import make
-
     m = {"addcmul": addcmul, "addcdiv": addcdiv, "positive": positive,
          "conj_physical": conj_physical, "resolve_conj": resolve_conj,
          "resolve_neg": resolve_neg, "float_power_": _float_power_}

@@ -16,6 +16,7 @@ from ..autograd.function import Function
 from ..backend import quiet
 from ..tensor import Tensor, _make
 from ._common import check_tensor, promote
+from .inplace import make
 from .unary import exp2
 
 __all__ = ["gcd", "lcm", "ldexp", "frexp", "nextafter"]
@@ -104,8 +105,6 @@ def nextafter(input, other) -> Tensor:
 
 
 def _methods():
-    from .inplace import make
-
     m = {"gcd": gcd, "lcm": lcm, "ldexp": ldexp, "frexp": frexp, "nextafter": nextafter}
     for fn in (gcd, lcm, ldexp, nextafter):
         m[fn.__name__ + "_"] = make(fn)

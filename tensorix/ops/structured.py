@@ -18,7 +18,7 @@ from ..tensor import Tensor, _make
 from ._common import check_tensor, lift, norm_dim
 from .creation import zeros
 from .indexing import _source_args, index_put, scatter_reduce
-from .inplace import CopySlices, apply_inplace
+from .inplace import CopySlices, apply_inplace, make
 from .linalg_norm import cross as linalg_cross
 from .linalg_norm import vector_norm
 from .movement import as_strided, diagonal, getitem
@@ -288,8 +288,6 @@ def cross(input, other, dim=None) -> Tensor:
 
 
 def _methods():
-    from .inplace import make
-
     m = {"diag": diag, "diag_embed": diag_embed, "diagflat": diagflat,
          "slice_scatter": slice_scatter, "select_scatter": select_scatter,
          "diagonal_scatter": diagonal_scatter, "as_strided_scatter": as_strided_scatter,
