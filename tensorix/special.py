@@ -247,7 +247,7 @@ class Xlog1py(Function):
     @staticmethod
     def forward(ctx, x, y):
         ctx.save_for_backward(x, y)
-        return x_times_log(x._data, y._data, array_module(x._data).log1p)
+        return x_times_log(x._data, y._data, x.xp.log1p)
 
     @staticmethod
     def backward(ctx, g):
@@ -262,7 +262,7 @@ class Zeta(Function):
 
     @staticmethod
     def forward(ctx, s, q):
-        xp = array_module(s._data)
+        xp = s.xp
         a, b = xp.broadcast_arrays(s._data.astype(np.float64), q._data.astype(np.float64))
         with quiet():
             ok = a > 1

@@ -92,7 +92,8 @@ class Tensor:
         """The array module of this tensor's storage: ``numpy``, or ``cupy`` for a CUDA tensor.
 
         Example: ``x.xp.exp(x._data)`` computes on the tensor's own device."""
-        return backend.array_module(self._data)
+        data = self._data
+        return np if type(data) is np.ndarray else backend.array_module(data)
 
     @property
     def is_cuda(self) -> bool:

@@ -16,7 +16,7 @@ import pytest
 
 import tensorix as tx
 from tensorix import backend, kernels
-from tensorix.kernels import _standalone, _table
+from tensorix.kernels import _standalone
 from tensorix.ops import random as txrandom
 from tensorix.ops.unary import erf_kernel
 
@@ -139,37 +139,56 @@ def test_mixing_devices_names_both(on_fake_cuda):
         tx.where(on_fake_cuda(tx.ones(4, 4, dtype=tx.bool)), c, c)
 
 
-# -- the kernel table -----------------------------------------------------------------------
+# -- the kernels primitives declare -------------------------------------------------------------
 
-_OPS = ("gelu", "gelu_backward", "softmax", "softmax_backward", "layer_norm",
-        "layer_norm_backward", "adam", "dropout_mask", "nll_backward", "matmul")
+def _declaring():
+    """(class, role, kernel) for every CUDA kernel some primitive (or composite) declares."""
+    from tensorix.nn.functional import _core, _norm
+    from tensorix.ops.activation import Gelu
+    from tensorix.ops.linalg import MatMul
+    from tensorix.ops.softmax import _SoftmaxFamily
+    from tensorix.optim import adam
+
+    out = [(cls, role, k) for cls in (Gelu, _SoftmaxFamily, MatMul, _norm.LayerNorm,
+                                      _core.NLLLoss)
+           for role, ks in cls._kernels.items() for k in ks if k.device_type == "cuda"]
+    return out + [(None, None, k) for k in _core._DROPOUT_KERNELS + adam._KERNELS]
 
 
-def test_kernel_table_has_cuda_entries_and_none_on_cpu(monkeypatch):
+def test_every_cuda_kernel_is_declared_by_a_primitive_and_none_serves_the_cpu(monkeypatch):
+    from tensorix.autograd.dispatch import kernel
+    from tensorix.ops.activation import Gelu
+    from tensorix.ops.linalg import MatMul
+
     monkeypatch.setattr(backend, "cuda_kernels_available", lambda: True)  # as with a GPU
     cpu, cuda = tx.device("cpu"), tx.device("cuda")
-    for op in _OPS:
-        assert kernels.lookup(op, cpu, tx.float32) is None
-        assert (op, "cuda") in kernels.entries()
-    assert kernels.lookup("gelu", cuda, tx.float32) is not None
-    assert kernels.lookup("gelu", cuda, tx.float16) is None  # upcast by the op instead
-    assert kernels.lookup("matmul", cuda, tx.bfloat16) is not None
-    assert kernels.lookup("matmul", cuda, tx.float32) is None  # plain cuBLAS via xp
-    assert kernels.lookup("no_such_op", cuda) is None
+    declared = {k for _, _, k in _declaring()}
+    assert declared == {k for k in kernels.declared() if k.device_type == "cuda"}
+    assert len(declared) == 10
+    for cls, role, k in _declaring():
+        assert kernels.select((k,), cpu, tx.float32) is None
+        if cls is not None:
+            assert kernel(cls, role, cpu, tx.float32) is None
+    assert kernel(Gelu, "forward", cuda, tx.float32) is kernels.cuda.gelu.load()
+    assert kernel(Gelu, "forward", cuda, tx.float16) is None  # upcast by the op instead
+    assert kernel(MatMul, "forward", cuda, tx.bfloat16) is not None
+    assert kernel(MatMul, "forward", cuda, tx.float32) is None  # plain cuBLAS via xp
+    with pytest.raises(KeyError):
+        kernel(MatMul, "backward", cuda, tx.float32)
 
 
-def test_kernel_table_serves_no_cuda_kernel_without_cuda_c():
-    """Without a GPU (and on the CuPy stand-in, which cannot run CUDA C) every CUDA lookup
-    answers None, so the ops run their generic xp paths there."""
+def test_no_cuda_kernel_serves_without_cuda_c():
+    """Without a GPU (and on the CuPy stand-in, which cannot run CUDA C) no CUDA kernel
+    serves, so the ops run their generic xp paths there."""
     cuda = tx.device("cuda")
     if backend.cuda_kernels_available():
         pytest.skip("a real GPU serves the kernels")
     with backend.fake_cuda():
         assert backend.fake_cuda_active() and not backend.cuda_kernels_available()
-        assert all(kernels.lookup(op, cuda, tx.float32) is None for op in _OPS)
-        assert kernels.lookup("matmul", cuda, tx.bfloat16) is None
+        assert all(kernels.select((k,), cuda, tx.float32) is None for _, _, k in _declaring())
+        assert kernels.select((kernels.cuda.matmul,), cuda, tx.bfloat16) is None
         with pytest.raises(NotImplementedError, match="cannot compile or run CUDA C"):
-            kernels._cuda.gelu(tx.ones(3, device="cuda")._data, "none")
+            kernels.cuda.gelu(tx.ones(3, device="cuda")._data, "none")
 
 
 _NVCC = shutil.which("nvcc")
@@ -373,7 +392,8 @@ _TWINS = {
 
 @pytest.fixture
 def cpu_twins(monkeypatch):
-    """Register the twins for the CPU; returns the per-op call counts."""
+    """Each declared CUDA kernel serves the CPU through its twin; returns the per-kernel call
+    counts."""
     calls = dict.fromkeys(_TWINS, 0)
 
     def counted(op, fn):
@@ -382,9 +402,9 @@ def cpu_twins(monkeypatch):
             return fn(*a, **k)
         return run
 
-    for op, fn in _TWINS.items():
-        dtypes = _table._TABLE[(op, "cuda")][1]
-        monkeypatch.setitem(_table._TABLE, (op, "cpu"), (counted(op, fn), dtypes))
+    for _, _, k in _declaring():
+        monkeypatch.setattr(k, "device_type", "cpu")
+        monkeypatch.setattr(k, "_fn", counted(k.name, _TWINS[k.name]))
     return calls
 
 
@@ -410,12 +430,12 @@ def _training_run(seed=0):
     return losses, params
 
 
-def test_ops_use_the_table_and_its_results(cpu_twins):
+def test_ops_use_their_declared_kernels_and_their_results(cpu_twins):
     losses, params = _training_run()
     for op in ("gelu", "gelu_backward", "softmax", "softmax_backward", "layer_norm",
                "layer_norm_backward", "adam", "dropout_mask", "nll_backward"):
         assert cpu_twins[op] > 0, op
-    # the same run without the table: the same function up to the dropout stream (the twin
+    # the same run without the kernels: the same function up to the dropout stream (the twin
     # draws its mask from one seed, as the CUDA kernel does), so compare a no-dropout run
     assert np.isfinite(losses).all() and all(np.isfinite(p).all() for p in params)
 
@@ -423,8 +443,8 @@ def test_ops_use_the_table_and_its_results(cpu_twins):
 def test_wired_paths_equal_the_xp_paths(cpu_twins, monkeypatch):
     monkeypatch.setattr(F, "dropout", lambda h, p, *a, **k: h)  # the one stream that differs
     fused = _training_run(1)
-    for op in list(_TWINS):
-        monkeypatch.delitem(_table._TABLE, (op, "cpu"))
+    for _, _, k in _declaring():
+        monkeypatch.setattr(k, "device_type", "cuda")  # the twins no longer serve the CPU
     plain = _training_run(1)
     np.testing.assert_allclose(fused[0], plain[0], rtol=1e-12)
     for a, b in zip(fused[1], plain[1]):

@@ -44,7 +44,9 @@ def _to(x, device):
     return x
 
 
-def _dev_args(sample, dtype, device, requires_grad=False):
+def _dev_args(sample, dtype, device, requires_grad=False, info=None):
+    if info is not None and device not in info.devices:
+        pytest.skip(f"{info.name} serves {', '.join(info.devices)} only")
     args, kwargs = tx_args(sample, dtype, requires_grad=requires_grad)
     return [_to(a, device) for a in args], {k: _to(v, device) for k, v in kwargs.items()}
 
@@ -70,7 +72,7 @@ def test_values_against_numpy(info, dtype, device):
     if info.ref is None:
         pytest.skip("no NumPy reference (torch is the oracle)")
     for sample in info.samples(_rng(info, dtype), dtype):
-        args, kwargs = _dev_args(sample, dtype, device)
+        args, kwargs = _dev_args(sample, dtype, device, info=info)
         rargs, rkwargs = np_args(sample, dtype)
         got = [_on(o, device) for o in outputs(info.op(*args, **kwargs), info.output)]
         want = outputs(info.ref(*rargs, **rkwargs), info.output)
@@ -88,7 +90,7 @@ def test_values_against_torch(info, dtype, device):
     if fn is None:
         pytest.skip("no torch counterpart")
     for sample in info.samples(_rng(info, dtype), dtype):
-        args, kwargs = _dev_args(sample, dtype, device)
+        args, kwargs = _dev_args(sample, dtype, device, info=info)
         targs, tkwargs = torch_args(sample, dtype)
         got = [_on(o, device) for o in outputs(info.op(*args, **kwargs), info.output)]
         want = outputs(fn(*targs, **tkwargs), info.output)
@@ -106,7 +108,7 @@ def test_grads_against_torch(info, dtype, device):
         pytest.skip("no torch gradient to compare")
     rng = _rng(info, dtype)
     for sample in info.samples(rng, dtype):
-        args, kwargs = _dev_args(sample, dtype, device, requires_grad=True)
+        args, kwargs = _dev_args(sample, dtype, device, requires_grad=True, info=info)
         targs, tkwargs = torch_args(sample, dtype, requires_grad=True)
         got = [o for o in outputs(info.op(*args, **kwargs), info.output)
                if isinstance(o, tx.Tensor) and o.requires_grad]
@@ -158,3 +160,17 @@ def test_nn_functional_families_have_entries():
     covered = {a for i in INFOS for a in (i.name, *i.aliases)} | set(EXEMPT)
     missing = [n for n in names if f"nn.functional.{n}" not in covered and n not in covered]
     assert not missing, f"nn.functional ops without an OpInfo entry or exemption: {missing}"
+
+
+def test_numerics_ops_have_entries():
+    """numerics' public functions are rows of this matrix (opinfo/numerics.py), with
+    references written from the formats' fields, or exempt with a reason."""
+    import inspect
+
+    from tensorix import numerics
+
+    names = [f"numerics.{n}" for n in numerics.__all__
+             if inspect.isfunction(getattr(numerics, n))]
+    covered = {a for i in INFOS for a in (i.name, *i.aliases)} | set(EXEMPT)
+    missing = [n for n in names if n not in covered]
+    assert not missing, f"numerics ops without an OpInfo entry or exemption: {missing}"

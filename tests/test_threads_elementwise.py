@@ -8,7 +8,9 @@ import pytest
 import tensorix as tx
 import tensorix.nn.functional as F
 from tensorix import _threads
+from tensorix.autograd.dispatch import kernel
 from tensorix.ops import elementwise as ew
+from tensorix.ops.activation import Gelu
 
 
 @pytest.fixture
@@ -237,6 +239,15 @@ def test_prelu_per_channel_weight_needs_a_channel_dim_as_in_torch():
         F.prelu(tx.tensor(x), tx.tensor(w))
 
 
+def test_gelu_declares_its_numba_kernel_for_float32_on_the_cpu_only():
+    pytest.importorskip("numba")
+    cpu = tx.device("cpu")
+    k = kernel(Gelu, "erf32", cpu, tx.float32)
+    assert k is not None and k is kernel(Gelu, "erf32", cpu, tx.float32)  # compiled once
+    assert kernel(Gelu, "erf32", cpu, tx.float64) is None
+    assert kernel(Gelu, "erf32", tx.device("cuda"), tx.float32) is None
+
+
 def test_exact_gelu_numba_kernel_gives_the_numpy_kernels_bits():
     """The jit extra's one-pass kernel against the NumPy block kernel it replaces."""
     pytest.importorskip("numba")
@@ -261,6 +272,7 @@ def test_exact_gelu_without_numba_is_the_same(monkeypatch):
     with_jit = F.gelu(tx.tensor(x)).numpy()
     monkeypatch.setattr(_cpu, "_state", {"m": None})  # as without numba
     assert _cpu.jit_kernel("gelu_erf32") is None
+    assert kernel(Gelu, "erf32", tx.device("cpu"), tx.float32) is None  # the declared rule
     assert np.array_equal(_bits(F.gelu(tx.tensor(x)).numpy()), _bits(with_jit))
 
 

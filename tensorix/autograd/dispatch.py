@@ -22,6 +22,13 @@ rule              default    meaning
                              for every Tensor argument, or a tuple of argument positions.
                              Applied by casts around the op (so gradients of any order flow),
                              set up once when the class is made: the other ops pay nothing
+``_kernels``      None       fused kernels per device: ``{role: (kernel, ...)}`` with the
+                             Kernel objects of ``tensorix.kernels`` (``cuda.gelu``, a numba
+                             ``jit(...)``), at most one per device type for a role, all of a
+                             role taking the same arguments. The op asks ``kernel(cls, role,
+                             device, dtype)`` in forward/backward and keeps its ``xp`` path
+                             where that answers None (no kernel for the device or dtype, no CUDA C,
+                             no numba)
 ================  =========  ==================================================================
 
 And per thread (``grad_mode.modes.state``), two hooks, None unless in use:
@@ -61,10 +68,11 @@ import numpy as np
 
 from .. import _codec
 from .. import dtypes as dt
+from ..kernels import select
 from ..tensor import Tensor, _make
 from .grad_mode import _CODES, modes
 
-__all__ = ["route", "codes_route", "on_codes", "gemm_hook", "widen16"]
+__all__ = ["route", "codes_route", "on_codes", "gemm_hook", "widen16", "kernel", "NARROW"]
 
 _ndarray = np.ndarray
 
@@ -132,9 +140,19 @@ def gemm_hook(hook):
         state.gemm = prev
 
 
+def kernel(cls, role, device, dtype=None):
+    """The callable of the kernel that primitive ``cls`` declares (``_kernels``) for ``role``
+    on ``device`` (a Device) and ``dtype`` (None: any), or None: then the op runs its ``xp``
+    path. Example: ``fused = kernel(Gelu, "forward", a.device, a.dtype)`` in Gelu.forward."""
+    return select(cls._kernels[role], device, dtype)
+
+
 # -- 16-bit inputs computed in float32 ----------------------------------------------------------
-# float16 and the formats NumPy has no arithmetic for (bfloat16, fp8, fp6, fp4, E8M0)
-_HALF = frozenset(d for d in dt.ALL if d.low_precision or d is dt.float16)
+# The float dtypes that compute in float32: float16 and the formats NumPy has no arithmetic for
+# (bfloat16, fp8, fp6, fp4, E8M0). The one truth for ``_widen16`` and for the few ops that
+# still widen by hand (each says why there).
+NARROW = frozenset(d for d in dt.ALL if d.low_precision or d is dt.float16)
+_HALF = NARROW
 
 
 def widen16(apply, which):

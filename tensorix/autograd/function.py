@@ -78,10 +78,12 @@ class Function:
     _differentiable = True
     _view = False  # a view op: its output shares memory and the version counter with input 0
     # the dispatch rules (autograd/dispatch.py): how the op runs on storage codes, how a GEMM
-    # policy computes it (None: not a GEMM), whether 16-bit inputs compute in float32
+    # policy computes it (None: not a GEMM), whether 16-bit inputs compute in float32, its
+    # kernels per device
     _codes = None
     _gemm = None
     _widen16 = False
+    _kernels: dict | None = None
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)

@@ -25,7 +25,6 @@ Example::
 
 from __future__ import annotations
 
-from ..backend import array_module
 from ..tensor import Tensor
 from .engine import grad as _grad
 from .function import Function
@@ -116,7 +115,7 @@ class _StackRows(Function):
 
     @staticmethod
     def forward(ctx, *rows):
-        return array_module(rows[0]._data).stack([r._data for r in rows])
+        return rows[0].xp.stack([r._data for r in rows])
 
     @staticmethod
     def backward(ctx, g):

@@ -8,7 +8,6 @@ fit is judged on held-out entries (see ``docs/decomp.md``).
 from __future__ import annotations
 
 from ..autograd import enable_grad, no_grad
-from ..backend import array_module
 from ..optim import LBFGS
 from ..tensor import _make
 from ._base import _fro, check_tensor, make_generator, masked_input, random_like
@@ -114,7 +113,7 @@ def tt_completion(tensor, rank, mask, n_iter_max=50, init="svd", tol=1e-10, ridg
         else:
             raise ValueError(f"{op}: init must be 'svd' or 'random', got {init!r}")
     # raw arrays from here: the observed entries as index columns and values
-    xp = array_module(work._data)
+    xp = work.xp
     flat = xp.nonzero(observed._data.reshape(-1))[0]
     idx = xp.stack(xp.unravel_index(flat, shape), 1)
     values = work._data.reshape(-1)[flat]

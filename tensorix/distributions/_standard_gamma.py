@@ -35,7 +35,7 @@ class StandardGamma(Function):
     @once_differentiable  # the implicit gradient is not itself differentiated
     def backward(ctx, g):
         alpha, x = ctx.saved_tensors
-        xp = backend.array_module(x._data)
+        xp = x.xp
         a, v = alpha._data.astype(np.float64), x._data.astype(np.float64)
         h = 1e-4 * a
         dp_da = (igamma_kernel(a + h, v, False) - igamma_kernel(a - h, v, False)) / (2 * h)

@@ -29,7 +29,6 @@ import numpy as np
 
 from .. import dtypes as dt
 from ..autograd.function import Function
-from ..backend import array_module
 from ..ops import cat, narrow, real
 from ..ops._common import check_tensor, norm_dim
 from ..tensor import Tensor, _make
@@ -49,7 +48,7 @@ class C2C(Function):
     @staticmethod
     def forward(ctx, x, axes, norm, inverse):
         ctx.axes, ctx.norm, ctx.inverse = axes, norm, inverse
-        fft = array_module(x._data).fft
+        fft = x.xp.fft
         return (fft.ifftn if inverse else fft.fftn)(x._data, axes=axes, norm=norm)
 
     @staticmethod
@@ -63,7 +62,7 @@ class R2C(Function):
     @staticmethod
     def forward(ctx, x, axes, norm):
         ctx.axes, ctx.norm, ctx.n = axes, norm, x._data.shape[axes[-1]]
-        return array_module(x._data).fft.rfftn(x._data, axes=axes, norm=norm)
+        return x.xp.fft.rfftn(x._data, axes=axes, norm=norm)
 
     @staticmethod
     def backward(ctx, g):
@@ -79,7 +78,7 @@ class C2R(Function):
     def forward(ctx, x, axes, norm, n):
         ctx.axes, ctx.norm, ctx.n = axes, norm, n
         s = [x._data.shape[a] for a in axes[:-1]] + [n]
-        return array_module(x._data).fft.irfftn(x._data, s=s, axes=axes, norm=norm)
+        return x.xp.fft.irfftn(x._data, s=s, axes=axes, norm=norm)
 
     @staticmethod
     def backward(ctx, g):
@@ -90,7 +89,7 @@ class C2R(Function):
 def hermitian_weight(like: Tensor, axis: int, n: int) -> Tensor:
     """Per bin of a one-sided spectrum of ``n`` points, how many times a C2R transform reads it
     (1 for DC and, for even ``n``, Nyquist; 2 for the rest), shaped to broadcast on ``axis``."""
-    xp = array_module(like._data)
+    xp = like.xp
     m = n // 2 + 1
     w = xp.full(m, 2.0, dtype=like._dtype.to_real().np)
     w[0] = 1.0

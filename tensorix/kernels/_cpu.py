@@ -1,5 +1,6 @@
-"""numba kernels for the CPU (the ``jit`` extra), found by name: ``jit_kernel(name)`` is the
-compiled function of ``_cpu_jit.py``, or None where numba is missing, fails to import or
+"""numba kernels for the CPU (the ``jit`` extra). A primitive declares one with
+``jit("name", dtypes, example)`` among its ``_kernels``: a Kernel whose callable is the compiled
+function ``name`` of ``_cpu_jit.py``, or None where numba is missing, fails to import or
 compile, or ``TENSORIX_JIT=0``; the op then runs its NumPy kernel, which gives the same bits.
 numba is imported on the first request, never by ``import tensorix``.
 
@@ -18,8 +19,9 @@ import numpy as np
 
 from .. import _threads
 from . import _math32
+from ._table import Kernel
 
-__all__ = ["jit_kernel", "float32_math", "logaddexp"]
+__all__ = ["jit", "jit_kernel", "float32_math", "logaddexp"]
 
 _state: dict = {}
 _lock = threading.Lock()
@@ -69,6 +71,29 @@ def jit_kernel(name: str, *example):
         except Exception:  # noqa: BLE001 - no compiler target: the NumPy path still works
             _state[key] = None
     return _state[key]
+
+
+class _JitKernel(Kernel):
+    """A numba kernel of ``_cpu_jit.py``: compiled on the first ``load``, by a call on the
+    small arguments ``example()`` gives (a callable, so that declaring it costs nothing)."""
+
+    __slots__ = ("example",)
+
+    def load(self):
+        fn = _state.get(("k", self.name), _state)  # _state itself: not tried yet
+        return jit_kernel(self.name, *self.example()) if fn is _state else fn
+
+
+def jit(name: str, dtypes, example) -> Kernel:
+    """Declare the CPU kernel ``name`` of ``_cpu_jit.py`` for ``dtypes``, compiled on first use
+    by a call on ``example()``.
+
+    Example: ``jit("gelu_erf32", ("float32",), lambda: (out1, w1, p, q, s))`` with 1-element
+    float32 arrays; its callable is ``k(out, w, p, q, s)`` on 1-d float32 arrays.
+    """
+    k = _JitKernel(name, "cpu", dtypes)
+    k.example = example
+    return k
 
 
 def _numpy_form(body):

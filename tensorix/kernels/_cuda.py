@@ -1,4 +1,4 @@
-"""The CUDA entries of the kernel table: launchers over CuPy arrays.
+"""The CUDA kernels: launchers over CuPy arrays, declared with ``cuda_kernel`` (``_table.py``).
 
 Each compiles its kernel on first call (CuPy caches the binary on disk) and works on raw
 ``cupy.ndarray``s; the ops that use them (gelu, softmax/log_softmax, nll_loss, layer_norm,
@@ -14,7 +14,7 @@ import numpy as np
 
 from .. import backend
 from ._cuda_src import ELEMENTWISE, PREAMBLE, ROWS_SOURCE
-from ._table import register
+from ._table import cuda_kernel
 
 _ROWS_PER_BLOCK = 8  # one warp per row, 8 warps (256 threads) per block
 _SUFFIX = {"float32": "f32", "float64": "f64"}
@@ -40,19 +40,19 @@ def _contig(a):
     return backend.cupy_module().ascontiguousarray(a)
 
 
-@register("gelu", "cuda")
+@cuda_kernel()
 def gelu(x, approximate):
     """gelu(x), exact (erf) or tanh-approximated, in one pass."""
     return _ew("tx_gelu_tanh" if approximate == "tanh" else "tx_gelu_erf")(x)
 
 
-@register("gelu_backward", "cuda")
+@cuda_kernel()
 def gelu_backward(x, g, approximate):
     """``g * gelu'(x)`` in one pass (first-order backward)."""
     return _ew("tx_gelu_tanh_bwd" if approximate == "tanh" else "tx_gelu_erf_bwd")(x, g)
 
 
-@register("softmax", "cuda")
+@cuda_kernel()
 def softmax(x, log):
     """softmax (or log_softmax with ``log``) over the last dim, one warp per row."""
     x = _contig(x)
@@ -64,7 +64,7 @@ def softmax(x, log):
     return y
 
 
-@register("softmax_backward", "cuda")
+@cuda_kernel()
 def softmax_backward(y, g, log):
     """First-order backward of softmax / log_softmax over the last dim, from the output."""
     y, g = _contig(y), _contig(g)
@@ -76,7 +76,7 @@ def softmax_backward(y, g, log):
     return dx
 
 
-@register("layer_norm", "cuda")
+@cuda_kernel()
 def layer_norm(x, weight, bias, cols, eps):
     """Normalise each run of ``cols`` trailing elements; returns (y, mean, rstd), the
     statistics one per row (shape ``(rows,)``)."""
@@ -92,7 +92,7 @@ def layer_norm(x, weight, bias, cols, eps):
     return y, mean, rstd
 
 
-@register("layer_norm_backward", "cuda")
+@cuda_kernel()
 def layer_norm_backward(g, x, weight, mean, rstd, cols, need_gxhat):
     """First-order backward: returns (dx, g * xhat or None); the caller sums the latter (and
     ``g``) over rows for the weight (and bias) gradients."""
@@ -108,7 +108,7 @@ def layer_norm_backward(g, x, weight, mean, rstd, cols, need_gxhat):
     return dx, gxhat
 
 
-@register("adam", "cuda")
+@cuda_kernel()
 def adam(p, g, m, v, step, *, lr, beta1, beta2, eps, weight_decay, decoupled, maximize):
     """One Adam(W) step on p, m and v in place, in one pass (amsgrad is not served)."""
     bc1 = 1 - beta1 ** step
@@ -119,7 +119,7 @@ def adam(p, g, m, v, step, *, lr, beta1, beta2, eps, weight_decay, decoupled, ma
                    float(eps), l2, decay_mul, bool(maximize), p, m, v)
 
 
-@register("dropout_mask", "cuda")
+@cuda_kernel()
 def dropout_mask(shape, dtype, p, seed):
     """The scaled keep-mask of dropout: ``1/(1-p)`` with probability ``1-p``, else 0, from a
     counter-based hash of (seed, element index)."""
@@ -128,7 +128,7 @@ def dropout_mask(shape, dtype, p, seed):
     return mask
 
 
-@register("nll_backward", "cuda")
+@cuda_kernel()
 def nll_backward(target, scale, classes):
     """The (N, C) coefficient of nll_loss's backward: ``scale[n]`` at ``target[n]``, else 0."""
     out = backend.cupy_module().empty((target.shape[0], classes), dtype=scale.dtype)
@@ -137,7 +137,7 @@ def nll_backward(target, scale, classes):
     return out
 
 
-@register("matmul", "cuda", dtypes=("float16", "bfloat16"))
+@cuda_kernel(dtypes=("float16", "bfloat16"))
 def matmul(a, b):
     """16-bit float products through cuBLAS, accumulating in float32 and rounding once (the
     CPU path upcasts to float32 and rounds at the end: the same contract)."""

@@ -139,7 +139,7 @@ def dirac_(tensor, groups=1) -> Tensor:
         raise ValueError("dim 0 must be divisible by groups")
     out_per_group = sizes[0] // groups
     min_dim = min(out_per_group, sizes[1])
-    xp = backend.array_module(tensor._data)
+    xp = tensor.xp
     data = xp.zeros(tuple(sizes), dtype=tensor.dtype.np)
     centre = tuple(s // 2 for s in sizes[2:])
     for g in range(groups):

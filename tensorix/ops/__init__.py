@@ -9,19 +9,21 @@ from ..tensor import Tensor
 from . import (
     _codes,  # noqa: F401 - the storage-only formats on CUDA: their conversions
     activation,
+    arith,
     bitwise,
     combine,
     creation,
     distance,
     einsum,
     elementwise,
+    handle,
     indexing,
     inplace,
     integrate,
     linalg,
     linalg_lu,
-    misc,
     movement,
+    number,
     pointwise,
     random,
     reduce,
@@ -31,24 +33,25 @@ from . import (
     special,
     stats,
     structured,
-    tensor_api,
     tensor_info,
     unary,
 )
 from .activation import *
+from .arith import *
 from .bitwise import *
 from .combine import *
 from .creation import *
 from .distance import *
 from .einsum import *
 from .elementwise import *
+from .handle import *
 from .indexing import *
 from .inplace import *
 from .integrate import *
 from .linalg import *
 from .linalg_lu import *
-from .misc import *
 from .movement import *
+from .number import *
 from .pointwise import *
 from .random import *
 from .reduce import *
@@ -58,7 +61,6 @@ from .sort import *
 from .special import *
 from .stats import *
 from .structured import *
-from .tensor_api import *
 from .tensor_info import *
 from .unary import *
 
@@ -66,7 +68,7 @@ from .unary import *
 FAMILIES = tuple(sys.modules[f"{__name__}.{n}"] for n in (
     "creation", "random", "elementwise", "unary", "pointwise", "activation", "bitwise",
     "reduce", "sort", "movement", "shape", "indexing", "linalg", "einsum", "inplace",
-    "special", "misc", "structured", "stats", "linalg_lu", "tensor_api", "distance",
+    "special", "arith", "number", "structured", "stats", "linalg_lu", "handle", "distance",
     "tensor_info", "combine", "integrate", "softmax"))
 
 __all__ = [name for fam in FAMILIES for name in fam.__all__]

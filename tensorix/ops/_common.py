@@ -13,7 +13,6 @@ import numpy as np
 
 from .. import _codec
 from .. import dtypes as dt
-from ..backend import array_module
 from ..tensor import Tensor, _make
 
 __all__ = ["lift", "promote", "check_tensor", "norm_dim", "norm_dims", "float_input",
@@ -34,7 +33,7 @@ def lift(x, dtype: dt.dtype, like: Tensor | None = None, op: str = "op",
     if type(x) is Tensor:
         return x if x._dtype is dtype else x.to(dtype)
     if isinstance(x, (numbers.Number, np.generic)):
-        xp = np if like is None else _xp(like)
+        xp = np if like is None else like.xp
         return _make(_scalar(xp, x, dtype.np), dtype)
     if isinstance(x, Tensor):
         return x if x._dtype is dtype else x.to(dtype)
@@ -61,12 +60,6 @@ def _scalar(xp, value, dtype):
     return xp.full((), value, dtype=dtype)
 
 
-def _xp(t):
-    if type(t._data) is np.ndarray:
-        return np
-    return array_module(t._data)
-
-
 def same_device(op, *tensors):
     """Raise when tensors of one op live on different devices."""
     devs = {t.device for t in tensors if isinstance(t, Tensor) and t._data.ndim >= 0}
@@ -91,10 +84,10 @@ def promote(a, b, op: str):
     # tensor takes the tensor's dtype (PyTorch's rule), skipping result_type and lift
     tb = type(b)
     if (tb is float or tb is int) and type(a) is Tensor and a._dtype.category >= 2:
-        return a, _make(_scalar(_xp(a), b, a._dtype.np), a._dtype)
+        return a, _make(_scalar(a.xp, b, a._dtype.np), a._dtype)
     ta = type(a)
     if (ta is float or ta is int) and tb is Tensor and b._dtype.category >= 2:
-        return _make(_scalar(_xp(b), a, b._dtype.np), b._dtype), b
+        return _make(_scalar(b.xp, a, b._dtype.np), b._dtype), b
     if type(a) is not Tensor and not isinstance(a, Tensor):
         if not isinstance(b, Tensor):
             raise TypeError(f"{op}(): expected at least one Tensor operand, got "

@@ -230,7 +230,7 @@ class DiagEmbed(Function):
     @staticmethod
     def forward(ctx, g, labels, unique, shape):
         ctx.spec = (labels, unique)
-        xp = backend.array_module(g._data)
+        xp = g.xp
         out = xp.zeros(shape, dtype=g._data.dtype)
         _diag_view(out, labels, unique)[...] = g._data
         return out
@@ -328,7 +328,7 @@ def _safe_log(s):
     zero = s._data == 0
     if not zero.any():
         return s.log()
-    xp = backend.array_module(s._data)
+    xp = s.xp
     one = _make(xp.ones_like(s._data))
     minus_inf = _make(xp.where(zero, -np.inf, 0).astype(s._data.dtype))
     return where(_make(zero), one, s).log() + minus_inf
@@ -366,7 +366,7 @@ class LogSumExp(_Combine):
         red = [i for i, c in enumerate(labels) if c not in keep]
         if not red:
             return t, labels
-        xp = backend.array_module(t._data)
+        xp = t.xp
         kept = "".join(c for c in labels if c in keep)
         m = t._data
         for ax in red:
@@ -375,7 +375,7 @@ class LogSumExp(_Combine):
         return _safe_log(s) + _make(m.reshape(tuple(s.shape))), kept
 
     def _pair(self, A3, B3):
-        xp = backend.array_module(A3._data)
+        xp = A3.xp
         nbt, m, k = A3.shape
         n = B3.shape[2]
         if k == 0:
@@ -391,7 +391,7 @@ class LogSumExp(_Combine):
 
     def _repair(self, A3, B3, s, shift, bad):
         """Recompute the flagged entries as max-shifted logsumexp over k of A3 + B3."""
-        xp = backend.array_module(s._data)
+        xp = s.xp
         nbt, m, k = A3.shape
         n = B3.shape[2]
         flat = xp.nonzero(bad.reshape(-1))[0]
@@ -458,7 +458,7 @@ class _Best(_Combine):
         t2 = t.permute(tuple(labels.index(c) for c in kept + red))
         kshape = tuple(t2.shape[:len(kept)])
         t2 = t2.reshape((_prod(kshape), _prod(t2.shape[len(kept):])))
-        xp = backend.array_module(t2._data)
+        xp = t2.xp
         idx = self._winners(xp, t2._data, 1)[:, None]
         return TakeAlong.apply(t2, idx, 1).reshape(kshape), "".join(kept)
 

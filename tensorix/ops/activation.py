@@ -28,6 +28,7 @@ import numpy as np
 
 from .. import _threads, backend, kernels
 from .. import dtypes as dt
+from ..autograd.dispatch import kernel
 from ..autograd.function import Function
 from ..autograd.grad_mode import is_grad_enabled
 from ..backend import quiet
@@ -48,12 +49,10 @@ _SELU_ALPHA = 1.6732632423543772848170429916717
 _SELU_SCALE = 1.0507009873554804934193349852946
 
 
-def _xp(t):
-    return backend.array_module(t._data)
-
-
 def _wide(t):
-    """The data in a dtype the math is done in: float32 for 16-bit floats."""
+    """The data in a dtype the math is done in: float32 for 16-bit floats. By hand, not
+    ``_widen16``: these ops' backwards run in the 16-bit dtype (``_widen16`` would give their
+    gradients other bits)."""
     d = t._data
     return d.astype(np.float32) if d.dtype.itemsize < 4 else d
 
@@ -97,7 +96,7 @@ class Relu(Function):
             keep -= 1  # 0 for negatives, all bits set elsewhere
             out = _make(np.bitwise_and(d.view(u), keep, out=keep).view(d.dtype))
         else:
-            out = _make(_xp(a).where(d < 0, 0, d).astype(d.dtype, copy=False))
+            out = _make(a.xp.where(d < 0, 0, d).astype(d.dtype, copy=False))
         ctx.save_for_backward(out)
         return out
 
@@ -110,7 +109,7 @@ class Relu(Function):
 class Sigmoid(Function):
     @staticmethod
     def forward(ctx, a):
-        xp, x = _xp(a), _wide(a)
+        xp, x = a.xp, _wide(a)
         with quiet():
             if type(x) is np.ndarray:
                 out = _blocked(_sigmoid_kernel, np.empty(x.shape, x.dtype), x)
@@ -144,7 +143,7 @@ class Softplus(Function):
     def forward(ctx, a, beta, threshold):
         ctx.save_for_backward(a)
         ctx.beta, ctx.threshold = beta, threshold
-        xp, x = _xp(a), _wide(a)
+        xp, x = a.xp, _wide(a)
         with quiet():
             z = x * beta
             if type(z) is np.ndarray and z.dtype == np.float32:  # one pass, 3 ulp
@@ -186,9 +185,7 @@ _RSQRT2 = np.float32(1 / math.sqrt(2))
 def _gelu_erf_jit():
     """``_gelu_erf_kernel`` as numba's one pass (the same float32 steps, so the same bits:
     the NumPy kernel's ~25 passes per block cost 9x torch's time), or itself without numba."""
-    one = np.zeros(1, np.float32)
-    k = kernels.jit_kernel("gelu_erf32", np.empty(1, np.float32), one, _ERF32_P, _ERF32_Q,
-                           _RSQRT2)
+    k = kernel(Gelu, "erf32", backend.cpu, dt.float32)
     if k is None:
         return _gelu_erf_kernel
     return lambda out, w: k(out, w, _ERF32_P, _ERF32_Q, _RSQRT2)
@@ -273,13 +270,18 @@ class GeluTanhBackward(Function):
 class Gelu(Function):
     _K = math.sqrt(2 / math.pi)
     _C = 0.044715
+    # one-pass CUDA kernels; on the CPU numba's exact-gelu block kernel (``_gelu_erf_jit``)
+    _kernels = {"forward": (kernels.cuda.gelu,), "backward": (kernels.cuda.gelu_backward,),
+                "erf32": (kernels.jit("gelu_erf32", ("float32",), lambda: (
+                    np.empty(1, np.float32), np.zeros(1, np.float32), _ERF32_P, _ERF32_Q,
+                    _RSQRT2)),)}
 
     @staticmethod
     def forward(ctx, a, approximate):
         ctx.save_for_backward(a)
         ctx.approximate = approximate
-        xp, x = _xp(a), a._data
-        fused = kernels.lookup("gelu", a.device, a._dtype)  # one GPU kernel; None on the CPU
+        xp, x = a.xp, a._data
+        fused = kernel(Gelu, "forward", a.device, a._dtype)  # one GPU kernel; None on the CPU
         if fused is not None:
             return fused(x, approximate)
         with quiet():
@@ -302,7 +304,7 @@ class Gelu(Function):
     @staticmethod
     def backward(ctx, g):
         (a,) = ctx.saved_tensors
-        fused = kernels.lookup("gelu_backward", a.device, a._dtype)
+        fused = kernel(Gelu, "backward", a.device, a._dtype)
         if fused is not None and not is_grad_enabled() and g._dtype is a._dtype:
             # first order only (no graph is recorded): the kernel's result needs no backward
             return _make(fused(a._data, g._data, ctx.approximate)), None
@@ -326,7 +328,7 @@ class LeakyRelu(Function):
     def forward(ctx, a, slope):
         ctx.save_for_backward(a)
         ctx.slope = slope
-        xp, x = _xp(a), a._data
+        xp, x = a.xp, a._data
         with quiet():
             out = x * slope
             if 0 < slope <= 1:
@@ -344,7 +346,7 @@ class Hardtanh(Function):
     def forward(ctx, a, lo, hi):
         ctx.save_for_backward(a)
         ctx.lo, ctx.hi = lo, hi
-        return _xp(a).clip(a._data, lo, hi).astype(a._data.dtype, copy=False)
+        return a.xp.clip(a._data, lo, hi).astype(a._data.dtype, copy=False)
 
     @staticmethod
     def backward(ctx, g):

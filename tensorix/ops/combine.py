@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import itertools
 
-from .. import backend
 from .. import dtypes as dt
 from ..tensor import Tensor, _make
 from ._common import check_tensor
@@ -82,7 +81,7 @@ def combinations(input, r=2, with_replacement=False) -> Tensor:
     pick = itertools.combinations_with_replacement if with_replacement else \
         itertools.combinations
     idx = [i for combo in pick(range(input.shape[0]), r) for i in combo]
-    xp = backend.array_module(input._data)
+    xp = input.xp
     index = _make(xp.asarray(idx, dtype=xp.int64)).to(input.device)
     return index_select(input, 0, index).reshape(-1, r)
 
@@ -119,7 +118,7 @@ def isin(elements, test_elements, *, assume_unique=False, invert=False) -> Tenso
     like = elements if isinstance(elements, Tensor) else test_elements
     a = elements._data if isinstance(elements, Tensor) else elements
     b = test_elements._data if isinstance(test_elements, Tensor) else test_elements
-    xp = backend.array_module(like._data)
+    xp = like.xp
     out = xp.isin(xp.asarray(a), xp.asarray(b), assume_unique=assume_unique, invert=invert)
     return as_tensor(out, dtype=dt.bool, device=like.device)
 

@@ -582,7 +582,7 @@ class Complex(Function):
 
     @staticmethod
     def forward(ctx, re, im):
-        xp = backend.array_module(re._data)
+        xp = re.xp
         shape = np.broadcast_shapes(re._data.shape, im._data.shape)  # host shape arithmetic
         out = xp.empty(shape, dtype=np.complex128 if re._data.dtype == np.float64
                        else np.complex64)

@@ -1,4 +1,4 @@
-"""Distances between sets of points: ``cdist``.
+"""Distances: between sets of points, ``cdist``; between two tensors, ``dist``.
 
 ``cdist`` is its own primitive rather than a composite of ``(x1 - x2).norm(p)``: the composite's
 gradient at a zero distance is 0/0 (NaN), where PyTorch defines it as 0 (the subgradient that
@@ -17,10 +17,10 @@ from .. import backend
 from ..autograd.function import Function
 from ..tensor import Tensor
 from ._common import check_tensor
+from .linalg_norm import vector_norm
 from .pointwise import sign, where
 
-__all__ = ["cdist"]
-TENSOR_METHODS: dict = {}  # torch has no Tensor.cdist
+__all__ = ["cdist", "dist"]
 
 _MODES = ("use_mm_for_euclid_dist_if_necessary", "use_mm_for_euclid_dist",
           "donot_use_mm_for_euclid_dist")
@@ -125,3 +125,16 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary") -> 
     many = x1.shape[-2] > 25 or x2.shape[-2] > 25
     use_mm = compute_mode == "use_mm_for_euclid_dist" or (compute_mode == _MODES[0] and many)
     return CDist.apply(x1, x2, float(p), use_mm)
+
+
+def dist(input, other, p=2) -> Tensor:
+    """``vector_norm(input - other, p)`` over all elements (broadcast).
+
+    Example: ``tensorix.dist(tensorix.tensor([3., 4.]), tensorix.zeros(2))`` is ``5.``.
+    """
+    check_tensor(input, "dist", "input")
+    check_tensor(other, "dist", "other")
+    return vector_norm(input - other, p)
+
+
+TENSOR_METHODS = {"dist": dist}  # torch has no Tensor.cdist

@@ -159,7 +159,7 @@ class Exp(Function):
 
     @staticmethod
     def forward(ctx, a):
-        xp = backend.array_module(a._data)
+        xp = a.xp
         with quiet():
             out = _make(_threads.ufunc(xp.exp, a._data))
         ctx.save_for_backward(out)
@@ -177,7 +177,7 @@ class Log(Function):
     @staticmethod
     def forward(ctx, a):
         ctx.save_for_backward(a)
-        xp = backend.array_module(a._data)
+        xp = a.xp
         with quiet():
             return _threads.ufunc(xp.log, a._data)
 
@@ -204,7 +204,7 @@ class _Modulo(Function):
             raise ZeroDivisionError(f"{cls.fn}(): integer division by zero")
         ctx.save_for_backward(a, b)
         with quiet():
-            return _threads.ufunc(getattr(backend.array_module(a._data), cls.fn), a._data,
+            return _threads.ufunc(getattr(a.xp, cls.fn), a._data,
                                   b._data, min_part=_threads.CHEAP)
 
     @classmethod
@@ -234,7 +234,7 @@ class _Extremum(Function):
     def forward(cls, ctx, a, b):
         ctx.save_for_backward(a, b)
         with quiet():
-            return _threads.ufunc(getattr(backend.array_module(a._data), cls.fn), a._data,
+            return _threads.ufunc(getattr(a.xp, cls.fn), a._data,
                                   b._data, min_part=_threads.CHEAP)
 
     @staticmethod
@@ -317,7 +317,7 @@ class Hypot(Function):
     @staticmethod
     def forward(ctx, a, b):
         with quiet():
-            out = _make(backend.array_module(a._data).hypot(a._data, b._data))
+            out = _make(a.xp.hypot(a._data, b._data))
         ctx.save_for_backward(a, b, out)
         return out
 
@@ -333,7 +333,7 @@ class Atan2(Function):
     def forward(ctx, a, b):
         ctx.save_for_backward(a, b)
         with quiet():
-            return backend.array_module(a._data).arctan2(a._data, b._data)
+            return a.xp.arctan2(a._data, b._data)
 
     @staticmethod
     def backward(ctx, g):
@@ -348,7 +348,7 @@ class Atan2(Function):
 class Copysign(Function):
     @staticmethod
     def forward(ctx, a, b):
-        out = _make(backend.array_module(a._data).copysign(a._data, b._data))
+        out = _make(a.xp.copysign(a._data, b._data))
         ctx.save_for_backward(a, out)
         return out
 
@@ -375,7 +375,7 @@ class Xlogy(Function):
     @staticmethod
     def forward(ctx, x, y):
         ctx.save_for_backward(x, y)
-        return x_times_log(x._data, y._data, backend.array_module(x._data).log)
+        return x_times_log(x._data, y._data, x.xp.log)
 
     @staticmethod
     def backward(ctx, g):

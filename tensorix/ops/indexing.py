@@ -25,7 +25,7 @@ from .pointwise import where
 
 __all__ = ["gather", "scatter", "scatter_add", "scatter_reduce", "index_select", "index_add",
            "index_copy", "index_fill", "index_put", "masked_fill", "masked_scatter",
-           "masked_select", "take", "take_along_dim", "nonzero", "argwhere"]
+           "masked_select", "take", "take_along_dim", "nonzero", "argwhere", "nonzero_static"]
 
 _REDUCES = ("sum", "prod", "mean", "amax", "amin")
 
@@ -684,7 +684,7 @@ class Nonzero(Function):
 
     @staticmethod
     def forward(ctx, a):
-        xp = backend.array_module(a._data)
+        xp = a.xp
         if a._data.ndim == 0:
             return xp.zeros((int(a._data != 0), 0), dtype=xp.int64)
         return xp.stack(xp.nonzero(a._data), axis=-1).astype(xp.int64)
@@ -710,13 +710,29 @@ def argwhere(input) -> Tensor:
     return nonzero(input)
 
 
+def nonzero_static(input, *, size, fill_value=-1) -> Tensor:
+    """:func:`nonzero` with a fixed number of rows: ``(size, input.ndim)`` int64 indices,
+    truncated or padded with ``fill_value`` (a shape known in advance, for compiled code).
+
+    Example: ``tensorix.nonzero_static(tensorix.tensor([0, 1, 0, 2]), size=3)`` is
+    ``[[1], [3], [-1]]``.
+    """
+    check_tensor(input, "nonzero_static")
+    if not isinstance(size, (int, np.integer)) or size < 0:
+        raise RuntimeError("nonzero_static(): 'size' must be an non-negative integer")
+    xp = input.xp
+    found = xp.argwhere(input._data).astype(np.int64)[:size]
+    out = xp.full((int(size), input.ndim), fill_value, dtype=np.int64)
+    out[:found.shape[0]] = found
+    return _make(out)
+
 TENSOR_METHODS = {
     "gather": gather, "scatter": scatter, "scatter_add": scatter_add,
     "scatter_reduce": scatter_reduce, "index_select": index_select, "index_add": index_add,
     "index_copy": index_copy, "index_fill": index_fill, "index_put": index_put,
     "masked_fill": masked_fill, "masked_scatter": masked_scatter,
     "masked_select": masked_select, "take": take, "take_along_dim": take_along_dim,
-    "nonzero": nonzero, "argwhere": argwhere,
+    "nonzero": nonzero, "argwhere": argwhere, "nonzero_static": nonzero_static,
     **{f.__name__ + "_": inplace.make(f) for f in (
         scatter, scatter_add, scatter_reduce, index_add, index_copy, index_fill, index_put,
         masked_fill, masked_scatter)},

@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _threads, backend, kernels
+from ..autograd.dispatch import NARROW, kernel
 from ..autograd.function import Function
 from ..tensor import Tensor, _make
 from . import linalg_decomp as _decomp
@@ -45,6 +46,8 @@ def _int_matmul(a, b, dtype):
 
 
 class MatMul(Function):
+    _kernels = {"forward": (kernels.cuda.matmul,)}  # cuBLAS 16-bit, float32 accumulation
+
     @staticmethod
     def _gemm(matmul, a, b):
         """The product under a GEMM policy (autograd/dispatch.py): the policy's matmul."""
@@ -56,8 +59,10 @@ class MatMul(Function):
         d = a._dtype
         if d.category < 2:
             return _int_matmul(a._data, b._data, d)
-        if d.low_precision or d.name == "float16":
-            fused = kernels.lookup("matmul", a.device, d)  # cuBLAS 16-bit, fp32 accumulation
+        # by hand, not _widen16: the 16-bit arrays reach cuBLAS's 16-bit kernel (and a GEMM
+        # policy sees the op's own dtype)
+        if d in NARROW:
+            fused = kernel(MatMul, "forward", a.device, d)
             if fused is not None:
                 return fused(a._data, b._data)
             return _threads.matmul(a._data.astype(np.float32),
@@ -305,7 +310,7 @@ def _scaled_sum(op, input, product, beta, alpha, promotes=False):
     out = product if alpha == 1 else product * alpha
     if beta == 0:
         if input.requires_grad:  # a zero gradient for input, as PyTorch, without nan * 0
-            xp = backend.array_module(input._data)
+            xp = input.xp
             out = out + where(_make(xp.zeros(input._data.shape, dtype=bool)), input, 0)
         return out
     return (input if beta == 1 else input * beta) + out
@@ -376,7 +381,7 @@ def matrix_power(input, n) -> Tensor:
     if not isinstance(n, (int, np.integer)) or isinstance(n, bool):
         raise TypeError(f"{op}: argument 'n' must be an int, not {type(n).__name__}")
     if n == 0:
-        xp = backend.array_module(input._data)
+        xp = input.xp
         eye = xp.eye(input.shape[-1], dtype=input._data.dtype)
         return _make(xp.broadcast_to(eye, input._data.shape).copy(), input._dtype)
     base = input

@@ -13,8 +13,8 @@ import numbers
 
 import numpy as np
 
-from .. import backend
 from .. import dtypes as dt
+from ..autograd.dispatch import NARROW
 from ..autograd.function import Function
 from ..tensor import Tensor, _make
 from ._common import check_same_dtype, check_tensor, norm_dim, norm_dims, promote
@@ -34,11 +34,11 @@ class VectorNorm(Function):
     @staticmethod
     def forward(ctx, x, ord, dims, keepdim):
         ctx.ord, ctx.dims, ctx.keepdim = ord, dims, keepdim
-        xp = backend.array_module(x._data)
+        xp = x.xp
         a = xp.abs(x._data)
         # accumulate in fp32, round once; by hand rather than _widen16 (autograd/dispatch.py),
         # which would compute the backward in float32 too, where torch's (and ours) is 16-bit
-        if x._dtype.low_precision or x._dtype is dt.float16:
+        if x._dtype in NARROW:
             a = a.astype(np.float32)
         kw = {"axis": dims, "keepdims": keepdim}
         if ord == 0:
@@ -227,7 +227,7 @@ class Cross(Function):
     def forward(ctx, a, b, dim):
         ctx.dim = dim
         ctx.save_for_backward(a, b)
-        return backend.array_module(a._data).cross(a._data, b._data, axis=dim)
+        return a.xp.cross(a._data, b._data, axis=dim)
 
     @staticmethod
     def backward(ctx, g):

@@ -205,7 +205,7 @@ def _add_through(g, shape, window):
     """Zeros of ``shape`` with ``g`` added where ``window`` (applied to the flat element ids)
     took its elements: the backward of a strided view. Windows may overlap, so ids repeat and
     their gradients add."""
-    xp = backend.array_module(g._data)
+    xp = g.xp
     n = int(np.prod(shape, dtype=np.int64))
     out = xp.zeros(n, dtype=g._data.dtype)
     xp.add.at(out, window(xp.arange(n, dtype=xp.int64)), g._data)
@@ -587,7 +587,7 @@ class IndexBackward(Function):
     @staticmethod
     def forward(ctx, g, shape, index):
         ctx.index = index
-        out = backend.array_module(g._data).zeros(shape, dtype=g._data.dtype)
+        out = g.xp.zeros(shape, dtype=g._data.dtype)
         index.scatter(out, g._data, accumulate=True)
         return out
 
@@ -639,7 +639,7 @@ def view(input, *shape) -> Tensor:
             raise RuntimeError(f"view(): dtype view needs equal element sizes, got "
                                f"{input._dtype.name} and {d.name}")
         # the storage-only formats are uint8 codes on CUDA: d.storage gives the array dtype
-        out = _make(input._data.view(d.storage(backend.array_module(input._data))), d)
+        out = _make(input._data.view(d.storage(input.xp)), d)
         _mark_view(out, input)
         return out
     shape = _infer(_sizes(shape, "view"), input._data.size, "view", input._data.shape)

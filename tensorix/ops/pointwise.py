@@ -393,6 +393,8 @@ class IsClose(Function):
             close |= xp.isnan(x) & xp.isnan(y)
         if rtol == 0 and atol == 0:
             return close
+        # by hand, not _widen16: float16 compares in float16 (NumPy has its arithmetic); only
+        # the formats without it (bfloat16, fp8) and integers widen
         if a._dtype.category < 2 or a._dtype.low_precision:
             x = x.astype(dt.get_default_dtype().np if a._dtype.category < 2 else np.float32)
             y = y.astype(x.dtype)

@@ -20,6 +20,7 @@ import numpy as np
 
 from .. import _threads, kernels
 from .. import dtypes as dt
+from ..autograd.dispatch import NARROW
 from ..autograd.function import Function
 from ..tensor import Tensor, _make
 from . import elementwise
@@ -38,10 +39,6 @@ __all__ = ["sum", "mean", "sum_to", "prod", "max", "min", "amax", "amin", "aminm
 _MAX, _MIN = return_type("max"), return_type("min")
 _CUMMAX, _CUMMIN = return_type("cummax"), return_type("cummin")
 _AMINMAX = return_type("aminmax", ("min", "max"))
-
-
-def _lowp(d):
-    return d.low_precision or d is dt.float16
 
 
 def _restore(g, shape, dims, keepdim):
@@ -67,8 +64,9 @@ def _dims(dim, ndim, op):
 
 
 def _upcast(x):
-    """``x`` in float32 when it is a low-precision float (composites then round once)."""
-    return x.to(dt.float32) if _lowp(x._dtype) else x
+    """``x`` in float32 when it is a low-precision float (composites then round once: a
+    composite has no class to declare ``_widen16`` on)."""
+    return x.to(dt.float32) if x._dtype in NARROW else x
 
 
 # -- sum, mean, prod ---------------------------------------------------------------------------
@@ -78,7 +76,9 @@ class Sum(Function):
     @staticmethod
     def forward(ctx, a, dims, keepdim, dtype):
         ctx.shape, ctx.dims, ctx.keepdim = a._data.shape, dims, keepdim
-        if _lowp(dtype):  # accumulate in fp32, round once
+        # accumulate in fp32, round once: by hand, as the accumulator follows the ``dtype``
+        # argument (not the input's), and NumPy's dtype= needs no float32 copy of the input
+        if dtype in NARROW:
             return a._data.sum(axis=dims, keepdims=keepdim, dtype="float32").astype(dtype.np)
         d = a._data
         if (type(d) is np.ndarray and d.dtype == dtype.np == np.float32 and not keepdim
@@ -116,7 +116,7 @@ class Prod(Function):
     @staticmethod
     def forward(ctx, a, dims, keepdim, dtype):
         ctx.dims, ctx.keepdim = dims, keepdim
-        acc = "float32" if _lowp(dtype) else dtype.np
+        acc = "float32" if dtype in NARROW else dtype.np  # follows the dtype argument (Sum)
         data = a._data
         if (type(data) is np.ndarray and data.dtype == acc == np.float32 and not keepdim
                 and len(dims) == data.ndim and data.size >= _PROD_COLUMNS * 8
@@ -483,7 +483,8 @@ class PNorm(Function):
     def forward(ctx, a, p, dims, keepdim):
         ctx.p, ctx.dims, ctx.keepdim = p, dims, keepdim
         xp = a.xp
-        data = a._data.astype("float32") if _lowp(a._dtype) else a._data
+        # by hand, not _widen16: that would compute the backward in float32 too (other bits)
+        data = a._data.astype("float32") if a._dtype in NARROW else a._data
         if p != 2 or a._dtype.is_complex:  # a real x's square needs no abs (a pass saved)
             data = xp.abs(data)
         s = (xp.square(data) if p == 2 else data ** p).sum(axis=dims, keepdims=keepdim)
@@ -554,7 +555,7 @@ class CumSum(Function):
     def forward(ctx, a, dim, dtype):
         ctx.dim = dim
         data = a._data.reshape(1) if a._data.ndim == 0 else a._data
-        acc = "float32" if _lowp(dtype) else dtype.np
+        acc = "float32" if dtype in NARROW else dtype.np  # follows the dtype argument (Sum)
         return a.xp.cumsum(data, axis=dim, dtype=acc).astype(dtype.np).reshape(a._data.shape)
 
     @staticmethod
@@ -569,7 +570,7 @@ class CumProd(Function):
     def forward(ctx, a, dim, dtype):
         ctx.dim = dim
         data = a._data.reshape(1) if a._data.ndim == 0 else a._data
-        acc = "float32" if _lowp(dtype) else dtype.np
+        acc = "float32" if dtype in NARROW else dtype.np  # follows the dtype argument (Sum)
         out = _make(a.xp.cumprod(data, axis=dim, dtype=acc).astype(dtype.np)
                     .reshape(a._data.shape))
         ctx.save_for_backward(a, out)
@@ -667,7 +668,8 @@ class LogCumSumExp(Function):
         ctx.dim = dim
         xp = a.xp
         data = a._data.reshape(1) if a._data.ndim == 0 else a._data
-        acc = data.astype("float32") if _lowp(a._dtype) else data
+        # by hand, not _widen16: that would compute the backward in float32 too (other bits)
+        acc = data.astype("float32") if a._dtype in NARROW else data
         # float32: kernels.logaddexp's float32 formula (NumPy's calls the C log1p per element)
         out = _make(scan(xp, acc, dim, functools.partial(kernels.logaddexp, "logaddexp"))
                     .astype(a._data.dtype).reshape(a._data.shape))
@@ -681,7 +683,7 @@ class LogCumSumExp(Function):
         a, out = ctx.saved_tensors
         if a.ndim == 0:
             return g, None
-        lowest = float(np.finfo(np.float32 if _lowp(a._dtype) else a._dtype.np).min)
+        lowest = float(np.finfo(np.float32 if a._dtype in NARROW else a._dtype.np).min)
         d = ctx.dim
 
         def rev(t):

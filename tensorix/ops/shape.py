@@ -27,7 +27,8 @@ __all__ = ["cat", "concat", "concatenate", "stack", "hstack", "vstack", "dstack"
            "column_stack", "split", "chunk", "tensor_split", "repeat", "repeat_interleave",
            "tile", "flip", "fliplr", "flipud", "roll", "rot90", "pad", "tril", "triu",
            "meshgrid", "broadcast_tensors", "broadcast_shapes", "atleast_1d", "atleast_2d",
-           "atleast_3d"]
+           "atleast_3d", "hsplit", "vsplit", "dsplit", "split_with_sizes", "unsafe_split",
+           "unsafe_chunk", "unsafe_split_with_sizes", "ravel", "adjoint", "narrow_copy"]
 
 
 def _tensor_list(tensors, op, empty_error=None):
@@ -52,7 +53,7 @@ class Cat(Function):
         nd = max(t._data.ndim for t in tensors)
         ctx.dim = dim
         ctx.sizes = [None if t._data.ndim != nd else t._data.shape[dim] for t in tensors]
-        return backend.array_module(tensors[0]._data).concatenate(
+        return tensors[0].xp.concatenate(
             [t._data for t in tensors if t._data.ndim == nd], axis=dim)
 
     @staticmethod
@@ -264,6 +265,77 @@ def tensor_split(input, indices_or_sections, dim=0) -> tuple:
     d = norm_dim(dim, input.ndim, "tensor_split")
     bounds = _section_bounds(indices_or_sections, input._data.shape[d], "tensor_split")
     return tuple(narrow(input, d, a, b - a) for a, b in bounds)
+
+
+def _split_dim(op, input, indices_or_sections, dim, min_ndim):
+    check_tensor(input, op)
+    if input.ndim < min_ndim:
+        raise RuntimeError(f"{op}(): torch.{op} requires a tensor with at least {min_ndim} "
+                           f"dimension, but got a tensor with {input.ndim} dimensions!")
+    if isinstance(indices_or_sections, (int, np.integer)):
+        n = input.shape[dim]
+        if indices_or_sections == 0 or n % indices_or_sections:
+            raise RuntimeError(f"{op}(): torch.{op} attempted to split along dimension {dim}, "
+                               f"but the size of the dimension {n} is not divisible by the "
+                               f"split_size {indices_or_sections}!")
+    return tensor_split(input, indices_or_sections, dim)
+
+
+def hsplit(input, indices_or_sections) -> tuple:
+    """Split along dim 1 (dim 0 for 1-d tensors) into equal sections (which must divide the
+    size) or at the given indices, like ``numpy.hsplit``; views.
+
+    Example: ``tensorix.hsplit(tensorix.zeros(2, 4), 2)`` gives two ``(2, 2)`` views.
+    """
+    check_tensor(input, "hsplit")
+    return _split_dim("hsplit", input, indices_or_sections, 1 if input.ndim > 1 else 0, 1)
+
+
+def vsplit(input, indices_or_sections) -> tuple:
+    """Split along dim 0 of a tensor of at least 2 dims (``numpy.vsplit``); views."""
+    return _split_dim("vsplit", input, indices_or_sections, 0, 2)
+
+
+def dsplit(input, indices_or_sections) -> tuple:
+    """Split along dim 2 of a tensor of at least 3 dims (``numpy.dsplit``); views."""
+    return _split_dim("dsplit", input, indices_or_sections, 2, 3)
+
+
+def split_with_sizes(input, split_sizes, dim=0) -> tuple:
+    """Views of the given ``split_sizes`` (summing to the size of ``dim``) along ``dim``.
+
+    Example: ``tensorix.arange(5).split_with_sizes([2, 3])``.
+    """
+    if isinstance(split_sizes, (int, np.integer)):
+        raise TypeError("split_with_sizes(): argument 'split_sizes' must be a sequence of ints, "
+                        "not int")
+    return split(input, list(split_sizes), dim)
+
+
+unsafe_split, unsafe_chunk, unsafe_split_with_sizes = split, chunk, split_with_sizes
+
+
+def ravel(input) -> Tensor:
+    """The elements as a contiguous 1-d tensor (a view when ``input`` is contiguous).
+
+    Example: ``tensorix.ravel(tensorix.zeros(2, 3))`` has shape ``(6,)``.
+    """
+    check_tensor(input, "ravel")
+    return input.contiguous().reshape(-1)
+
+
+def adjoint(input) -> Tensor:
+    """The conjugate transpose of the last two dims (a view for real tensors), ``x.mH``."""
+    check_tensor(input, "adjoint")
+    if input.ndim < 2:
+        raise RuntimeError(f"adjoint(): tensor.adjoint() is only supported on matrices or "
+                           f"batches of matrices. Got {input.ndim}-D tensor.")
+    return input.mH
+
+
+def narrow_copy(input, dim, start, length) -> Tensor:
+    """:func:`narrow` as a copy with its own memory."""
+    return narrow(input, dim, start, length).clone()
 
 
 # -- repeating -----------------------------------------------------------------------------------
@@ -680,4 +752,7 @@ TENSOR_METHODS = {
     "fliplr": fliplr, "flipud": flipud, "roll": roll, "rot90": rot90, "tril": tril,
     "triu": triu, "split": split, "chunk": chunk, "tensor_split": tensor_split,
     "tril_": inplace.make(tril), "triu_": inplace.make(triu),
+    "ravel": ravel, "hsplit": hsplit, "vsplit": vsplit, "dsplit": dsplit,
+    "split_with_sizes": split_with_sizes, "unsafe_split": split, "unsafe_chunk": chunk,
+    "unsafe_split_with_sizes": split_with_sizes, "adjoint": adjoint, "narrow_copy": narrow_copy,
 }

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import backend, kernels
+from .. import kernels
+from ..autograd.dispatch import kernel
 from ..autograd.function import Function
 from ..autograd.grad_mode import is_grad_enabled
 from ..tensor import Tensor, _make
@@ -23,19 +24,16 @@ __all__ = ["softmax", "log_softmax"]
 FUNCTIONAL = ["softmax", "log_softmax", "softmin", "gumbel_softmax"]
 
 
-def _xp(t):
-    return backend.array_module(t._data)
-
-
-def _row_kernel(op, t, dim):
+def _row_kernel(role, t, dim):
     """The device's fused kernel for a softmax-family op over the last dim, or None."""
-    return kernels.lookup(op, t.device, t._dtype) if dim == t._data.ndim - 1 else None
+    return kernel(_SoftmaxFamily, role, t.device, t._dtype) if dim == t._data.ndim - 1 \
+        else None
 
 
 def _fused_grad(y, g, dim, log):
     """(log_)softmax's first-order backward through the device kernel, or None where there is
     none or a graph is being recorded (double backward needs the op form)."""
-    fused = _row_kernel("softmax_backward", y, dim)
+    fused = _row_kernel("backward", y, dim)
     if fused is not None and not is_grad_enabled() and g._dtype is y._dtype:
         return _make(fused(y._data, g._data, log))
     return None
@@ -47,14 +45,16 @@ class _SoftmaxFamily(Function):
 
     log = False
     _widen16 = True  # computed in float32, rounded once (autograd/dispatch.py)
+    # one warp per row on CUDA, over the last dim (``log`` picks the log form)
+    _kernels = {"forward": (kernels.cuda.softmax,), "backward": (kernels.cuda.softmax_backward,)}
 
     @classmethod
     def forward(cls, ctx, x, dim):
-        fused = _row_kernel("softmax", x, dim)
+        fused = _row_kernel("forward", x, dim)
         if fused is not None:
             out = fused(x._data, cls.log)
         else:
-            xp = _xp(x)
+            xp = x.xp
             # an all -inf row gives NaN silently, as in PyTorch
             with np.errstate(invalid="ignore", divide="ignore"):
                 shifted = x._data - x._data.max(axis=dim, keepdims=True)

@@ -13,13 +13,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import backend
 from .. import dtypes as dt
 from ..tensor import Tensor, _make
 from ._common import check_tensor, lift, norm_dim
 from .creation import zeros
 from .indexing import _source_args, index_put, scatter_reduce
-from .inplace import CopySlices, apply_inplace
+from .inplace import CopySlices, apply_inplace, make
 from .linalg_norm import cross as linalg_cross
 from .linalg_norm import vector_norm
 from .movement import as_strided, diagonal, getitem
@@ -171,7 +170,7 @@ def _filled_diagonal(self, fill_value, wrap=False):
     if wrap and len(shape) == 2 and height > width + 1:
         count = (numel + width) // (width + 1) - len(positions)
         positions += [width * (width + 1) + j * step for j in range(count)]
-    xp = backend.array_module(self._data)
+    xp = self.xp
     mask = np.zeros(numel, dtype=bool)
     mask[[p for p in positions if p < numel]] = True
     mask = _make(xp.asarray(mask.reshape(shape)))
@@ -289,8 +288,6 @@ def cross(input, other, dim=None) -> Tensor:
 
 
 def _methods():
-    from .inplace import make
-
     m = {"diag": diag, "diag_embed": diag_embed, "diagflat": diagflat,
          "slice_scatter": slice_scatter, "select_scatter": select_scatter,
          "diagonal_scatter": diagonal_scatter, "as_strided_scatter": as_strided_scatter,

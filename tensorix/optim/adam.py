@@ -10,11 +10,13 @@ from .optimizer import Optimizer, as_real, check_betas, check_nonneg, decayed_gr
 
 __all__ = ["Adam", "AdamW", "adam_update"]
 
+_KERNELS = (kernels.cuda.adam,)  # the update in one pass, per device (none on the CPU)
+
 
 def adam_update(p, g, m, v, vmax, step, *, lr, beta1, beta2, eps, weight_decay, decoupled,
                 amsgrad, maximize):
     """One Adam(W) step on raw arrays, in place (``step`` counts from 1)."""
-    fused = None if amsgrad else kernels.lookup("adam", get_device(p), p.dtype)
+    fused = None if amsgrad else kernels.select(_KERNELS, get_device(p), p.dtype)
     if fused is not None and g.dtype == p.dtype:  # one pass over p, g, m, v on the device
         fused(p, g, m, v, step, lr=lr, beta1=beta1, beta2=beta2, eps=eps,
               weight_decay=weight_decay, decoupled=decoupled, maximize=maximize)

@@ -102,7 +102,7 @@ class NAdam(Optimizer):
             st = self.state[p]
             if not st:
                 zero_state(st, p, ("exp_avg", "exp_avg_sq"))
-                xp = array_module(p._data)
+                xp = p.xp
                 # float32 like PyTorch's scalar tensor (float64 under a float64 default)
                 scalar = "float64" if get_default_dtype().name == "float64" else "float32"
                 st["mu_product"] = _make(xp.ones((), dtype=scalar))

@@ -42,7 +42,7 @@ class Adagrad(Optimizer):
     def _init_state(self, group, p):
         st = self.state[p]
         if not st:
-            xp = array_module(p._data)
+            xp = p.xp
             st["step"] = 0
             st["sum"] = _make(xp.full_like(p._data, group["initial_accumulator_value"]))
         return st
@@ -132,7 +132,7 @@ class RMSprop(Optimizer):
     def _update(self, group, params):
         for p in params:
             st = zero_state(self.state[p], p, ("square_avg",))
-            xp = array_module(p._data)
+            xp = p.xp
             # created on first need: a scheduler (OneCycleLR) may turn momentum on later
             if group["momentum"] > 0 and "momentum_buffer" not in st:
                 st["momentum_buffer"] = _make(xp.zeros_like(p._data))

@@ -25,7 +25,6 @@ from __future__ import annotations
 import math
 
 from ..autograd.grad_mode import enable_grad, no_grad
-from ..backend import array_module
 from ..tensor import Tensor, _make
 from .optimizer import Optimizer, as_real, check_hparam
 
@@ -186,7 +185,7 @@ class LBFGS(Optimizer):
 
     # -- the flat vector view of the parameters ---------------------------------------------
     def _gather_flat_grad(self):
-        xp = array_module(self._params[0]._data)
+        xp = self._params[0].xp
         views = [xp.zeros(as_real(p._data).size, as_real(p._data).dtype) if p.grad is None
                  else as_real(p.grad._data).reshape(-1) for p in self._params]
         return xp.concatenate(views)

@@ -12,7 +12,7 @@ from collections import defaultdict
 
 from .. import _threads
 from ..autograd.grad_mode import no_grad
-from ..backend import array_module, cpu, get_device
+from ..backend import cpu, get_device
 from ..tensor import Tensor, _make
 
 __all__ = ["Optimizer", "required"]
@@ -66,7 +66,7 @@ def zero_state(state: dict, p, names) -> dict:
     """On a parameter's first step (empty ``state``): ``step`` = 0 and a zero buffer like ``p``
     for each of ``names``; returns ``state``."""
     if not state:
-        xp = array_module(p._data)
+        xp = p.xp
         state["step"] = 0
         for n in names:
             state[n] = _make(xp.zeros_like(p._data))

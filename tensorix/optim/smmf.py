@@ -123,7 +123,7 @@ class SMMF(Optimizer):
     def _init_state(p, group):
         """Zero factors (and signs) for ``p``; a 1-D parameter without ``vector_reshape`` is
         its own (n, 1) "matrix", whose factorization is exact (c = [1])."""
-        xp = array_module(p._data)
+        xp = p.xp
         dense = sum(s > 1 for s in p.shape) == 1 and not group["vector_reshape"]
         n, m = (p.numel(), 1) if dense else square_shape(p.numel())
         st = {"step": 1}

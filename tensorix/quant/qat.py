@@ -138,7 +138,7 @@ class LearnableFakeQuantize(Module):
     def calculate_qparams(self):
         if self.scale is None:
             raise ValueError("LearnableFakeQuantize.calculate_qparams(): no data was observed")
-        xp = array_module(self.zero_point._data)
+        xp = self.zero_point.xp
         z = xp.clip(xp.rint(self.zero_point._data), self.scheme.qmin, self.scheme.qmax)
         return self.scale.detach().abs(), _make(z.astype(np.int32))
 

@@ -52,7 +52,8 @@ class OpInfo:
     ``aliases``   other public names this entry covers;
     ``atol/rtol`` overrides of the dtype tolerance table, as {dtype_name: (rtol, atol)};
     ``output``    post-process outputs before comparison (e.g. pick values from (values,
-                  indices)); applied to tensorix, torch and reference outputs alike.
+                  indices)); applied to tensorix, torch and reference outputs alike;
+    ``devices``   the device types the op serves (a CPU-only op raises a clear error on others).
     """
 
     name: str
@@ -67,6 +68,7 @@ class OpInfo:
     tol: dict = field(default_factory=dict)
     output: Callable | None = None
     skip_torch_grad: bool = False
+    devices: tuple = ("cpu", "cuda")
 
     def __post_init__(self):
         if self.op is None:

@@ -86,7 +86,7 @@ def lanczos_ground(matvec, x0, krylov=24, tol=1e-12, restarts=20):
     check_data("lanczos_ground", x0, "x0")
     with no_grad():
         value, x = _lanczos(lambda a: matvec(_make(a))._data, x0._data,
-                            array_module(x0._data), krylov, tol, restarts)
+                            x0.xp, krylov, tol, restarts)
     return value, _make(x)
 
 

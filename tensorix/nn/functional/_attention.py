@@ -68,7 +68,7 @@ def _masked_scores(scores, attn_mask, is_causal):
     """Scores with the mask applied, and the (…, L, 1) rows left with no key (or None)."""
     if is_causal:
         length, source = scores.shape[-2:]
-        keep = _causal_mask(length, source, backend.array_module(scores._data))
+        keep = _causal_mask(length, source, scores.xp)
         dead = _dead_rows(keep) if length > source else None
         return where(keep, scores, -math.inf), dead
     if attn_mask is None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ... import _threads, backend, kernels
-from ... import dtypes as dt
+from ...autograd.dispatch import NARROW, kernel
 from ...autograd.function import Function
 from ...autograd.grad_mode import modes
 from ...ops._common import check_same_dtype, check_tensor, same_device
@@ -97,7 +97,7 @@ def linear(input, weight, bias=None) -> Tensor:
         raise RuntimeError(f"linear(): expected input, weight and bias of one dtype, got "
                            f"{input.dtype.name}, {weight.dtype.name}"
                            f"{', ' + bias.dtype.name if bias is not None else ''}")
-    if input.dtype.low_precision or input.dtype is dt.float16 or input.dtype.category < 2:
+    if input.dtype in NARROW or input.dtype.category < 2:
         out = input @ weight.mT  # matmul handles fp32 accumulation / integer checks
         return out if bias is None else out + bias
     if type(input._data) is not type(weight._data) or (
@@ -124,16 +124,13 @@ def bilinear(input1, input2, weight, bias=None) -> Tensor:
     return out if bias is None else out + bias
 
 
-def _xp(t):
-    return backend.array_module(t._data)
-
-
 class NLLLoss(Function):
+    _kernels = {"backward": (kernels.cuda.nll_backward,)}  # (N, C): the coefficient in one pass
     """Per-sample ``-w[y] * logp[y]`` summed with PyTorch's weighted-mean normaliser."""
 
     @staticmethod
     def forward(ctx, logp, target, weight, ignore_index, reduction):
-        xp = _xp(logp)
+        xp = logp.xp
         lp = xp.moveaxis(logp._data, 1, -1)  # (N, *, C)
         tgt = target._data
         valid = tgt != ignore_index
@@ -160,7 +157,7 @@ class NLLLoss(Function):
     def backward(ctx, g):
         xp = backend.array_module(ctx.safe)
         scale = -ctx.w if ctx.denom is None else -ctx.w / ctx.denom
-        fused = kernels.lookup("nll_backward", g.device, g._dtype) if len(ctx.shape) == 2 \
+        fused = kernel(NLLLoss, "backward", g.device, g._dtype) if len(ctx.shape) == 2 \
             else None
         if fused is not None and scale.dtype == g._data.dtype:  # (N, C): one pass
             coeff = _make(fused(ctx.safe, scale, ctx.shape[1]))
@@ -258,6 +255,9 @@ def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean
     return (1 - label_smoothing) * loss + (label_smoothing / c) * smooth_red
 
 
+_DROPOUT_KERNELS = (kernels.cuda.dropout_mask,)  # a composite: its mask's kernels per device
+
+
 def dropout(input, p=0.5, training=True, inplace=False, generator=None) -> Tensor:
     """Zero elements with probability ``p`` and scale the rest by ``1/(1-p)`` (training only).
 
@@ -270,7 +270,7 @@ def dropout(input, p=0.5, training=True, inplace=False, generator=None) -> Tenso
         return input
     if p == 1.0:
         return input * 0
-    fused = kernels.lookup("dropout_mask", input.device, input.dtype)
+    fused = kernels.select(_DROPOUT_KERNELS, input.device, input.dtype)
     if fused is not None:  # the mask from one 64-bit seed of the device's generator
         seed = int(_gen(generator, "dropout", input.device).integers(0, 1 << 63))
         mask = _make(fused(tuple(input.shape), input.dtype.np, p, seed))
@@ -299,7 +299,7 @@ class EmbeddingBackward(Function):
     @staticmethod
     def forward(ctx, g, idx, n, padding_idx):
         ctx.idx = idx
-        xp = backend.array_module(g._data)
+        xp = g.xp
         out = xp.zeros((n, g._data.shape[-1]), dtype=g._data.dtype)
         rows, flat = idx.reshape(-1), g._data.reshape(-1, g._data.shape[-1])
         if xp is np and rows.size:

@@ -12,7 +12,6 @@ import warnings
 
 import numpy as np
 
-from ... import backend
 from ...autograd.function import Function
 from ...autograd.grad_mode import no_grad
 from ...ops._common import check_tensor
@@ -119,7 +118,7 @@ class BinaryCrossEntropy(Function):
 
     @staticmethod
     def forward(ctx, x, t, w):
-        xp = backend.array_module(x._data)
+        xp = x.xp
         xd, td = x._data, t._data
         with np.errstate(all="ignore"):
             logx = xp.maximum(xp.log(xd), -100)

@@ -226,7 +226,7 @@ def channel_shuffle(input, groups) -> Tensor:
 
 def _bags(input, offsets, include_last_offset, op):
     """Flat indices and the bag id of each, plus the bag count."""
-    xp = backend.array_module(input._data)
+    xp = input.xp
     if input.ndim == 2:
         if offsets is not None:
             raise ValueError("if input is 2D, then offsets has to be None, as input is treated "

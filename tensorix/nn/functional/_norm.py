@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from ... import backend, kernels
 from ... import dtypes as dt
+from ...autograd.dispatch import NARROW, kernel
 from ...autograd.function import Function
 from ...autograd.grad_mode import is_grad_enabled
 from ...ops._common import check_tensor, same_device
@@ -101,11 +102,14 @@ def _fused_backward(fused, g, x, weight, mu, rstd, axes, needs):
 
 class LayerNorm(Function):
     _widen16 = True  # computed in float32, rounded once (autograd/dispatch.py)
+    # one warp per row on CUDA; the statistics come back one per row
+    _kernels = {"forward": (kernels.cuda.layer_norm,),
+                "backward": (kernels.cuda.layer_norm_backward,)}
 
     @staticmethod
     def forward(ctx, x, weight, bias, nd, eps):
         axes = tuple(range(x._data.ndim - nd, x._data.ndim))
-        fused = kernels.lookup("layer_norm", x.device, x._dtype)
+        fused = kernel(LayerNorm, "forward", x.device, x._dtype)
         if fused is not None:  # one pass per row; stats come back one per row
             keep = x._data.shape[:x._data.ndim - nd] + (1,) * nd
             out, mu, rstd = fused(x._data, None if weight is None else weight._data,
@@ -129,7 +133,7 @@ class LayerNorm(Function):
         nx, nw, nb = ctx.needs_input_grad[:3]
         axes = ctx.axes
         lead = tuple(range(g.ndim - len(axes)))
-        fused = kernels.lookup("layer_norm_backward", x.device, x._dtype)
+        fused = kernel(LayerNorm, "backward", x.device, x._dtype)
         if fused is not None and not is_grad_enabled() and g._dtype is x._dtype:
             return _fused_backward(fused, g, x, weight, mu, rstd, axes, (nx, nw, nb))
         if not is_grad_enabled():
@@ -334,7 +338,7 @@ def rms_norm(input, normalized_shape, weight=None, eps=None) -> Tensor:
         raise RuntimeError(f"rms_norm(): expected weight of shape {list(shape)}, got "
                            f"{list(weight.shape)}")
     # a composite: low-precision inputs compute in float32 here (primitives declare _widen16)
-    x = input.to(dt.float32) if input.dtype.low_precision or input.dtype is dt.float16 else input
+    x = input.to(dt.float32) if input.dtype in NARROW else input
     if eps is None:
         eps = float(dt.finfo(input.dtype).eps)
     axes = tuple(range(x.ndim - len(shape), x.ndim))

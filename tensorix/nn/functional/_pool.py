@@ -7,7 +7,6 @@ import itertools
 
 import numpy as np
 
-from ... import backend
 from ...autograd.function import Function
 from ...ops.creation import ones, tensor, zeros
 from ...ops.shape import pad as pad_op
@@ -34,7 +33,7 @@ class MaxPool(Function):
 
     @staticmethod
     def forward(ctx, x, kernel, stride, padding, dilation, out_sizes, with_indices=False):
-        xp = backend.array_module(x._data)
+        xp = x.xp
         nd = len(kernel)
         data = x._data
         extra = [max(0, (out_sizes[i] - 1) * stride[i] + dilation[i] * (kernel[i] - 1) + 1
@@ -160,7 +159,7 @@ class MaxPoolBackward(Function):
     def forward(ctx, g, idx, geometry):
         ctx.idx, ctx.geometry = idx, geometry
         shape, kernel, stride, padding, dilation, extra, out_sizes = geometry
-        xp = backend.array_module(g._data)
+        xp = g.xp
         if _tiled(g._data, kernel, stride, padding, dilation, extra):
             return _tiled_scatter(g._data, idx, shape, kernel, out_sizes)
         nd = len(kernel)
@@ -333,7 +332,7 @@ def _adaptive_argmax(x, output_size, nd, op):
     """Flat per-plane indices of each adaptive window's first maximum (PyTorch's)."""
     import itertools
 
-    xp = backend.array_module(x._data)
+    xp = x.xp
     data = x._data if x.ndim == nd + 2 else x._data[None]
     spatial = data.shape[2:]
     out = _tuple(output_size, nd, "output_size", op)

@@ -64,7 +64,7 @@ class LSTMGates(Function):
 
     @staticmethod
     def forward(ctx, gi, gh, c):
-        xp = backend.array_module(gi._data)
+        xp = gi.xp
         with quiet():
             a = gi._data + gh._data
             hid = a.shape[-1] // 4
@@ -82,7 +82,7 @@ class LSTMGates(Function):
     def backward(ctx, gh_out, gc_out):
         gi, gh, c = ctx.saved_tensors
         if not is_grad_enabled():  # first order: the formulas on the raw gates, one concatenate
-            xp = backend.array_module(c._data)
+            xp = c.xp
             with quiet():
                 da, dc = _lstm_grads(*ctx.gates, c._data, *_raw(gh_out, gc_out),
                                      xp.concatenate)
@@ -111,7 +111,7 @@ class GRUGates(Function):
 
     @staticmethod
     def forward(ctx, gi, gh, h):
-        xp = backend.array_module(gi._data)
+        xp = gi.xp
         x, y = gi._data, gh._data
         hid = x.shape[-1] // 3
         with quiet():
@@ -128,7 +128,7 @@ class GRUGates(Function):
     def backward(ctx, g):
         gi, gh, h = ctx.saved_tensors
         if not is_grad_enabled():
-            xp = backend.array_module(h._data)
+            xp = h.xp
             with quiet():
                 dgi, dgh, dh = _gru_grads(*ctx.gates, h._data, g._data, xp.concatenate)
             return _make(dgi), _make(dgh), _make(dh)
@@ -218,7 +218,7 @@ class Recurrence(Function):
         ctx.save_for_backward(gi, h0, c0, w_hh, b_hh)
         ctx.mode, ctx.reverse = mode, reverse
         ctx.set_materialize_grads(False)
-        xp = backend.array_module(gi._data)
+        xp = gi.xp
         x = gi._data
         t_len, hid = x.shape[0], h0.shape[-1]
         hs = xp.empty((t_len + 1,) + h0.shape, dtype=x.dtype)  # h before/after each step

@@ -66,7 +66,7 @@ def dkm_cluster(weight: Tensor, bits: int = 3, *, temperature: float | None = No
     if temperature is None:
         temperature = 1e-2 * float(flat.detach().var().item()) + 1e-12
     if centroids is None:  # evenly spaced quantiles: every centroid starts with members
-        xp = array_module(flat._data)
+        xp = flat.xp
         qs = (xp.arange(k, dtype=flat._data.dtype) + 0.5) / k
         centroids = _make(xp.quantile(flat.detach()._data, qs).astype(flat._data.dtype))
     elif tuple(centroids.shape) != (k,):

@@ -1,5 +1,6 @@
-"""Registry entry for ops/distance.py (cdist): every p torch special-cases (0, 1, 2, inf)
-and a general one, batched and broadcast, on both the direct and the GEMM Euclidean paths.
+"""Registry entries for ops/distance.py: dist, and cdist with every p torch special-cases (0,
+1, 2, inf) and a general one, batched and broadcast, on both the direct and the GEMM
+Euclidean paths.
 The zero-distance gradient rule is tested in tests/test_torch_names.py."""
 
 from __future__ import annotations
@@ -30,4 +31,16 @@ def _cdist_samples(rng, dtype):
                    {"compute_mode": "use_mm_for_euclid_dist"})]
 
 
-register(OpInfo("cdist", _cdist_samples, _np_cdist))
+def _dist_samples(rng, dtype):
+    a, b = uniform(rng, (3, 4)), uniform(rng, (4,))
+    return [Sample((a, b)), Sample((a, b, 1)), Sample((a, b, 3)), Sample((a, b, np.inf))]
+
+
+def _np_dist(a, b, p=2):
+    return np.linalg.norm(np.ravel(a - b), p)
+
+
+register(
+    OpInfo("cdist", _cdist_samples, _np_cdist),
+    OpInfo("dist", _dist_samples, _np_dist, gradgrad=True),
+)

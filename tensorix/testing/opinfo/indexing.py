@@ -252,4 +252,10 @@ register(
     OpInfo("nonzero", _nonzero_samples, _np_nonzero, grad=False, dtypes=WITH_INT),
     OpInfo("argwhere", lambda rng, dt: _nonzero_samples(rng, dt)[::3], np.argwhere,
            grad=False, dtypes=WITH_INT),
+    OpInfo("nonzero_static", lambda r, d: [
+        Sample((np.round(uniform(r, (3, 4))),), {"size": 9}),
+        Sample((np.array([0.0, 1.0, 0.0, 2.0]),), {"size": 1, "fill_value": -5})],
+        lambda x, size, fill_value=-1: np.concatenate(
+            [np.argwhere(x)[:size], np.full((max(size - np.count_nonzero(x), 0), x.ndim),
+                                            fill_value)]), dtypes=WITH_INT, grad=False),
 )

@@ -1,5 +1,5 @@
-"""Registry entries for ops/shape.py (joining, splitting, repeating, reordering, padding,
-triangles, broadcasting, meshgrid).
+"""Registry entries for ops/shape.py (joining, splitting with its aliases, repeating,
+reordering, padding, triangles, broadcasting, meshgrid; ravel, adjoint, narrow_copy).
 
 Ops that take a list of tensors are registered through a varargs wrapper so the harness
 differentiates every tensor of the list.
@@ -91,6 +91,16 @@ def _repeat_interleave_samples(rng, dtype):
             Sample((x, np.array([2])), {"dim": -1})]
 
 
+def _split_samples(sections):
+    def samples(rng, dtype):
+        return [Sample((uniform(rng, (4, 6, 4)), s)) for s in sections]
+    return samples
+
+
+def _np_split_with_sizes(x, sizes, dim=0):
+    return np.split(x, np.cumsum(sizes)[:-1], axis=dim)
+
+
 register(
     OpInfo("cat", _many((((2, 3), (4, 3)), {}), (((2, 3), (2, 1), (2, 2)), {"dim": 1}),
                         (((2, 3, 2), (2, 3, 2)), {"dim": -1}), (((2, 3), (0,)), {})),
@@ -143,6 +153,22 @@ register(
     OpInfo("atleast_2d", _one(((), ()), ((3,), ()), ((2, 3), ())), np.atleast_2d),
     OpInfo("atleast_3d", _one(((), ()), ((3,), ()), ((2, 3), ()), ((2, 3, 4), ())),
            np.atleast_3d),
+    OpInfo("ravel", lambda r, d: [Sample((uniform(r, (3, 4))[:, ::2],)),
+                                  Sample((uniform(r, (2, 3)),))], np.ravel, dtypes=WITH_INT),
+    OpInfo("hsplit", _split_samples((2, 3, [1, 4])), np.hsplit, dtypes=WITH_INT),
+    OpInfo("vsplit", _split_samples((2, [1, 3])), np.vsplit, dtypes=WITH_INT),
+    OpInfo("dsplit", _split_samples((2, [3])), np.dsplit, dtypes=WITH_INT),
+    OpInfo("split_with_sizes", lambda r, d: [Sample((uniform(r, (5, 3)), [2, 3])),
+                                             Sample((uniform(r, (2, 4)), [1, 0, 3], 1))],
+           _np_split_with_sizes, aliases=("unsafe_split_with_sizes",)),
+    OpInfo("unsafe_split", lambda r, d: [Sample((uniform(r, (5, 3)), 2))],
+           lambda x, s: np.split(x, [2, 4])),
+    OpInfo("unsafe_chunk", lambda r, d: [Sample((uniform(r, (3, 5)), 2, 1))],
+           lambda x, c, dim: np.split(x, [3], axis=dim)),
+    OpInfo("adjoint", lambda r, d: [Sample((uniform(r, (2, 3, 4)),))],
+           lambda x: np.conj(np.swapaxes(x, -1, -2))),
+    OpInfo("narrow_copy", lambda r, d: [Sample((uniform(r, (4, 3)), 0, 1, 2))],
+           lambda x, dim, start, length: x[start:start + length].copy(), dtypes=WITH_INT),
 )
 
 exempt("computes a shape, not a tensor; tested in tests/test_shape.py", "broadcast_shapes")

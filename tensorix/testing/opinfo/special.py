@@ -1,7 +1,8 @@
 """Registry entries for ops/special.py (gamma family, i0, sinc, incomplete gamma) and
-ops/misc.py (addcmul/addcdiv, gcd/lcm, ldexp/frexp, nextafter, positive, conj_physical,
-resolve_*), the softmax family (ops/softmax.py) and the activations of ops/activation.py that
-torch keeps in nn.functional (prelu, glu, threshold, softshrink, hardshrink).
+ops/arith.py (addcmul/addcdiv, positive, conj_physical, resolve_*), ops/number.py (gcd/lcm,
+ldexp/frexp, nextafter), the softmax family (ops/softmax.py) and the activations of
+ops/activation.py that torch keeps in nn.functional (prelu, glu, threshold, softshrink,
+hardshrink).
 
 Samples keep away from the poles of the gamma family (the non-positive integers), where
 finite differences are meaningless. NumPy has no gamma functions: ``lgamma`` and ``i0`` use

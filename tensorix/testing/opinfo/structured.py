@@ -1,6 +1,5 @@
 """Registry entries for ops/structured.py (diag family, ``*_scatter``, put, index_reduce,
-renorm, cross), ops/stats.py (diff, bincount, histc, histogram, cov, corrcoef) and
-ops/tensor_api.py (ravel, the split aliases, adjoint, dist, narrow_copy).
+renorm, cross).
 
 index_reduce samples draw distinct values (ties in amax/amin split the gradient, a rule
 checked in tests/test_api_completion.py); renorm samples keep every slice's norm well away
@@ -15,7 +14,7 @@ import numpy as np
 
 import tensorix as tx
 
-from ..registry import OpInfo, Sample, exempt, register
+from ..registry import OpInfo, Sample, register
 from ._samples import uniform
 
 FLOATS = (tx.float32, tx.float64)
@@ -187,89 +186,6 @@ def _cross_samples(rng, dtype):
             Sample((uniform(rng, (2, 3)), uniform(rng, (1, 3))), {"dim": -1})]
 
 
-# -- stats ---------------------------------------------------------------------------------------
-def _np_diff(x, n=1, dim=-1, prepend=None, append=None):
-    return np.diff(x, n, axis=dim, prepend=prepend, append=append) if \
-        prepend is not None or append is not None else np.diff(x, n, axis=dim)
-
-
-def _diff_samples(rng, dtype):
-    x = uniform(rng, (3, 5))
-    return [Sample((x,)), Sample((x, 2, 0)), Sample((x, 3)),
-            Sample((x, 1, 1), {"prepend": uniform(rng, (3, 2)), "append": uniform(rng, (3, 1))}),
-            Sample((uniform(rng, (4,)), 5))]
-
-
-def _bincount_samples(rng, dtype):
-    x = rng.integers(0, 6, size=12)
-    return [Sample((x,)), Sample((x,), {"minlength": 9}),
-            Sample((x, rng.uniform(-1, 1, size=12))), Sample((np.zeros(0, dtype=np.int64),),
-                                                             {"minlength": 3})]
-
-
-def _np_bincount(x, weights=None, minlength=0):
-    return np.bincount(x, weights, minlength)
-
-
-def _np_histc(x, bins=100, min=0, max=0):  # noqa: A002
-    lo, hi = float(min), float(max)
-    if lo == hi:
-        lo, hi = float(x.min()), float(x.max())
-    if lo == hi:
-        lo, hi = lo - 1, hi + 1
-    return np.histogram(x, bins, (lo, hi))[0].astype(x.dtype)
-
-
-def _histc_samples(rng, dtype):
-    x = uniform(rng, (5, 6), -3, 3)
-    return [Sample((x,), {"bins": 7}), Sample((x,), {"bins": 4, "min": -1, "max": 2}),
-            Sample((np.array([1.0, 1.0, 1.0]),), {"bins": 4})]
-
-
-def _histogram_samples(rng, dtype):
-    x = uniform(rng, (20,), -3, 3)
-    return [Sample((x, 5)), Sample((x, 4), {"range": (-1.0, 2.0)}),
-            Sample((x, np.array([-3.0, -1.0, 0.5, 3.0]))),
-            Sample((x, 3), {"weight": rng.uniform(0, 2, size=20), "density": True})]
-
-
-def _np_histogram(x, bins, range=None, weight=None, density=False):  # noqa: A002
-    return np.histogram(x, bins, range, weights=weight, density=density)
-
-
-def _cov_samples(rng, dtype):
-    x = uniform(rng, (3, 6))
-    return [Sample((x,)), Sample((x,), {"correction": 0}), Sample((uniform(rng, (5,)),)),
-            Sample((x,), {"fweights": rng.integers(1, 4, size=6)}),
-            Sample((x,), {"aweights": rng.uniform(0.5, 2, size=6), "correction": 2}),
-            Sample((x,), {"fweights": rng.integers(1, 4, size=6),
-                          "aweights": rng.uniform(0.5, 2, size=6)})]
-
-
-def _np_cov(x, correction=1, fweights=None, aweights=None):
-    return np.cov(x, ddof=correction, fweights=fweights, aweights=aweights)
-
-
-# -- tensor_api ----------------------------------------------------------------------------------
-def _split_samples(sections):
-    def samples(rng, dtype):
-        return [Sample((uniform(rng, (4, 6, 4)), s)) for s in sections]
-    return samples
-
-
-def _np_split_with_sizes(x, sizes, dim=0):
-    return np.split(x, np.cumsum(sizes)[:-1], axis=dim)
-
-
-def _dist_samples(rng, dtype):
-    a, b = uniform(rng, (3, 4)), uniform(rng, (4,))
-    return [Sample((a, b)), Sample((a, b, 1)), Sample((a, b, 3)), Sample((a, b, np.inf))]
-
-
-def _np_dist(a, b, p=2):
-    return np.linalg.norm(np.ravel(a - b), p)
-
-
 register(
     OpInfo("diag", _diag_samples, np.diag, dtypes=WITH_INT, gradgrad=True),
     OpInfo("diag_embed", _diag_embed_samples, _np_diag_embed, dtypes=WITH_INT),
@@ -289,37 +205,4 @@ register(
     OpInfo("renorm", _renorm_samples, _np_renorm, gradgrad=True),
     OpInfo("cross", _cross_samples, lambda a, b, dim: np.cross(a, b, axis=dim),
            dtypes=WITH_INT),
-    OpInfo("diff", _diff_samples, _np_diff, dtypes=WITH_INT, gradgrad=True),
-    OpInfo("bincount", _bincount_samples, _np_bincount, dtypes=(tx.int64,), grad=False),
-    OpInfo("histc", _histc_samples, _np_histc, grad=False),
-    OpInfo("histogram", _histogram_samples, _np_histogram, grad=False),
-    OpInfo("cov", _cov_samples, _np_cov, gradgrad=True),
-    OpInfo("corrcoef", lambda r, d: [Sample((uniform(r, (3, 6)),))], np.corrcoef,
-           gradgrad=True),
-    OpInfo("ravel", lambda r, d: [Sample((uniform(r, (3, 4))[:, ::2],)),
-                                  Sample((uniform(r, (2, 3)),))], np.ravel, dtypes=WITH_INT),
-    OpInfo("hsplit", _split_samples((2, 3, [1, 4])), np.hsplit, dtypes=WITH_INT),
-    OpInfo("vsplit", _split_samples((2, [1, 3])), np.vsplit, dtypes=WITH_INT),
-    OpInfo("dsplit", _split_samples((2, [3])), np.dsplit, dtypes=WITH_INT),
-    OpInfo("split_with_sizes", lambda r, d: [Sample((uniform(r, (5, 3)), [2, 3])),
-                                             Sample((uniform(r, (2, 4)), [1, 0, 3], 1))],
-           _np_split_with_sizes, aliases=("unsafe_split_with_sizes",)),
-    OpInfo("unsafe_split", lambda r, d: [Sample((uniform(r, (5, 3)), 2))],
-           lambda x, s: np.split(x, [2, 4])),
-    OpInfo("unsafe_chunk", lambda r, d: [Sample((uniform(r, (3, 5)), 2, 1))],
-           lambda x, c, dim: np.split(x, [3], axis=dim)),
-    OpInfo("adjoint", lambda r, d: [Sample((uniform(r, (2, 3, 4)),))],
-           lambda x: np.conj(np.swapaxes(x, -1, -2))),
-    OpInfo("dist", _dist_samples, _np_dist, gradgrad=True),
-    OpInfo("nonzero_static", lambda r, d: [
-        Sample((np.round(uniform(r, (3, 4))),), {"size": 9}),
-        Sample((np.array([0.0, 1.0, 0.0, 2.0]),), {"size": 1, "fill_value": -5})],
-        lambda x, size, fill_value=-1: np.concatenate(
-            [np.argwhere(x)[:size], np.full((max(size - np.count_nonzero(x), 0), x.ndim),
-                                            fill_value)]), dtypes=WITH_INT, grad=False),
-    OpInfo("narrow_copy", lambda r, d: [Sample((uniform(r, (4, 3)), 0, 1, 2))],
-           lambda x, dim, start, length: x[start:start + length].copy(), dtypes=WITH_INT),
 )
-
-exempt("layout constants (tensorix.strided, the only layout), tested in "
-       "tests/test_api_completion.py", "layout", "strided")

@@ -1,7 +1,6 @@
-"""The rest of ``torch.Tensor``'s surface that is about the tensor handle rather than math:
-in-place shape changes (``squeeze_``, ``unsqueeze_``, ``t_``, ``transpose_``, ``swapaxes_``,
-``as_strided_``), splitting aliases (``hsplit``/``vsplit``/``dsplit``, ``split_with_sizes``,
-the ``unsafe_*`` names), ``ravel``, ``type_as``, ``new``, layout and device queries,
+"""``torch.Tensor``'s surface that is about the tensor handle rather than math: in-place
+shape changes (``squeeze_``, ``unsqueeze_``, ``t_``, ``transpose_``, ``swapaxes_``,
+``as_strided_``), ``type_as``, ``new``, ``resize_``, layout and device queries,
 predicates (``is_signed``, ``is_nonzero``, ...), Python-callable maps (``apply_``, ``map_``,
 ``map2_``; CPU only, like torch) and ``register_post_accumulate_grad_hook``.
 
@@ -14,19 +13,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import backend
 from .. import dtypes as dt
 from ..autograd import engine
 from ..tensor import Tensor, _Handle, _make
 from ._common import check_tensor
 from .inplace import _check
-from .linalg_norm import vector_norm
-from .movement import _sizes, as_strided, narrow, squeeze, swapaxes, t, transpose, unsqueeze
-from .shape import chunk, split, tensor_split
+from .movement import _sizes, as_strided, squeeze, swapaxes, t, transpose, unsqueeze
 
-__all__ = ["ravel", "hsplit", "vsplit", "dsplit", "split_with_sizes", "unsafe_split",
-           "unsafe_chunk", "unsafe_split_with_sizes", "adjoint", "dist", "narrow_copy",
-           "nonzero_static", "layout", "strided"]
+__all__ = ["layout", "strided"]
 
 
 class layout:  # noqa: N801 - torch.layout's name
@@ -70,105 +64,6 @@ def _inplace_view(fn, name):
                       "change (its memory does not); recorded by autograd like the "
                       "out-of-place view.")
     return method
-
-
-# -- splitting --------------------------------------------------------------------------------
-def _split_dim(op, input, indices_or_sections, dim, min_ndim):
-    check_tensor(input, op)
-    if input.ndim < min_ndim:
-        raise RuntimeError(f"{op}(): torch.{op} requires a tensor with at least {min_ndim} "
-                           f"dimension, but got a tensor with {input.ndim} dimensions!")
-    if isinstance(indices_or_sections, (int, np.integer)):
-        n = input.shape[dim]
-        if indices_or_sections == 0 or n % indices_or_sections:
-            raise RuntimeError(f"{op}(): torch.{op} attempted to split along dimension {dim}, "
-                               f"but the size of the dimension {n} is not divisible by the "
-                               f"split_size {indices_or_sections}!")
-    return tensor_split(input, indices_or_sections, dim)
-
-
-def hsplit(input, indices_or_sections) -> tuple:
-    """Split along dim 1 (dim 0 for 1-d tensors) into equal sections (which must divide the
-    size) or at the given indices, like ``numpy.hsplit``; views.
-
-    Example: ``tensorix.hsplit(tensorix.zeros(2, 4), 2)`` gives two ``(2, 2)`` views.
-    """
-    check_tensor(input, "hsplit")
-    return _split_dim("hsplit", input, indices_or_sections, 1 if input.ndim > 1 else 0, 1)
-
-
-def vsplit(input, indices_or_sections) -> tuple:
-    """Split along dim 0 of a tensor of at least 2 dims (``numpy.vsplit``); views."""
-    return _split_dim("vsplit", input, indices_or_sections, 0, 2)
-
-
-def dsplit(input, indices_or_sections) -> tuple:
-    """Split along dim 2 of a tensor of at least 3 dims (``numpy.dsplit``); views."""
-    return _split_dim("dsplit", input, indices_or_sections, 2, 3)
-
-
-def split_with_sizes(input, split_sizes, dim=0) -> tuple:
-    """Views of the given ``split_sizes`` (summing to the size of ``dim``) along ``dim``.
-
-    Example: ``tensorix.arange(5).split_with_sizes([2, 3])``.
-    """
-    if isinstance(split_sizes, (int, np.integer)):
-        raise TypeError("split_with_sizes(): argument 'split_sizes' must be a sequence of ints, "
-                        "not int")
-    return split(input, list(split_sizes), dim)
-
-
-unsafe_split, unsafe_chunk, unsafe_split_with_sizes = split, chunk, split_with_sizes
-
-
-def ravel(input) -> Tensor:
-    """The elements as a contiguous 1-d tensor (a view when ``input`` is contiguous).
-
-    Example: ``tensorix.ravel(tensorix.zeros(2, 3))`` has shape ``(6,)``.
-    """
-    check_tensor(input, "ravel")
-    return input.contiguous().reshape(-1)
-
-
-def adjoint(input) -> Tensor:
-    """The conjugate transpose of the last two dims (a view for real tensors), ``x.mH``."""
-    check_tensor(input, "adjoint")
-    if input.ndim < 2:
-        raise RuntimeError(f"adjoint(): tensor.adjoint() is only supported on matrices or "
-                           f"batches of matrices. Got {input.ndim}-D tensor.")
-    return input.mH
-
-
-def dist(input, other, p=2) -> Tensor:
-    """``vector_norm(input - other, p)`` over all elements (broadcast).
-
-    Example: ``tensorix.dist(tensorix.tensor([3., 4.]), tensorix.zeros(2))`` is ``5.``.
-    """
-    check_tensor(input, "dist", "input")
-    check_tensor(other, "dist", "other")
-    return vector_norm(input - other, p)
-
-
-def narrow_copy(input, dim, start, length) -> Tensor:
-    """:func:`narrow` as a copy with its own memory."""
-    return narrow(input, dim, start, length).clone()
-
-
-def nonzero_static(input, *, size, fill_value=-1) -> Tensor:
-    """:func:`nonzero` with a fixed number of rows: ``(size, input.ndim)`` int64 indices,
-    truncated or padded with ``fill_value`` (a shape known in advance, for compiled code).
-
-    Example: ``tensorix.nonzero_static(tensorix.tensor([0, 1, 0, 2]), size=3)`` is
-    ``[[1], [3], [-1]]``.
-    """
-    check_tensor(input, "nonzero_static")
-    if not isinstance(size, (int, np.integer)) or size < 0:
-        raise RuntimeError("nonzero_static(): 'size' must be an non-negative integer")
-    xp = backend.array_module(input._data)
-    found = xp.argwhere(input._data).astype(np.int64)[:size]
-    out = xp.full((int(size), input.ndim), fill_value, dtype=np.int64)
-    out[:found.shape[0]] = found
-    return _make(out)
 
 
 # -- handle methods -----------------------------------------------------------------------------
@@ -229,7 +124,7 @@ def _resize_(self, *sizes):
     if n <= old.size and self._data.flags.c_contiguous:
         self._data = old[:n].reshape(shape)  # same memory, as torch keeps its storage
     else:
-        xp = backend.array_module(self._data)
+        xp = self.xp
         fresh = xp.zeros(n, dtype=self._data.dtype)
         k = min(n, old.size)
         fresh[:k] = old[:k]
@@ -352,10 +247,7 @@ def _methods():
         "swapaxes_": _inplace_view(swapaxes, "swapaxes_"),
         "swapdims_": _inplace_view(swapaxes, "swapdims_"),
         "as_strided_": _inplace_view(as_strided, "as_strided_"),
-        "ravel": ravel, "hsplit": hsplit, "vsplit": vsplit, "dsplit": dsplit,
-        "split_with_sizes": split_with_sizes, "unsafe_split": split, "unsafe_chunk": chunk,
-        "unsafe_split_with_sizes": split_with_sizes, "adjoint": adjoint, "dist": dist,
-        "narrow_copy": narrow_copy, "type_as": _type_as, "new": _new,
+        "type_as": _type_as, "new": _new,
         "get_device": _get_device, "chalf": _chalf, "is_nonzero": _is_nonzero,
         "is_signed": _is_signed, "is_same_size": lambda self, other: tuple(self.shape) == tuple(
             other.shape),
@@ -366,7 +258,7 @@ def _methods():
         self.to(dtype),
         "apply_": _apply_, "map_": _map_, "map2_": _map2_,
         "register_post_accumulate_grad_hook": _register_post_accumulate_grad_hook,
-        "nonzero_static": nonzero_static, "new_empty_strided": _new_empty_strided,
+        "new_empty_strided": _new_empty_strided,
         "resize_": _resize_, "resize_as_": lambda self, other: _resize_(self, tuple(
             other.shape)), "dim_order": _dim_order,
         "const_data_ptr": lambda self: self.data_ptr(),

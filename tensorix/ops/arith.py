@@ -1,0 +1,101 @@
+"""Arithmetic composites of the torch API: addcmul/addcdiv, float_power_, positive,
+conj_physical and resolve_conj/resolve_neg (the number-level ops, gcd/lcm and ldexp/frexp/
+nextafter, are in number.py).
+
+Each is a composition of primitives, so its gradients (and higher ones) come from those.
+"""
+
+from __future__ import annotations
+
+from .. import dtypes as dt
+from ..tensor import Tensor
+from ._common import check_tensor
+from .elementwise import float_power
+from .inplace import apply_inplace, make
+from .unary import conj
+
+__all__ = ["addcmul", "addcdiv", "positive", "conj_physical", "resolve_conj", "resolve_neg"]
+
+
+def _three(op, input, tensor1, tensor2):
+    for arg, t in (("input", input), ("tensor1", tensor1), ("tensor2", tensor2)):
+        check_tensor(t, op, arg)
+    return dt.result_type(input, tensor1, tensor2)
+
+
+def addcmul(input, tensor1, tensor2, *, value=1) -> Tensor:
+    """``input + value * tensor1 * tensor2`` (all three broadcast; the result takes their
+    promoted dtype, and an integral result truncates ``value`` as PyTorch does).
+
+    Example: ``tensorix.addcmul(tensorix.zeros(3), tensorix.ones(3), tensorix.ones(3),
+    value=2)`` is ``[2., 2., 2.]``.
+    """
+    d = _three("addcmul", input, tensor1, tensor2)
+    if d.category < 2:
+        value = int(value)
+    prod = tensor1 * tensor2
+    return input + (prod if value == 1 else value * prod)
+
+
+def addcdiv(input, tensor1, tensor2, *, value=1) -> Tensor:
+    """``input + value * tensor1 / tensor2`` (broadcast, promoted); ``tensor1`` and
+    ``tensor2`` may not both be integral (PyTorch removed that integer division).
+
+    Example: ``tensorix.addcdiv(x, a, b, value=0.5)``.
+    """
+    _three("addcdiv", input, tensor1, tensor2)
+    if tensor1._dtype.category < 2 and tensor2._dtype.category < 2:
+        raise RuntimeError("addcdiv(): Integer division with addcdiv is no longer supported; "
+                           "use (input + value * torch.trunc(tensor1 / tensor2)).to(input.dtype)"
+                           " for the historic integer behaviour, or pass floating tensors")
+    quot = tensor1 / tensor2
+    return input + (quot if value == 1 else value * quot)
+
+
+def positive(input) -> Tensor:
+    """``+input``: the tensor itself (bool tensors are refused, as in PyTorch)."""
+    check_tensor(input, "positive")
+    if input._dtype is dt.bool:
+        raise RuntimeError("positive(): The `+` operator, on a bool tensor is not supported.")
+    return input
+
+
+def conj_physical(input) -> Tensor:
+    """The complex conjugate, materialised (tensorix has no lazy conjugate bit, so this is
+    :func:`conj`); real tensors come back as they are."""
+    check_tensor(input, "conj_physical")
+    return conj(input)
+
+
+def resolve_conj(input) -> Tensor:
+    """``input`` itself: tensorix conjugates eagerly, so there is no conjugate bit to
+    resolve (PyTorch returns ``input`` too when the bit is not set)."""
+    return check_tensor(input, "resolve_conj")
+
+
+def resolve_neg(input) -> Tensor:
+    """``input`` itself: tensorix has no lazy negative bit (see :func:`resolve_conj`)."""
+    return check_tensor(input, "resolve_neg")
+
+
+def _float_power_(self, exponent):
+    check_tensor(self, "float_power_")
+    if self._dtype not in (dt.float64, dt.complex128):
+        want = "ComplexDouble" if self._dtype.is_complex or (
+            isinstance(exponent, Tensor) and exponent._dtype.is_complex) else "Double"
+        raise RuntimeError(f"float_power_(): the base given to float_power_ has dtype "
+                           f"{self._dtype.name} but the operation's result requires dtype "
+                           f"{want}")
+    return apply_inplace(self, float_power, exponent, op="float_power_")
+
+
+def _methods():
+    m = {"addcmul": addcmul, "addcdiv": addcdiv, "positive": positive,
+         "conj_physical": conj_physical, "resolve_conj": resolve_conj,
+         "resolve_neg": resolve_neg, "float_power_": _float_power_}
+    for fn in (addcmul, addcdiv, conj_physical):
+        m[fn.__name__ + "_"] = make(fn)
+    return m
+
+
+TENSOR_METHODS = _methods()
