@@ -53,7 +53,9 @@ class Linear(Function):
         x, w = ctx.saved_tensors
         nx, nw, nb = ctx.needs_input_grad
         state = modes.state
-        if not state.enabled and not state.hooked:  # first order, no GEMM policy: raw arrays
+        # first order, no GEMM policy, no tracer: raw arrays (storage codes cannot reach here:
+        # 16-bit and fp8 inputs take the matmul path in linear())
+        if not state.enabled and state.gemm is None and state.tracer is None:
             return _linear_grads(g._data, x._data, w._data, nx, nw, nb)
         gx = None
         if nx:
