@@ -191,3 +191,13 @@ def test_guard_algebra():
     assert not Guard("<", n, b).always(ranges)
     g = Guard.from_trace((">", n, ("const", 4)), False)
     assert repr(g) == "n <= 4" and g.check({"n": 4}) and not g.check({"n": 5})
+
+
+def test_one_symbol_for_two_dims_of_one_argument():
+    """The probe grows every dim a symbol names: it used to grow only the last one of an
+    argument (export of a square matmul failed)."""
+    f = lambda x: (x @ x).sum(0)  # noqa: E731
+    ep = tx.export(f, (tx.randn(3, 3),), dynamic_shapes=({0: "n", 1: "n"},))
+    _close(ep, f, tx.randn(5, 5))
+    with pytest.raises(RuntimeError, match="but n is 5"):
+        ep(tx.randn(5, 4))
