@@ -3,12 +3,18 @@
 The trace is strict: where Python reads tensor data the export fails (:class:`GraphBreak`)
 rather than specializing silently. Each dimension named in ``dynamic_shapes`` becomes a
 symbol (``s0``, ``s1``, ... or the :class:`Dim`'s name). The function is traced once at the
-example shapes and once more per symbol with that dimension one larger; the traces must have
-the same ops (the program does not branch on those sizes), and every shape in ``meta`` and
+example shapes and once more per symbol with that dimension one larger (one smaller where the
+larger one takes another path); the traces must take the same path (same ops, same decisions
+on sizes), and every shape in ``meta`` and
 every integer argument (a reshape's target) that moved with a symbol is written as an
 expression in the symbols: ``k*s0*s1`` or ``a*s0 + b``, checked against all traces. The
 exported program then runs at other sizes: it binds the symbols from its inputs' shapes and
 evaluates those arguments.
+
+While it traces, sizes are :class:`~tensorix.fx.symint.SymInt` s: each decision Python takes
+on one (``if x.shape[0] > 4``, ``min``) becomes a guard that every call checks, so a call on
+the other side raises instead of running the traced branch. A dim whose exact value Python
+used (``range`` of it, ``len``, ``int``) is specialised with a :class:`SpecializationWarning`.
 
 Example::
 
