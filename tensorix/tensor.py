@@ -25,6 +25,17 @@ __all__ = ["Tensor", "Size"]
 _CREATION: dict = {}
 
 
+def _sizes(t) -> tuple:
+    """The sizes Python sees: the array's shape, or symbolic ints (int subclasses that record
+    the comparisons Python makes as guards) while ``tensorix.export`` traces dynamic dims."""
+    state = _modes.state
+    if state.hooked:
+        sizes = getattr(state.tracer, "sizes", None)
+        if sizes is not None:
+            return sizes(t)
+    return t._data.shape
+
+
 def register_creation(to_array, rebuild) -> None:
     """Install the converter ``to_array(data, dtype) -> array`` behind ``Tensor(data)`` and the
     unpickler ``rebuild`` that ``Tensor.__reduce__`` names (both from ops/creation.py)."""
@@ -71,13 +82,13 @@ class Tensor:
     # -- metadata ------------------------------------------------------------------------------
     @property
     def shape(self) -> Size:
-        return Size(self._data.shape)
+        return Size(_sizes(self))
 
     def size(self, dim=None):
         """The shape, or the length of dimension ``dim``."""
         if dim is None:
-            return Size(self._data.shape)
-        return self._data.shape[_dim(dim, self._data.ndim, "size")]
+            return Size(_sizes(self))
+        return _sizes(self)[_dim(dim, self._data.ndim, "size")]
 
     @property
     def dtype(self) -> _dt.dtype:
@@ -109,6 +120,8 @@ class Tensor:
     ndimension = dim
 
     def numel(self) -> int:
+        if _modes.state.hooked:  # symbolic sizes under export: the product stays symbolic
+            return Size(_sizes(self)).numel()
         return int(self._data.size)
 
     nelement = numel
@@ -341,7 +354,8 @@ class Tensor:
     def __len__(self):
         if self._data.ndim == 0:
             raise TypeError("len() of a 0-d tensor")
-        return self._data.shape[0]
+        # len() must return a plain int: a symbolic size is fixed by an equality guard
+        return int(_sizes(self)[0])
 
     def __iter__(self):
         if self._data.ndim == 0:

@@ -1300,6 +1300,9 @@ def _make(data, dtype=...) -> Tensor:
 def _note_codes():
     """Internal (tensorix.tensor)."""
 
+def _sizes(t) -> tuple:
+    """The sizes Python sees: the array's shape, or symbolic ints (int subclasses that record the comparisons Python makes as guards) while ``tensorix.export`` traces dynamic dims."""
+
 def _to_host(t):
     """t's data copied to the host, the storage-only formats' CUDA codes (uint8) viewed as their ml_dtypes dtype again."""
 

@@ -3,12 +3,18 @@
 The trace is strict: where Python reads tensor data the export fails (:class:`GraphBreak`)
 rather than specializing silently. Each dimension named in ``dynamic_shapes`` becomes a
 symbol (``s0``, ``s1``, ... or the :class:`Dim`'s name). The function is traced once at the
-example shapes and once more per symbol with that dimension one larger; the traces must have
-the same ops (the program does not branch on those sizes), and every shape in ``meta`` and
+example shapes and once more per symbol with that dimension one larger (one smaller where the
+larger one takes another path); the traces must take the same path (same ops, same decisions
+on sizes), and every shape in ``meta`` and
 every integer argument (a reshape's target) that moved with a symbol is written as an
 expression in the symbols: ``k*s0*s1`` or ``a*s0 + b``, checked against all traces. The
 exported program then runs at other sizes: it binds the symbols from its inputs' shapes and
 evaluates those arguments.
+
+While it traces, sizes are :class:`~tensorix.fx.symint.SymInt` s: each decision Python takes
+on one (``if x.shape[0] > 4``, ``min``) becomes a guard that every call checks, so a call on
+the other side raises instead of running the traced branch. A dim whose exact value Python
+used (``range`` of it, ``len``, ``int``) is specialised with a :class:`SpecializationWarning`.
 
 Example::
 
@@ -20,14 +26,21 @@ Example::
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass
 
 from ..tensor import Tensor
 from .graph import Graph, map_args
 from .graph_module import GraphModule, _arg_names, _attr_paths, symbolic_trace  # noqa: F401
+from .symint import Guard, resolve
 from .tracer import GraphBreak, trace
 
-__all__ = ["export", "Dim", "SymExpr", "ExportedProgram"]
+__all__ = ["export", "Dim", "SymExpr", "ExportedProgram", "SpecializationWarning"]
+
+
+class SpecializationWarning(UserWarning):
+    """A dim named dynamic was fixed to its example size (as torch.export's constraint
+    violation): the program's Python depends on its exact value."""
 
 
 @dataclass(frozen=True)
@@ -66,38 +79,39 @@ class SymExpr:
         return hash(repr(self))
 
 
-def _fit(values, base_env, names):
+def _fit(values, base_env, probes):
     """The expression in the symbols that gives ``values[0]`` at the base sizes and
-    ``values[i + 1]`` with symbol i one larger; None if neither form fits."""
+    ``values[i + 1]`` with symbol i moved by its step (``probes[i] = (name, +1 or -1)``)."""
     base = values[0]
-    deltas = {names[i]: v - base for i, v in enumerate(values[1:])}
+    steps = dict(probes)
+    deltas = {s: (v - base) * step for (s, step), v in zip(probes, values[1:])}  # per +1
     moved = [s for s, d in deltas.items() if d]
     if not moved:
         return base
     prod = math.prod(base_env[s] for s in moved)
-    if base % prod == 0:
+    if prod and base % prod == 0:
         k = base // prod
         cand = SymExpr("prod", k, tuple(moved))
-        if all(cand.evaluate({**base_env, s: base_env[s] + 1}) == base + deltas[s]
-               for s in moved):
+        if all(cand.evaluate({**base_env, s: base_env[s] + steps[s]}) ==
+               base + deltas[s] * steps[s] for s in moved):
             return cand
     const = base - sum(deltas[s] * base_env[s] for s in moved)
     return SymExpr("affine", const, {s: deltas[s] for s in moved})
 
 
-def _symbolize(values, base_env, names, where):
+def _symbolize(values, base_env, probes, where):
     """Merge one value as seen by every trace: ints that moved become SymExprs, containers
     recurse; anything else must agree."""
     first = values[0]
     if type(first) in (tuple, list) and all(type(v) is type(first) and len(v) == len(first)
                                             for v in values):
-        return type(first)(_symbolize([v[i] for v in values], base_env, names, where)
+        return type(first)(_symbolize([v[i] for v in values], base_env, probes, where)
                            for i in range(len(first)))
     if type(first) is slice and all(type(v) is slice for v in values):
-        parts = _symbolize([(v.start, v.stop, v.step) for v in values], base_env, names, where)
+        parts = _symbolize([(v.start, v.stop, v.step) for v in values], base_env, probes, where)
         return slice(*parts)
     if type(first) is int and all(type(v) is int for v in values):
-        return _fit(values, base_env, names)
+        return _fit(values, base_env, probes)
     if not isinstance(first, Tensor) and any(v != first and repr(v) != repr(first)
                                              for v in values[1:]):
         raise GraphBreak(f"export: {where} changes with a dynamic dim and is not an integer "
@@ -106,12 +120,24 @@ def _symbolize(values, base_env, names, where):
 
 
 class ExportedProgram(GraphModule):
-    """A GraphModule with ``symbols`` and ``dims`` (per placeholder, per dim: an int or a
-    symbol): calls bind the symbols from the inputs' shapes and check the rest."""
+    """A GraphModule with ``dims`` (per placeholder, per dim: an int or a symbol), the
+    symbols' ``ranges``, and the ``guards`` on them that Python's decisions at trace time
+    make (``specialized``: dims fixed to their example size). Calls bind the symbols from
+    the inputs' shapes and check the dims and the guards."""
 
-    def __init__(self, root, graph, dims, ranges):
+    def __init__(self, root, graph, dims, ranges, guards=(), places=None, specialized=None):
         super().__init__(root, graph)
         self.dims, self.ranges = dims, ranges
+        self.guards, self.places = list(guards), dict(places or {})
+        self.specialized = dict(specialized or {})
+
+    def __repr__(self):
+        lines = [self.graph.code]
+        if self.guards:
+            lines.append("# guards: " + ", ".join(map(repr, self.guards)))
+        for name, size in self.specialized.items():
+            lines.append(f"# specialized: {name} = {size} ({self.places[name]})")
+        return "ExportedProgram(\n" + "\n".join(lines) + "\n)"
 
     def _bind(self, inputs):
         env = {}
@@ -130,6 +156,11 @@ class ExportedProgram(GraphModule):
                 elif n != d:
                     raise RuntimeError(f"export: input {k} dim {i} must be {d} (a static "
                                        f"dim of the exported program), got {n}")
+        for g in self.guards:
+            if not g.check(env):
+                sizes = ", ".join(f"{self.places[s]} = {env[s]}" for s in g.symbols)
+                raise RuntimeError(f"export: guard {g} failed for {sizes}; re-export for "
+                                   "this size range")
         return env
 
     def forward(self, *inputs):
@@ -185,16 +216,6 @@ def export(fn, args, kwargs=None, *, dynamic_shapes=None, strict: bool = True):
             where.setdefault(d.name, []).append((k, dim % args[k].ndim))
     attrs = _attr_paths(fn)
     names = _arg_names(fn)
-    base_tracer, _ = trace(fn, args, attrs=attrs, strict=strict, names=names)
-    graphs = [base_tracer.graph]
-    from ..ops.shape import cat
-
-    for places in where.values():  # one more trace per symbol, all its dims grown
-        grown = list(args)
-        for k, dim in places:
-            x = args[k].detach()
-            grown[k] = cat([x, x.narrow(dim, 0, 1)], dim)  # one larger, same kind of values
-        graphs.append(trace(fn, tuple(grown), attrs=attrs, strict=strict, names=names)[0].graph)
     base_env = {}
     for name, places in where.items():
         sizes = {args[k].shape[dim] for k, dim in places}
@@ -202,17 +223,74 @@ def export(fn, args, kwargs=None, *, dynamic_shapes=None, strict: bool = True):
             raise ValueError(f"export(): the dims named {name!r} have different sizes "
                              f"{sorted(sizes)} in the example inputs")
         base_env[name] = sizes.pop()
-    graph = _merge(graphs, base_env, list(where))
+    run = dict(attrs=attrs, strict=strict, names=names, symbolic=bool(where))
+    base, _ = trace(fn, args, **run)
+    graphs, probes, specialized = [base.graph], [], {}
+    for name, places in where.items():  # one more trace per symbol, a size up or down
+        probe = _probe(fn, args, base, places, base_env[name], symbols[name], run)
+        if probe is None:
+            specialized[name] = base_env[name]
+            warnings.warn(SpecializationWarning(
+                f"export: dynamic dim {name!r} ({_place(names, *places[0])}) is specialised "
+                f"to {base_env[name]}: the program's Python takes another path at both "
+                f"neighbouring sizes (a loop over range() of it, len(), int(), or guards "
+                f"that pin it); the exported program accepts only that size"), stacklevel=2)
+            continue
+        probes.append((name, probe[0]))
+        graphs.append(probe[1].graph)
+    graph = _merge(graphs, base_env, probes)
     dims = [list(a.shape) for a in args if isinstance(a, Tensor)]
     for name, places in where.items():
         for k, dim in places:
-            dims[sum(isinstance(a, Tensor) for a in args[:k])][dim] = SymExpr("prod", 1,
-                                                                              (name,))
+            if name not in specialized:
+                dims[sum(isinstance(a, Tensor) for a in args[:k])][dim] = SymExpr(
+                    "prod", 1, (name,))
     ranges = {d.name: (d.min, d.max) for d in symbols.values()}
-    return ExportedProgram(fn if attrs else None, graph, dims, ranges)
+    places = {name: _place(names, *p[0]) for name, p in where.items()}
+    return ExportedProgram(fn if attrs else None, graph, dims, ranges,
+                           _guards(base.guards, graph, ranges), places, specialized)
 
 
-def _merge(graphs, base_env, names) -> Graph:
+def _place(names, k, dim):
+    arg = names[k] if names and k < len(names) else f"args[{k}]"
+    return f"{arg}.shape[{dim}]"
+
+
+def _probe(fn, args, base, places, size, dim, run):
+    """``(step, tracer)``: the trace with the symbol's dims one larger (else one smaller)
+    that took the base trace's path (same ops, same decisions on sizes); None if neither."""
+    from ..ops.shape import cat
+
+    def path(tracer):
+        return [n.op for n in tracer.graph.nodes], [(repr(e), o) for e, o in tracer.guards]
+
+    for step in (1, -1):
+        if not max(dim.min, 2) <= size + step <= dim.max:  # sizes 0 and 1 are special
+            continue
+        moved = list(args)
+        for k, d in places:
+            x = moved[k].detach()
+            moved[k] = cat([x, x.narrow(d, 0, 1)], d) if step > 0 else \
+                x.narrow(d, 0, size - 1).contiguous()
+        tracer = trace(fn, tuple(moved), **run)[0]
+        if path(tracer) == path(base):
+            return step, tracer
+    return None
+
+
+def _guards(decisions, graph, ranges) -> list:
+    """The traced decisions as Guards in the symbols, less those that no symbol enters and
+    those that hold over the symbols' whole ranges."""
+    nodes = {n.name: n for n in graph.nodes}
+    out = []
+    for expr, outcome in decisions:
+        g = Guard.from_trace(resolve(expr, lambda n, i: nodes[n].meta["shape"][i]), outcome)
+        if g.symbols and g not in out and not g.always(ranges):
+            out.append(g)
+    return out
+
+
+def _merge(graphs, base_env, probes) -> Graph:
     """The base graph with shapes and integer arguments written in the symbols."""
     base = graphs[0]
     lists = [g.nodes for g in graphs]
@@ -228,10 +306,10 @@ def _merge(graphs, base_env, names) -> Graph:
                              "e.g. by arange or ones) changes shape with a dynamic dim")
         if "shape" in node.meta:
             node.meta["shape"] = tuple(_symbolize([tuple(o.meta["shape"]) for o in others],
-                                                  base_env, names, node.name))
+                                                  base_env, probes, node.name))
         if node.is_call:
             plain = [map_args(o.args, lambda n: None) for o in others]
-            merged = _symbolize(plain, base_env, names, node.name)
+            merged = _symbolize(plain, base_env, probes, node.name)
             it = iter(node.inputs)
             node.set_args(_restore(node.args, merged, it))
     return base

@@ -17,6 +17,7 @@ from __future__ import annotations
 from ..autograd.grad_mode import modes
 from ..tensor import Tensor
 from .graph import Graph
+from .symint import SymInt
 
 __all__ = ["Tracer", "GraphBreak", "trace", "trace_backward", "tensor_meta", "flat_tensors",
            "DATA_DEPENDENT"]
@@ -44,10 +45,19 @@ class Tracer:
     ``read(tensor, what)`` where Python reads a traced tensor's data.
 
     ``attrs`` maps ``id(tensor)`` to a ``get_attr`` path (a module's parameters and buffers);
-    ``strict`` makes a graph break raise :class:`GraphBreak` at once.
+    ``strict`` makes a graph break raise :class:`GraphBreak` at once. ``symbolic`` makes
+    ``Tensor.shape`` (and ``size``, ``numel``, ``len``) of traced tensors answer
+    :class:`~tensorix.fx.symint.SymInt` s, whose decisions are listed in ``guards`` as
+    ``(expr, outcome)`` (tensorix.export).
     """
 
-    def __init__(self, attrs: dict | None = None, strict: bool = False):
+    sizes = None  # Tensor.shape asks this when set (symbolic traces)
+
+    def __init__(self, attrs: dict | None = None, strict: bool = False,
+                 symbolic: bool = False):
+        self.guards: list[tuple] = []
+        if symbolic:
+            self.sizes = self._symbolic_sizes
         self.graph = Graph()
         self.attrs = attrs or {}
         self.strict = strict
@@ -103,6 +113,10 @@ class Tracer:
         return node
 
     def _arg(self, a, op):
+        if type(a) is SymInt:  # a size in an op's arguments: export writes it in symbols
+            return int.__int__(a)
+        if type(a) is slice:
+            return slice(*self._arg((a.start, a.stop, a.step), op))
         if isinstance(a, Tensor):
             return self.node_of(a)
         if type(a) in (tuple, list):
@@ -122,6 +136,22 @@ class Tracer:
                 self.graph_break(f"{op}: got a raw array argument computed outside the "
                                  "dispatcher")
         return a
+
+    def _symbolic_sizes(self, t) -> tuple:
+        """``t``'s sizes as SymInts naming its node (plain for tensors not traced)."""
+        hit = self._env.get(id(t))
+        shape = t._data.shape
+        if hit is None or hit[1] is not t._data:
+            return shape
+        name = hit[0].name
+        return tuple(SymInt(n, ("dim", name, i), self) for i, n in enumerate(shape))
+
+    def guard(self, expr, outcome: bool) -> None:
+        """Python decided ``outcome`` on a size expression; decisions inside a primitive (the
+        hooks are off there) are the op's own, taken again when the graph runs."""
+        state = modes.state
+        if state.hooked and state.tracer is self:
+            self.guards.append((expr, outcome))
 
     def graph_break(self, reason: str) -> None:
         if self.strict:
@@ -198,10 +228,10 @@ def _outputs(tracer, result):
     return result
 
 
-def trace(fn, args, attrs=None, strict=False, names=None):
+def trace(fn, args, attrs=None, strict=False, names=None, symbolic=False):
     """Run ``fn(*args)`` under a new Tracer; returns ``(tracer, result)`` with the graph's
     output node set. Tensors in ``args`` become placeholders (named by ``names``)."""
-    tracer = Tracer(attrs, strict)
+    tracer = Tracer(attrs, strict, symbolic)
     _placeholders(tracer, args, names)
     with tracer:
         result = fn(*args)

@@ -27,7 +27,8 @@ def _sizes(shape, op):
     for s in shape:
         if not isinstance(s, (int, np.integer)) or isinstance(s, bool):
             raise TypeError(f"{op}(): shape must be a sequence of ints, got {shape!r}")
-    return tuple(int(s) for s in shape)
+    # an int subclass stays itself: export's symbolic sizes keep their expressions
+    return tuple(s if isinstance(s, int) else int(s) for s in shape)
 
 
 def _infer(shape, numel, op, src):
@@ -623,7 +624,7 @@ def reshape(input, *shape) -> Tensor:
     Example: ``tensorix.arange(6).reshape(2, -1)`` has shape ``(2, 3)``.
     """
     check_tensor(input, "reshape")
-    shape = _infer(_sizes(shape, "reshape"), input._data.size, "reshape", input._data.shape)
+    shape = _infer(_sizes(shape, "reshape"), input.numel(), "reshape", input._data.shape)
     return Reshape.apply(input, shape)
 
 
@@ -642,7 +643,7 @@ def view(input, *shape) -> Tensor:
         out = _make(input._data.view(d.storage(input.xp)), d)
         _mark_view(out, input)
         return out
-    shape = _infer(_sizes(shape, "view"), input._data.size, "view", input._data.shape)
+    shape = _infer(_sizes(shape, "view"), input.numel(), "view", input._data.shape)
     return View.apply(input, shape)
 
 

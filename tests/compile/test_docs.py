@@ -4,8 +4,10 @@ from tests._docs import run_python_blocks
 
 
 def test_compile_tutorial_code_blocks_run(capsys):
-    ns = run_python_blocks("compile.md", 10)
+    ns = run_python_blocks("compile.md", 12)
     out = capsys.readouterr().out
+    assert "# guards: n <= 4" in out and "guard n <= 4 failed for x.shape[0] = 6" in out
+    assert "# specialized: n = 3 (x.shape[0])" in out
     assert "item()/bool()" in out  # the graph break is reported
     assert "6*batch" in out  # a symbolic shape argument
     assert ns["fast"]._compiled.stats["compiles"] == 1
