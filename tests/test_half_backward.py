@@ -152,3 +152,35 @@ def test_registry_ops_marked_bits16_match_torch_bit_for_bit(info, dtype):
             if isinstance(a, tx.Tensor) and a.requires_grad:
                 assert np.array_equal(a.grad.numpy().view(np.int16),
                                       at.grad.view(torch.int16).numpy()), (info.name, sample)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("name", ["sigmoid", "softplus", "mish", "softmax", "tanh"])
+def test_16bit_rules_give_the_same_bits_on_every_device(name, dtype, device):
+    ours = OPS[name][0]
+    x, g = _inputs(1)
+    got = []
+    for dev in ("cpu", device):
+        xx = tx.tensor(x, device=dev).to(getattr(tx, dtype)).requires_grad_()
+        y = ours(xx)
+        y.backward(tx.tensor(g, device=dev).to(getattr(tx, dtype)))
+        got.append((y.detach().cpu().float().numpy(), xx.grad.cpu().float().numpy()))
+    np.testing.assert_array_equal(got[0][0], got[1][0])
+    np.testing.assert_array_equal(got[0][1], got[1][1])
+
+
+@pytest.mark.parametrize("dtype", [tx.float16, tx.bfloat16])
+@pytest.mark.parametrize("name", ["sigmoid", "softplus", "silu", "softmax", "tanh"])
+def test_16bit_second_order_flows_through_the_widening(name, dtype):
+    """grad of grad through ``_widen16``/``widened``: the 16-bit result of the float32 math,
+    within the 16-bit rounding of the float64 one."""
+    ours = OPS[name][0]
+    x = np.linspace(-3, 3, 14).reshape(2, 7)
+    grads = {}
+    for d in (dtype, tx.float64):
+        xx = tx.tensor(x).to(d).requires_grad_()
+        (g,) = tx.autograd.grad((ours(xx) * ours(xx)).sum(), xx, create_graph=True)
+        (gg,) = tx.autograd.grad(g.sum(), xx)
+        assert g.dtype is d and gg.dtype is d
+        grads[d] = gg.float().numpy()
+    np.testing.assert_allclose(grads[dtype], grads[tx.float64], rtol=0.05, atol=0.05)
