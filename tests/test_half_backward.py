@@ -39,6 +39,9 @@ OPS = {
     "log_softmax": (lambda x: F.log_softmax(x, -1), lambda x: TF.log_softmax(x, -1), 1),
     "layer_norm": (lambda x: F.layer_norm(x, (126,)), lambda x: TF.layer_norm(x, (126,)), 1),
     "rms_norm": (lambda x: F.rms_norm(x, (126,)), lambda x: TF.rms_norm(x, (126,)), 1),
+    # small inputs: eps (float32's for 16-bit input, as torch) decides most elements
+    "rms_norm_small": (lambda x: F.rms_norm(x, (126,)), lambda x: TF.rms_norm(x, (126,)),
+                       1e-3),
     "vector_norm_2": (lambda x: tx.linalg.vector_norm(x, 2, dim=1),
                       lambda x: torch.linalg.vector_norm(x, 2, dim=1), 0.05),
     "vector_norm_3": (lambda x: tx.linalg.vector_norm(x, 3, dim=1),
@@ -59,6 +62,8 @@ CLOSE = {
     "softplus": {"float16": (0, 1), "bfloat16": (0, 0)},
     "silu": {"float16": (1, 1), "bfloat16": (0, 0)},
     "mish": {"float16": (1, 1), "bfloat16": (1, 1)},
+    "rms_norm": {"float16": (0, 1), "bfloat16": (0, 0)},
+    "rms_norm_small": {"float16": (0, 1), "bfloat16": (0, 0)},
     "softmax": {"float16": (0, 4), "bfloat16": (0, 0)},
     "logsigmoid": {"float16": (0, 1), "bfloat16": (0, 1)},
 }
