@@ -21,7 +21,9 @@ rule              default    meaning
                              compute in float32 and the float32 results round back once: True
                              for every Tensor argument, or a tuple of argument positions.
                              Applied by casts around the op (so gradients of any order flow),
-                             set up once when the class is made: the other ops pay nothing
+                             set up once when the class is made: the other ops pay nothing.
+                             The backward then runs in float32 too and rounds once, reading
+                             a saved output as its 16-bit value (torch's CPU recipe)
 ``_kernels``      None       fused kernels per device: ``{role: (kernel, ...)}`` with the
                              Kernel objects of ``tensorix.kernels`` (``cuda.gelu``, a numba
                              ``jit(...)``), at most one per device type for a role, all of a
@@ -72,7 +74,8 @@ from ..kernels import select
 from ..tensor import Tensor, _make
 from .grad_mode import _CODES, modes
 
-__all__ = ["route", "codes_route", "on_codes", "gemm_hook", "widen16", "kernel", "NARROW"]
+__all__ = ["route", "codes_route", "on_codes", "gemm_hook", "widen16", "widened", "kernel",
+           "NARROW"]
 
 _ndarray = np.ndarray
 
@@ -159,7 +162,10 @@ def widen16(apply, which):
     """``apply`` (Function.apply's function) for a primitive declaring ``_widen16 = which``:
     its 16-bit (and narrower) float Tensor arguments (all, or those at the positions in
     ``which``) are cast to float32, and its float32 results back to their dtype (rounded
-    once)."""
+    once). The float32 results also take the rounded values in place: an output the op saved
+    for its backward (sigmoid's, tanh's, softmax's) is then the 16-bit output widened, which
+    is what torch's CPU backward kernels read (they save the 16-bit output, compute in float32
+    and round once)."""
     def wide_apply(cls, *args):
         d = None
         for i, a in enumerate(args):
@@ -179,7 +185,28 @@ def widen16(apply, which):
 def _narrow(out, d):
     if type(out) is tuple:
         return tuple(_narrow(o, d) for o in out)
-    return out.to(d) if type(out) is Tensor and out._dtype is dt.float32 else out
+    if type(out) is not Tensor or out._dtype is not dt.float32:
+        return out
+    low = out.to(d)
+    # the grid values back into the float32 result (saved outputs see them); low's cast from
+    # them is exact, so its bits are unchanged. A read-only result (a broadcast view) is left.
+    if getattr(getattr(out._data, "flags", None), "writeable", True):
+        out._data[...] = _codec.cast_array(low._data, dt.float32, d) if d.storage_only else \
+            low._data.astype(np.float32)
+    return low
+
+
+def widened(fn, *tensors):
+    """``fn(*tensors)`` computed in float32 where the first tensor is 16-bit or narrower (a
+    ``NARROW`` dtype), the result rounded once back to its dtype: the ``_widen16`` rule for a
+    composite, which has no class to declare it on. Its backward runs in float32 through the
+    casts and rounds once, as torch's fused kernels (silu, mish, elu) do. Example:
+    ``widened(lambda x: x * sigmoid(x), x)`` is silu, for a bfloat16 x rounded once."""
+    d = tensors[0]._dtype
+    if d not in _HALF:
+        return fn(*tensors)
+    wide = [t.to(dt.float32) if type(t) is Tensor and t._dtype in _HALF else t for t in tensors]
+    return fn(*wide).to(d)
 
 
 # -- storage-only formats held as uint8 codes on a device ------------------------------------

@@ -16,7 +16,9 @@ primitives' rules. Six are primitives of their own, each for a stated reason:
 
 The CPU kernels of large arrays run over the library's threads (``_threads``), with the bits
 of the unsplit kernel. Low-precision inputs (float16, bfloat16) are computed in float32 and
-rounded once.
+rounded once, forward and backward, as torch's CPU kernels do: the primitives declare
+``_widen16``, the composites whose torch twin is one fused kernel (silu, mish, elu, selu,
+celu, logsigmoid) go through ``widened`` (autograd/dispatch.py).
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ import numpy as np
 
 from .. import _threads, backend, kernels
 from .. import dtypes as dt
-from ..autograd.dispatch import kernel
+from ..autograd.dispatch import kernel, widened
 from ..autograd.function import Function
 from ..autograd.grad_mode import is_grad_enabled
 from ..backend import quiet
@@ -47,14 +49,6 @@ FUNCTIONAL = __all__ + ["relu_", "threshold", "threshold_", "prelu", "rrelu", "r
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
 _SELU_SCALE = 1.0507009873554804934193349852946
-
-
-def _wide(t):
-    """The data in a dtype the math is done in: float32 for 16-bit floats. By hand, not
-    ``_widen16``: these ops' backwards run in the 16-bit dtype (``_widen16`` would give their
-    gradients other bits)."""
-    d = t._data
-    return d.astype(np.float32) if d.dtype.itemsize < 4 else d
 
 
 def _number(v, op, arg):
@@ -107,9 +101,14 @@ class Relu(Function):
 
 
 class Sigmoid(Function):
+    # torch's recipe, measured: the forward in float32, rounded once; the backward from the
+    # 16-bit output in float32 for bfloat16, in float16 ops for float16 (its Half kernel). Not
+    # ``_widen16``, which cannot tell the two apart.
+
     @staticmethod
     def forward(ctx, a):
-        xp, x = a.xp, _wide(a)
+        xp, x = a.xp, a._data
+        x = x.astype(np.float32) if x.dtype.itemsize < 4 else x
         with quiet():
             if type(x) is np.ndarray:
                 out = _blocked(_sigmoid_kernel, np.empty(x.shape, x.dtype), x)
@@ -123,7 +122,9 @@ class Sigmoid(Function):
     @staticmethod
     def backward(ctx, g):
         (out,) = ctx.saved_tensors
-        return g * (out * (1 - out))
+        if out._dtype is dt.float16:
+            return g * (1 - out) * out
+        return widened(lambda g, y: g * (y * (1 - y)), g, out)
 
 
 def _sigmoid_kernel(out, x):
@@ -139,11 +140,13 @@ def _sigmoid_kernel(out, x):
 
 
 class Softplus(Function):
+    _widen16 = True  # torch's recipe: float32 math, rounded once, forward and backward
+
     @staticmethod
     def forward(ctx, a, beta, threshold):
         ctx.save_for_backward(a)
         ctx.beta, ctx.threshold = beta, threshold
-        xp, x = a.xp, _wide(a)
+        xp, x = a.xp, a._data
         with quiet():
             z = x * beta
             if type(z) is np.ndarray and z.dtype == np.float32:  # one pass, 3 ulp
@@ -270,6 +273,7 @@ class GeluTanhBackward(Function):
 class Gelu(Function):
     _K = math.sqrt(2 / math.pi)
     _C = 0.044715
+    _widen16 = True  # torch's recipe: float32 math, rounded once, forward and backward
     # one-pass CUDA kernels; on the CPU numba's exact-gelu block kernel (``_gelu_erf_jit``)
     _kernels = {"forward": (kernels.cuda.gelu,), "backward": (kernels.cuda.gelu_backward,),
                 "erf32": (kernels.jit("gelu_erf32", ("float32",), lambda: (
@@ -288,12 +292,12 @@ class Gelu(Function):
             if approximate == "tanh" and _fusable(a):
                 return _blocked(_gelu_tanh_kernel, np.empty(x.shape, dtype=x.dtype), x)
             if approximate == "tanh":
-                w = _wide(a)
+                w = x
                 out = 0.5 * w * (1 + xp.tanh(Gelu._K * (w + Gelu._C * w * w * w)))
             elif x.dtype.itemsize <= 4 and type(x) is np.ndarray:
-                # float32 math (16-bit inputs widened, rounded once); a GPU without the fused
-                # kernel takes the float64 composite below (no masked tail on the device)
-                w = _wide(a)
+                # float32 math; a GPU without the fused kernel takes the float64 composite
+                # below (no masked tail on the device)
+                w = x
                 out = _threads.blockwise(_gelu_erf_jit(), np.empty(w.shape, np.float32), w,
                                          finish=_gelu_erf_tail)
             else:
@@ -433,8 +437,8 @@ def elu(input, alpha=1.0, inplace=False) -> Tensor:
     """``input`` where positive, ``alpha * (exp(input) - 1)`` elsewhere.
     Example: ``tensorix.elu(tensorix.tensor([-1.0, 1.0]))`` is ``tensor([-0.6321, 1.0000])``."""
     a = _number(alpha, "elu", "alpha")
-    return _maybe_inplace(lambda x: _elu(_real_float(x, "elu"), a, 1.0, 1.0), input, inplace,
-                          "elu")
+    return _maybe_inplace(lambda x: widened(lambda w: _elu(w, a, 1.0, 1.0),
+                                            _real_float(x, "elu")), input, inplace, "elu")
 
 
 def selu(input, inplace=False) -> Tensor:
@@ -443,8 +447,8 @@ def selu(input, inplace=False) -> Tensor:
 
     Example: ``tensorix.selu(tensorix.tensor([-1.0, 1.0]))`` is ``tensor([-1.1113, 1.0507])``.
     """
-    return _maybe_inplace(lambda x: _elu(_real_float(x, "selu"), _SELU_ALPHA, _SELU_SCALE, 1.0),
-                          input, inplace, "selu")
+    return _maybe_inplace(lambda x: widened(lambda w: _elu(w, _SELU_ALPHA, _SELU_SCALE, 1.0),
+                                            _real_float(x, "selu")), input, inplace, "selu")
 
 
 def celu(input, alpha=1.0, inplace=False) -> Tensor:
@@ -454,8 +458,8 @@ def celu(input, alpha=1.0, inplace=False) -> Tensor:
     a = _number(alpha, "celu", "alpha")
     if a == 0:
         raise ValueError("celu(): alpha must be nonzero (it divides the input)")
-    return _maybe_inplace(lambda x: _elu(_real_float(x, "celu"), a, 1.0, 1 / a), input, inplace,
-                          "celu")
+    return _maybe_inplace(lambda x: widened(lambda w: _elu(w, a, 1.0, 1 / a),
+                                            _real_float(x, "celu")), input, inplace, "celu")
 
 
 def gelu(input, approximate="none") -> Tensor:
@@ -473,9 +477,8 @@ def gelu(input, approximate="none") -> Tensor:
 def silu(input, inplace=False) -> Tensor:
     """``input * sigmoid(input)`` (a.k.a. swish).
     Example: ``tensorix.silu(tensorix.tensor([0.0, 1.0]))`` is ``tensor([0.0000, 0.7311])``."""
-    def fn(x):
-        x = _real_float(x, "silu")
-        return x * sigmoid(x)
+    def fn(x):  # in float32 for 16-bit x, rounded once (torch's fused kernel, both ways)
+        return widened(lambda w: w * sigmoid(w), _real_float(x, "silu"))
 
     return _maybe_inplace(fn, input, inplace, "silu")
 
@@ -483,9 +486,8 @@ def silu(input, inplace=False) -> Tensor:
 def mish(input, inplace=False) -> Tensor:
     """``input * tanh(softplus(input))``.
     Example: ``tensorix.mish(tensorix.tensor([0.0, 1.0]))`` is ``tensor([0.0000, 0.8651])``."""
-    def fn(x):
-        x = _real_float(x, "mish")
-        return x * tanh(softplus(x))
+    def fn(x):  # in float32 for 16-bit x, rounded once (torch's fused kernel, both ways)
+        return widened(lambda w: w * tanh(softplus(w)), _real_float(x, "mish"))
 
     return _maybe_inplace(fn, input, inplace, "mish")
 
@@ -531,7 +533,8 @@ def logsigmoid(input) -> Tensor:
     """``log(sigmoid(input))`` without underflow (``-softplus(-input)``).
     Example: ``tensorix.logsigmoid(tensorix.tensor([-100.0, 0.0]))`` is ``tensor([-100.0000,
     -0.6931])``."""
-    return 0.0 - softplus(-_real_float(input, "logsigmoid"))  # 0 - 0 is +0, like PyTorch
+    # 0 - 0 is +0, like PyTorch; in float32 for 16-bit input, rounded once (as torch's kernel)
+    return widened(lambda w: 0.0 - softplus(-w), _real_float(input, "logsigmoid"))
 
 
 def relu(input, inplace=False) -> Tensor:

@@ -141,6 +141,7 @@ class Reciprocal(Function):
 
 class Tanh(_MathOut):
     fn = "tanh"
+    _widen16 = True  # torch's recipe: float32 math, the backward from the 16-bit output
 
     @staticmethod
     def backward(ctx, g):

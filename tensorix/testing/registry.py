@@ -53,7 +53,9 @@ class OpInfo:
     ``atol/rtol`` overrides of the dtype tolerance table, as {dtype_name: (rtol, atol)};
     ``output``    post-process outputs before comparison (e.g. pick values from (values,
                   indices)); applied to tensorix, torch and reference outputs alike;
-    ``devices``   the device types the op serves (a CPU-only op raises a clear error on others).
+    ``devices``   the device types the op serves (a CPU-only op raises a clear error on others);
+    ``bits16``    its float16/bfloat16 forward and backward give torch's CPU bits (torch computes
+                  in float32 and rounds once: tensorix's ``_widen16`` / ``widened``).
     """
 
     name: str
@@ -69,6 +71,7 @@ class OpInfo:
     output: Callable | None = None
     skip_torch_grad: bool = False
     devices: tuple = ("cpu", "cuda")
+    bits16: bool = False
 
     def __post_init__(self):
         if self.op is None:

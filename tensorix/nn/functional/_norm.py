@@ -323,7 +323,8 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
 
 def rms_norm(input, normalized_shape, weight=None, eps=None) -> Tensor:
     """``input / sqrt(mean(input**2) + eps) * weight`` over the trailing ``normalized_shape``
-    dims; ``eps`` defaults to the dtype's machine epsilon (as PyTorch).
+    dims; ``eps`` defaults to the machine epsilon of the dtype computed in (as PyTorch): the
+    input's, float32's for 16-bit and narrower inputs.
 
     Example: ``F.rms_norm(x, (x.shape[-1],))``.
     """
@@ -339,8 +340,8 @@ def rms_norm(input, normalized_shape, weight=None, eps=None) -> Tensor:
                            f"{list(weight.shape)}")
     # a composite: low-precision inputs compute in float32 here (primitives declare _widen16)
     x = input.to(dt.float32) if input.dtype in NARROW else input
-    if eps is None:
-        eps = float(dt.finfo(input.dtype).eps)
+    if eps is None:  # of the dtype computed in: float32's for 16-bit input, as torch's kernel
+        eps = float(dt.finfo(x.dtype).eps)
     axes = tuple(range(x.ndim - len(shape), x.ndim))
     out = x * ((x * x).mean(axes, keepdim=True) + eps).rsqrt()
     out = out.to(input.dtype)

@@ -103,7 +103,7 @@ register(
     OpInfo("square", unary(), np.square, dtypes=LOWP + (tx.int64,), gradgrad=True),
     OpInfo("reciprocal", unary(_kinks(0.0, margin=0.3)), np.reciprocal, dtypes=LOWP,
            gradgrad=True),
-    OpInfo("tanh", unary(), np.tanh, dtypes=LOWP, gradgrad=True),
+    OpInfo("tanh", unary(), np.tanh, dtypes=LOWP, gradgrad=True, bits16=True),
     OpInfo("relu", unary(_kinks(0.0)), lambda x: np.maximum(x, 0), dtypes=LOWP),
     OpInfo("conj", unary(), np.conj, dtypes=FLOATS + COMPLEX, torch="conj_physical"),
     OpInfo("exp2", unary(), np.exp2, dtypes=LOWP),
@@ -144,7 +144,7 @@ register(
     OpInfo("imag", unary(_complex), np.imag, dtypes=COMPLEX),
     # activations
     OpInfo("sigmoid", unary(_scaled(4)), _np_sigmoid, dtypes=LOWP,
-           gradgrad=True),
+           gradgrad=True, bits16=True),
     OpInfo("logit", _logit_samples, _np_logit, dtypes=LOWP, tol=ACT_TOL),
     OpInfo("softplus", _softplus_samples, _np_softplus, torch="nn.functional.softplus",
            dtypes=LOWP, gradgrad=True, tol=ACT_TOL),
