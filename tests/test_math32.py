@@ -10,7 +10,14 @@ from tensorix.kernels import _cpu, _math32
 
 REFERENCE = {"exp32": np.exp, "log32": np.log, "log1p32": np.log1p, "expm1_32": np.expm1,
              "sinh32": np.sinh, "cosh32": np.cosh, "atanh32": np.arctanh,
-             "softplus32": lambda x: np.logaddexp(0, x), "i0_32": lambda x: _i0_reference(x)}
+             "softplus32": lambda x: np.logaddexp(0, x), "i0_32": lambda x: _i0_reference(x),
+             "gelu32": lambda x: _gelu_reference(x)}
+
+
+def _gelu_reference(x):
+    from tensorix.ops._erf import erfc_kernel
+
+    return 0.5 * x * erfc_kernel(-x / np.sqrt(2))  # nan at -inf, as x * 0
 
 
 def _i0_reference(x):

@@ -239,41 +239,34 @@ def test_prelu_per_channel_weight_needs_a_channel_dim_as_in_torch():
         F.prelu(tx.tensor(x), tx.tensor(w))
 
 
-def test_gelu_declares_its_numba_kernel_for_float32_on_the_cpu_only():
+@pytest.mark.parametrize("role", ["exact32", "exact32_backward"])
+def test_gelu_declares_its_numba_kernels_for_float32_on_the_cpu_only(role):
     pytest.importorskip("numba")
     cpu = tx.device("cpu")
-    k = kernel(Gelu, "erf32", cpu, tx.float32)
-    assert k is not None and k is kernel(Gelu, "erf32", cpu, tx.float32)  # compiled once
-    assert kernel(Gelu, "erf32", cpu, tx.float64) is None
-    assert kernel(Gelu, "erf32", tx.device("cuda"), tx.float32) is None
-
-
-def test_exact_gelu_numba_kernel_gives_the_numpy_kernels_bits():
-    """The jit extra's one-pass kernel against the NumPy block kernel it replaces."""
-    pytest.importorskip("numba")
-    from tensorix.ops import activation as act
-
-    kernel = act._gelu_erf_jit()
-    assert kernel is not act._gelu_erf_kernel, "numba is installed but the kernel did not build"
-    bits = np.arange(0, 0xFFFFFFFF, 4099, dtype=np.uint32).view(np.float32)  # every sign
-    x = np.concatenate([bits, np.linspace(-8, 8, 1 << 18, dtype=np.float32),
-                        np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1e-45], np.float32)])
-    got, want = np.empty_like(x), np.empty_like(x)
-    with np.errstate(all="ignore"):
-        kernel(got, x)
-        act._gelu_erf_kernel(want, x)
-    assert np.array_equal(_bits(got), _bits(want))
+    k = kernel(Gelu, role, cpu, tx.float32)
+    assert k is not None and k is kernel(Gelu, role, cpu, tx.float32)  # compiled once
+    assert kernel(Gelu, role, cpu, tx.float64) is None
+    assert kernel(Gelu, role, tx.device("cuda"), tx.float32) is None
 
 
 def test_exact_gelu_without_numba_is_the_same(monkeypatch):
     from tensorix.kernels import _cpu
 
-    x = np.random.default_rng(13).standard_normal(1 << 16).astype(np.float32) * 3
-    with_jit = F.gelu(tx.tensor(x)).numpy()
+    x = np.random.default_rng(13).standard_normal(1 << 18).astype(np.float32) * 3
+    g = np.random.default_rng(14).standard_normal(1 << 18).astype(np.float32)
+
+    def run():
+        t = tx.tensor(x, requires_grad=True)
+        F.gelu(t).backward(tx.tensor(g))
+        return F.gelu(tx.tensor(x)).numpy(), t.grad.numpy()
+
+    with_jit = run()
     monkeypatch.setattr(_cpu, "_state", {"m": None})  # as without numba
-    assert _cpu.jit_kernel("gelu_erf32") is None
-    assert kernel(Gelu, "erf32", tx.device("cpu"), tx.float32) is None  # the declared rule
-    assert np.array_equal(_bits(F.gelu(tx.tensor(x)).numpy()), _bits(with_jit))
+    assert _cpu.jit_kernel("gelu32") is None
+    for role in ("exact32", "exact32_backward"):
+        assert kernel(Gelu, role, tx.device("cpu"), tx.float32) is None  # the declared rule
+    for got, want in zip(run(), with_jit):
+        assert np.array_equal(_bits(got), _bits(want))
 
 
 @pytest.mark.parametrize("lambd", [0.5, 0.0, 2.0])

@@ -21,7 +21,7 @@ from .. import _threads
 from . import _math32
 from ._table import Kernel
 
-__all__ = ["jit", "jit_kernel", "float32_math", "logaddexp"]
+__all__ = ["jit", "jit_kernel", "float32_math", "float32_pass", "logaddexp"]
 
 _state: dict = {}
 _lock = threading.Lock()
@@ -52,8 +52,8 @@ def jit_kernel(name: str, *example):
     a call on the small arguments ``example``; or None where it cannot run: then the caller
     keeps its NumPy kernel.
 
-    Example: ``jit_kernel("gelu_erf32", out1, w1, p, q, s)`` with 1-element float32 arrays is
-    callable as ``k(out, w, p, q, s)`` on 1-d float32 arrays, or None.
+    Example: ``jit_kernel("gelu32", out1, x1)`` with 1-element float32 arrays is callable as
+    ``k(out, x)`` on 1-d float32 arrays, or None.
     """
     key = ("k", name)
     if key in _state:
@@ -88,8 +88,8 @@ def jit(name: str, dtypes, example) -> Kernel:
     """Declare the CPU kernel ``name`` of ``_cpu_jit.py`` for ``dtypes``, compiled on first use
     by a call on ``example()``.
 
-    Example: ``jit("gelu_erf32", ("float32",), lambda: (out1, w1, p, q, s))`` with 1-element
-    float32 arrays; its callable is ``k(out, w, p, q, s)`` on 1-d float32 arrays.
+    Example: ``jit("gelu32", ("float32",), lambda: (out1, x1))`` with 1-element float32
+    arrays; its callable is ``k(out, x)`` on 1-d float32 arrays.
     """
     k = _JitKernel(name, "cpu", dtypes)
     k.example = example
@@ -97,9 +97,29 @@ def jit(name: str, dtypes, example) -> Kernel:
 
 
 def _numpy_form(body):
-    def kernel(out, x):
-        out[...] = body(x)
+    def kernel(out, *xs):
+        with np.errstate(all="ignore"):  # per block: pool threads have their own errstate
+            out[...] = body(*xs)
     return kernel
+
+
+def float32_pass(compiled, name: str, *arrays):
+    """``_math32.<name>(*arrays)`` for float32 NumPy arrays of one shape, as a new float32
+    array: ``compiled`` (that body's numba loop, from a primitive's declared ``jit`` kernel)
+    in one pass split over the pool by ``_threads.elementwise`` (parts of ``COSTLY``
+    elements), or where it is None the same source on NumPy blocks (``_threads.blockwise``:
+    the temporaries stay in cache). Either way the same bits, for any thread count.
+
+    Example: ``float32_pass(None, "gelu32", np.float32([1.0]))`` is
+    ``array([0.8413447], dtype=float32)``.
+    """
+    out = np.empty(arrays[0].shape, np.float32)
+    if compiled is None:
+        return _threads.blockwise(_numpy_form(getattr(_math32, name)), out, *arrays)
+    # the loops take 1-d arrays: parts of contiguous arrays flatten without a copy
+    flat = [np.ascontiguousarray(a) for a in arrays]
+    return _threads.elementwise(
+        lambda o, *xs: compiled(o.reshape(-1), *[v.reshape(-1) for v in xs]), out, *flat)
 
 
 def float32_math(name: str, x):
@@ -111,14 +131,9 @@ def float32_math(name: str, x):
     ``array([1.e-10], dtype=float32)``.
     """
     key = ("math32", name)
-    kernel = _state.get(key)
-    if kernel is None:
-        one = np.ones(1, np.float32)
-        kernel = jit_kernel(name, np.empty(1, np.float32), one) or _numpy_form(
-            getattr(_math32, name))
-        _state[key] = kernel
-    with np.errstate(all="ignore"):
-        return _threads.blockwise(kernel, np.empty(x.shape, np.float32), x)
+    if key not in _state:
+        _state[key] = jit_kernel(name, np.empty(1, np.float32), np.ones(1, np.float32))
+    return float32_pass(_state[key], name, x)
 
 
 def logaddexp(fn: str, a, b):

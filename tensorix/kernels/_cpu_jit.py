@@ -20,38 +20,6 @@ from . import _math32
 # error_model="numpy": a float division by zero gives inf, as in NumPy (the default raises,
 # and its check per element keeps LLVM from vectorising the loop)
 _jit = numba.njit(boundscheck=False, cache=True, nogil=True, error_model="numpy")
-_F4, _F1, _HALF = np.float32(4), np.float32(1), np.float32(0.5)
-
-
-@_jit
-def gelu_erf32(out, w, pc, qc, scale):
-    """out = w * (0.5 + 0.5 * erf32(w * scale)) with erf32 the rational ``x P(x^2) / Q(x^2)``
-    of coefficients ``pc`` (7) and ``qc`` (5), float32 tuples: ``_gelu_erf_kernel``'s steps."""
-    _P0, _P1, _P2, _P3, _P4, _P5, _P6 = pc
-    _Q0, _Q1, _Q2, _Q3, _Q4 = qc
-    for i in range(w.shape[0]):
-        x = w[i]
-        t = x * scale
-        # selects, not branches (LLVM vectorises them); NaN fails both tests and stays
-        t = _F4 if t > _F4 else t
-        t = -_F4 if t < -_F4 else t
-        x2 = t * t
-        p = x2 * _P0
-        p += _P1
-        p = p * x2 + _P2
-        p = p * x2 + _P3
-        p = p * x2 + _P4
-        p = p * x2 + _P5
-        p = p * x2 + _P6
-        q = x2 * _Q0
-        q += _Q1
-        q = q * x2 + _Q2
-        q = q * x2 + _Q3
-        q = q * x2 + _Q4
-        e = t * (p / q)
-        e = _F1 if e > _F1 else e
-        e = -_F1 if e < -_F1 else e
-        out[i] = (e * _HALF + _HALF) * x
 
 
 # -- the float32 math of _math32.py, element by element ----------------------------------------
@@ -111,7 +79,8 @@ def _recompile():
         fn = getattr(_math32, name)
         ns[name] = _inline(types.FunctionType(fn.__code__, ns, name, fn.__defaults__))
     return {name: _jit(types.FunctionType(getattr(_math32, "_loop_" + name).__code__, ns,
-                                          name)) for name in _math32.KERNELS}
+                                          name))
+            for name in _math32.KERNELS + _math32.GRAD_KERNELS}
 
 
 # ``exp32(out, x)`` etc. on 1-d float32 arrays: _math32's kernel of that name, in one pass

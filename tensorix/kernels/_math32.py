@@ -1,5 +1,5 @@
 """float32 math written once, run two ways: exp, log, expm1, log1p, sinh, cosh, atanh,
-softplus, lgamma, digamma and i0.
+softplus, lgamma, digamma, i0, and exact GELU with its backward.
 
 NumPy's float32 ``expm1``, ``log1p``, ``sinh``, ``cosh`` and ``arctanh`` call the C library
 once per element (5-9x torch's vectorised kernels). Each function here is Cephes' float32
@@ -27,7 +27,7 @@ import numpy as np
 
 __all__ = ["KERNELS", "BODIES", "ULP", "GAMMA_BOUNDS", "exp32", "log32", "expm1_32",
            "log1p32", "sinh32", "cosh32", "atanh32", "softplus32", "lgamma32", "digamma32",
-           "i0_32"]
+           "i0_32", "gelu32", "gelu_grad32", "GRAD_KERNELS", "GELU_GRAD_ULP"]
 
 
 # -- the helpers, NumPy forms (``_cpu_jit.py`` supplies the scalar ones) ----------------------
@@ -96,16 +96,21 @@ def exp32(x):
     v = _sel(v < _EXP_LO, _EXP_LO, v)
     n = (v * _LOG2E + _ROUND) - _ROUND
     r = v - n * _LN2_HI
-    r = r - n * _LN2_LO
+    y = _exp_reduced(n, r - n * _LN2_LO)
+    y = _sel(x > _EXP_HI, _INF, y)
+    y = _sel(x < _EXP_LO, _ZERO, y)
+    return _sel(ok, y, x)
+
+
+def _exp_reduced(n, r):
+    """e^(n ln2 + r) for an integer-valued n in [-152, 128] and |r| <= ln2/2: the polynomial
+    for e^r, times 2^n built from bits (exp32's last steps, shared with exact GELU's e^(-x^2/2))."""
     z = r * r
     p = _poly(r, _EXP_P) * z + r + _ONE
     low = n < _SUBNORMAL_N
     n = _sel(low, n + _N_SHIFT, n)
     y = (p + p) * _float((_bits(n + _ROUND) - _bits(_ROUND) + 126) << 23)
-    y = _sel(low, y * _TWO_M32, y)
-    y = _sel(x > _EXP_HI, _INF, y)
-    y = _sel(x < _EXP_LO, _ZERO, y)
-    return _sel(ok, y, x)
+    return _sel(low, y * _TWO_M32, y)
 
 
 def _log_core(f, e):
@@ -368,11 +373,82 @@ def i0_32(x):
     return (e * _sel(near, fa, fb)) * e  # inf * 0 at +-inf
 
 
+# -- exact GELU: x Phi(x), and its derivative Phi(x) + x phi(x) ------------------------------
+# |x| < T: Phi(x) = 1/2 + x P(x^2), P fitted at Chebyshev nodes (relative error 8e-10); from
+# T = 0.67 on, Phi(-|x|) >= 1/4 >= |x P|, so the sum cancels no more than one rounding.
+# |x| >= T: a Phi(-a) = e^(-a^2/2) K(a) for a = |x|, K smooth from K(T) to 1/sqrt(2 pi) at
+# infinity: a polynomial in u = (a - T) / (a + 3) on [0, 1), fitted at Chebyshev nodes
+# (relative error 2.7e-10; in 1/a it converges slowly, as the asymptotic series there
+# diverges). Horner in u, not Clenshaw in 2u - 1: near T the latter's rounding costs 3 ulp.
+_GELU_T = _F(0.67)
+_GELU_P = tuple(_F(c) for c in (1.0536081359860696e-04, -1.1834359366408806e-03,
+                                9.972937594670928e-03, -6.64903454262009e-02,
+                                3.98942280090627e-01))
+_GELU_K = tuple(_F(c) for c in (  # in u = (a - T) / (a + 3) on [0, 1), highest power first
+    -0.0072036529884830095, 0.03766078314269584, -0.07269416369611312, 0.059155481466823964,
+    -0.029592686880806095, 0.04902790964852628, -0.006591886439359932, -0.12303339364219157,
+    -0.03395610482435719, 0.6125906957160112, -0.9896980915511234, 0.6924304097864632,
+    0.21084698053087597))
+_THREE = _F(3)
+_GELU_AMAX = _F(14.5)  # beyond, x Phi(x) rounds to 0 (and e^(-a^2/2) stays in _exp_reduced's n)
+_HI12 = -4096  # 0xFFFFF000: the 12 leading significant bits
+_RSQRT_2PI = _F(0.3989422804014327)
+
+
+def _exp_neg_half_sq(a):
+    """e^(-a^2/2) for 0 <= a <= 14.5 within about one ulp: a = hi + lo with hi of 12 bits, so
+    hi^2 / 2 is exact and lo's share c = lo (a + hi) / 2 is subtracted after the range
+    reduction (a rounded a^2 would put its rounding into the exponent: 50 ulp at a = 10)."""
+    hi = _float(_bits(a) & _HI12)
+    h = hi * hi * _HALF
+    c = (a - hi) * (a + hi) * _HALF
+    n = ((-h - c) * _LOG2E + _ROUND) - _ROUND
+    r = -h - n * _LN2_HI
+    r = r - n * _LN2_LO
+    return _exp_reduced(n, r - c)
+
+
+def _gelu_parts(x):
+    """(a, e, k, center) for float32 x: a = |x| clamped to 14.5 (nan to 14.5), e = e^(-a^2/2),
+    k = K(a) (so a Phi(-a) = e k), center = Phi(x) = 1/2 + x P(x^2) (right for |x| < T)."""
+    a = _sel(x < _ZERO, -x, x)
+    a = _sel(a < _GELU_AMAX, a, _GELU_AMAX)
+    e = _exp_neg_half_sq(a)
+    k = _poly((a - _GELU_T) / (a + _THREE), _GELU_K)
+    center = x * _poly(x * x, _GELU_P) + _HALF
+    return a, e, k, center
+
+
+def gelu32(x):
+    """x Phi(x) (exact GELU): x (1/2 + x P(x^2)) for |x| < T, -e^(-a^2/2) K(a) below -T (so the
+    left tail keeps its relative accuracy down to the subnormals) and x - e^(-a^2/2) K(a) above
+    T. nan at -inf (as x * 0), inf at inf."""
+    a, e, k, center = _gelu_parts(x)
+    tail = e * k
+    y = _sel(a < _GELU_T, x * center, _sel(x < _ZERO, -tail, x - tail))
+    y = _sel(x == -_INF, _NAN, y)
+    return _sel(x == x, y, x)
+
+
+def gelu_grad32(x, g):
+    """g (Phi(x) + x phi(x)), exact GELU's backward: Phi(x) + x e^(-x^2/2) / sqrt(2 pi) for
+    |x| < T; m = e^(-a^2/2) (K(a) / a - a / sqrt(2 pi)) below -T and 1 - m above T (the
+    derivative at x and -x add up to 1). nan at +-inf (as inf * 0) and at nan."""
+    a, e, k, center = _gelu_parts(x)
+    near = a < _GELU_T
+    m = e * (k / _sel(near, _ONE, a) - a * _RSQRT_2PI)
+    d = _sel(near, center + x * e * _RSQRT_2PI, _sel(x < _ZERO, m, _ONE - m))
+    d = _sel((x == _INF) | (x == -_INF) | (x != x), _NAN, d)
+    return g * d
+
+
 KERNELS = ("exp32", "log32", "log1p32", "expm1_32", "sinh32", "cosh32", "atanh32",
-           "softplus32", "lgamma32", "digamma32", "i0_32")
+           "softplus32", "lgamma32", "digamma32", "i0_32", "gelu32")
+GRAD_KERNELS = ("gelu_grad32",)  # two inputs: out = f(x, g)
 # what _cpu_jit.py recompiles as scalar functions, inlined into the loops below
-BODIES = ("_poly", "_log_core", "_split", "_log_special", "_exp_parts", "_sincospi",
-          "_lgamma_pos", "_cheb") + KERNELS
+BODIES = ("_poly", "_exp_reduced", "_log_core", "_split", "_log_special", "_exp_parts",
+          "_sincospi", "_lgamma_pos", "_cheb", "_exp_neg_half_sq", "_gelu_parts") + KERNELS + \
+    GRAD_KERNELS
 
 
 # The element loops numba compiles (``_cpu_jit.py``), one per kernel and defined here so that
@@ -423,7 +499,11 @@ def _loop_softplus32(out, x):
 # (measured lgamma 3.17 / 1.7e-7 and 17.6 / 9.8e-7; digamma 14.0 / 7.0e-7 and 28.6 / 1.7e-6,
 # torch's float digamma 14.0 / 7.0e-7 and 20.8 / 1.2e-6 on the same sweep)
 ULP = {"exp32": 1, "log32": 1, "log1p32": 2, "expm1_32": 2, "sinh32": 3, "cosh32": 2,
-       "atanh32": 3, "softplus32": 3, "i0_32": 7}
+       "atanh32": 3, "softplus32": 3, "i0_32": 7, "gelu32": 4}
+# gelu_grad32's bound, in ulp of |Phi(x)| + |x phi(x)| (the derivative has a zero at -0.75,
+# where no float32 sum of the two terms keeps relative accuracy); measured 3.25, and gelu32
+# 3.47 (tests/test_gelu_exact.py)
+GELU_GRAD_ULP = 4
 GAMMA_BOUNDS = {"lgamma32": ((4, 2e-7), (18, 1e-6)), "digamma32": ((15, 8e-7), (30, 2e-6))}
 
 
@@ -440,3 +520,13 @@ def _loop_digamma32(out, x):
 def _loop_i0_32(out, x):
     for i in range(x.shape[0]):
         out[i] = i0_32(x[i])
+
+
+def _loop_gelu32(out, x):
+    for i in range(x.shape[0]):
+        out[i] = gelu32(x[i])
+
+
+def _loop_gelu_grad32(out, x, g):
+    for i in range(x.shape[0]):
+        out[i] = gelu_grad32(x[i], g[i])

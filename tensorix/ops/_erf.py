@@ -11,7 +11,7 @@ evaluated in float64 (the ops in ``unary.py`` cast to and from the input's dtype
 
 Measured max relative error against mpmath over [-27, 27]: erf 2.7e-16, erfc 1.1e-15.
 
-float32 inputs of erf (and exact GELU) take ``erf_float32`` instead: Eigen's rational
+float32 inputs of erf take ``erf_float32`` instead: Eigen's rational
 approximation ``x P(x^2) / Q(x^2)`` on x clipped to [-4, 4] (degrees 13/8; the approximation
 itself is within 6.5e-8 of erf), evaluated in float32 in cache-sized blocks split over the
 library's threads. Measured against the float64 kernel above on a dense sweep (every 97th
@@ -33,7 +33,7 @@ from .. import _threads, backend
 from ..backend import quiet
 
 __all__ = ["erf_kernel", "erfc_kernel", "erfinv_kernel", "erf_float32", "ERF_FLOAT32_ULP",
-           "erf32_block", "normal_cdf_left_tail32", "erfc_float32",
+           "erf32_block", "erfc_float32",
            "ERFC_FLOAT32_ULP", "erfinv_float32", "ERFINV_FLOAT32_ULP"]
 
 _ERF_TAYLOR = tuple(2 / math.sqrt(math.pi) * (-1) ** n / (math.factorial(n) * (2 * n + 1))
@@ -104,7 +104,7 @@ def _erfc_large(ax):
 
 # G(s) = z e^{z^2} erfc(z) at s = 1/z, on s in [0, S] (z >= 1.5 / sqrt(2)), as a degree-12
 # Chebyshev interpolant in u = 2 s / S - 1 (nodes from the float64 kernel above; relative
-# error 1.5e-8), for the float32 left tail of the normal CDF.
+# error 1.5e-8), for erfc_float32's tail.
 _TAIL_S = math.sqrt(2) / 1.5
 _TAIL_G = tuple(np.float32(c) for c in (
     5.08460347e-01, -6.72505397e-02, -7.62807092e-03, 3.45795056e-03, -5.12285910e-04,
@@ -132,14 +132,6 @@ def _exp_neg_sq32(v, scale):
         e = np.exp(hi * hi * np.float32(-scale))
         e *= np.exp((v + hi) * lo * np.float32(-scale))
     return e
-
-
-def normal_cdf_left_tail32(x):
-    """The standard normal CDF ``Phi(x) = exp(-x^2/2) s G(s) / 2`` (``s = -sqrt(2) / x``) for
-    float32 ``x <= -1.5`` (or nan), in float32 to relative accuracy ~1e-6 where ``1 + erf``
-    would cancel: exact GELU's kernel recomputes its few left-tail elements with this."""
-    s = np.float32(-math.sqrt(2)) / x
-    return _exp_neg_sq32(x, 0.5) * s * _g32(s) * np.float32(0.5)
 
 
 _ERFC32_SPLIT = np.float32(1.5 / math.sqrt(2))  # where G's interval starts
@@ -275,7 +267,7 @@ def _horner(x2, coeffs):
 
 def erf32_block(out, x):
     """``out = erf(x)`` on float32 ``xp`` arrays of one shape, every op in float32 and in
-    place where it can be (a building block of fused kernels: exact GELU runs it per block)."""
+    place where it can be (``erf_float32`` runs it per block)."""
     xp = _xp_of(x)
     xp.clip(x, np.float32(-4), np.float32(4), out=out)  # erf(+-4) is +-1 in float32
     x2 = out * out

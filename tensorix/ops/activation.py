@@ -10,7 +10,8 @@ primitives' rules. Six are primitives of their own, each for a stated reason:
   backward ``out * (1 - out)`` needs no recomputation;
 * ``softplus``: the composite ``log1p(exp(x))`` overflows, and the stable composite
   ``relu(x) + log1p(exp(-|x|))`` gets the derivative at 0 wrong (kinks of relu and abs);
-* ``gelu``: one kernel in the forward (speed; it sits in every transformer MLP);
+* ``gelu``: one kernel in the forward and one in the backward (speed; it sits in every
+  transformer MLP);
 * ``leaky_relu``: ``maximum(x, slope * x)``, two fast passes instead of a ``where`` (speed);
 * ``hardtanh``: its gradient is zero at the boundaries (unlike ``clamp``'s), as in PyTorch.
 
@@ -36,7 +37,7 @@ from ..autograd.grad_mode import is_grad_enabled
 from ..backend import quiet
 from ..tensor import Tensor, _make
 from ._common import check_tensor, float_input
-from ._erf import _ERF32_P, _ERF32_Q, erf32_block, erf_kernel, normal_cdf_left_tail32
+from ._erf import erf_kernel
 from .pointwise import clamp, where
 from .unary import erf, expm1, tanh
 
@@ -168,40 +169,6 @@ class Softplus(Function):
 _blocked = _threads.blockwise
 
 
-_GELU_TAIL = np.float32(-1.5)  # below, 1 + erf cancels: the float32 result would lose 1e-6
-
-
-def _gelu_erf_kernel(out, w):
-    """out = w * (0.5 + 0.5 * erf(w / sqrt(2))) in float32 (erf within 8 ulp, ``_erf.py``);
-    the few elements below -1.5 (7% of a standard normal) are recomputed as ``w * Phi(w)``
-    with Phi's float32 tail kernel, so the result keeps relative accuracy down the left tail."""
-    t = w * _RSQRT2
-    erf32_block(out, t)
-    out *= np.float32(0.5)
-    out += np.float32(0.5)
-    out *= w
-
-
-_RSQRT2 = np.float32(1 / math.sqrt(2))
-
-
-def _gelu_erf_jit():
-    """``_gelu_erf_kernel`` as numba's one pass (the same float32 steps, so the same bits:
-    the NumPy kernel's ~25 passes per block cost 9x torch's time), or itself without numba."""
-    k = kernel(Gelu, "erf32", backend.cpu, dt.float32)
-    if k is None:
-        return _gelu_erf_kernel
-    return lambda out, w: k(out, w, _ERF32_P, _ERF32_Q, _RSQRT2)
-
-
-def _gelu_erf_tail(out, w):
-    """The left-tail fix-up of ``_gelu_erf_kernel``, once per thread's part."""
-    tail = np.flatnonzero(w < _GELU_TAIL)
-    if tail.size:
-        x = w[tail]
-        out[tail] = x * normal_cdf_left_tail32(x)
-
-
 def _gelu_tanh_kernel(out, w):
     """out = 0.5 * w * (1 + tanh(K * (w + C * w * w * w)))"""
     t = np.multiply(Gelu._C, w, out=out)
@@ -270,15 +237,40 @@ class GeluTanhBackward(Function):
         return (gg * d1 if ng else None), (gg * g * d2 if na else None)
 
 
+class GeluBackward(Function):
+    """Exact GELU's backward ``g * (Phi(a) + a phi(a))`` in one float32 pass (numba's
+    ``gelu_grad32``, or the same source on NumPy blocks); its own backward, for double
+    backward, is written with tensorix ops (gelu'' = phi(a) (2 - a^2))."""
+
+    @staticmethod
+    def forward(ctx, g, a):
+        ctx.save_for_backward(g, a)
+        return kernels.float32_pass(kernel(Gelu, "exact32_backward", backend.cpu, dt.float32),
+                                    "gelu_grad32", a._data, g._data)
+
+    @staticmethod
+    def backward(ctx, gg):
+        g, a = ctx.saved_tensors
+        ng, na = ctx.needs_input_grad
+        pdf = (a * a * -0.5).exp() * (1 / math.sqrt(2 * math.pi))
+        d1 = 0.5 * (1 + erf(a * (1 / math.sqrt(2)))) + a * pdf if ng else None  # gelu'
+        return (gg * d1 if ng else None), (gg * g * (pdf * (2 - a * a)) if na else None)
+
+
+def _jit32(name, inputs):
+    """A float32 kernel of ``kernels/_math32.py`` compiled by numba, with its example."""
+    return kernels.jit(name, ("float32",), lambda: (np.empty(1, np.float32),) + tuple(
+        np.ones(1, np.float32) for _ in range(inputs)))
+
+
 class Gelu(Function):
     _K = math.sqrt(2 / math.pi)
     _C = 0.044715
     _widen16 = True  # torch's recipe: float32 math, rounded once, forward and backward
-    # one-pass CUDA kernels; on the CPU numba's exact-gelu block kernel (``_gelu_erf_jit``)
+    # one-pass CUDA kernels; on the CPU numba's one-pass float32 exact GELU and its backward
     _kernels = {"forward": (kernels.cuda.gelu,), "backward": (kernels.cuda.gelu_backward,),
-                "erf32": (kernels.jit("gelu_erf32", ("float32",), lambda: (
-                    np.empty(1, np.float32), np.zeros(1, np.float32), _ERF32_P, _ERF32_Q,
-                    _RSQRT2)),)}
+                "exact32": (_jit32("gelu32", 1),),
+                "exact32_backward": (_jit32("gelu_grad32", 2),)}
 
     @staticmethod
     def forward(ctx, a, approximate):
@@ -295,11 +287,10 @@ class Gelu(Function):
                 w = x
                 out = 0.5 * w * (1 + xp.tanh(Gelu._K * (w + Gelu._C * w * w * w)))
             elif x.dtype.itemsize <= 4 and type(x) is np.ndarray:
-                # float32 math; a GPU without the fused kernel takes the float64 composite
-                # below (no masked tail on the device)
-                w = x
-                out = _threads.blockwise(_gelu_erf_jit(), np.empty(w.shape, np.float32), w,
-                                         finish=_gelu_erf_tail)
+                # float32 math within 4 ulp (16-bit inputs arrive widened by _widen16); a
+                # GPU without the fused kernel takes the float64 composite below
+                out = kernels.float32_pass(kernel(Gelu, "exact32", backend.cpu, dt.float32),
+                                           "gelu32", x)
             else:
                 w = x.astype(np.float64)
                 out = 0.5 * w * (1 + erf_kernel(w * (1 / math.sqrt(2))))
@@ -318,6 +309,8 @@ class Gelu(Function):
             k, c = Gelu._K, Gelu._C
             t = tanh(k * (a + c * a * a * a))
             return g * (0.5 * (1 + t) + 0.5 * a * (1 - t * t) * k * (1 + 3 * c * a * a)), None
+        if _fusable(a, g) and a._data.dtype == np.float32:
+            return GeluBackward.apply(g, a), None
         cdf = 0.5 * (1 + erf(a * (1 / math.sqrt(2))))
         pdf = (a * a * -0.5).exp() * (1 / math.sqrt(2 * math.pi))
         return g * (cdf + a * pdf), None
