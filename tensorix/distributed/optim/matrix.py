@@ -15,7 +15,6 @@ from __future__ import annotations
 import numpy as np
 
 from ... import backend
-from ...autograd.grad_mode import enable_grad, no_grad
 from ...tensor import _make
 from .. import _collectives
 from .zero import ZeroRedundancyOptimizer
@@ -76,21 +75,12 @@ class DistributedMatrixOptimizer(ZeroRedundancyOptimizer):
         self.loads = [sum(c for c, o in zip(costs, owner) if o == r) for r in range(self.world)]
         return {id(p): r for p, r in zip(params, owner)}
 
-    def step(self, closure=None):
-        """Step the owned matrices, then all-gather everyone's new values (per dtype, each
-        rank's part packed and padded to the longest)."""
-        loss = None
-        if closure is not None:
-            with enable_grad():
-                loss = closure()
-        if self.optim is not None:
-            self._sync_options()
-            self.optim.step()
+    def _share(self):
+        """All-gather everyone's new values (per dtype, each rank's part packed and padded to
+        the longest)."""
         params = [p for gr in self.param_groups for p in gr["params"]]
-        with no_grad():
-            for dtype in dict.fromkeys(p._data.dtype for p in params):
-                self._gather([p for p in params if p._data.dtype == dtype], dtype)
-        return loss
+        for dtype in dict.fromkeys(p._data.dtype for p in params):
+            self._gather([p for p in params if p._data.dtype == dtype], dtype)
 
     def _gather(self, params, dtype):
         by_rank = [[p for p in params if self._owner[id(p)] == r] for r in range(self.world)]

@@ -91,11 +91,14 @@ class ZeroRedundancyOptimizer:
             self._sync_options()
             self.optim.step()
         with no_grad():
-            for gr in self.param_groups:
-                for p in gr["params"]:
-                    _collectives.broadcast(p, self._ranks[self._owner[id(p)]],
-                                           self.process_group)
+            self._share()
         return loss
+
+    def _share(self):
+        # every parameter from its owner (subclasses share their results another way)
+        for gr in self.param_groups:
+            for p in gr["params"]:
+                _collectives.broadcast(p, self._ranks[self._owner[id(p)]], self.process_group)
 
     def _sync_options(self):
         """Copy options changed on ``param_groups`` (an LR scheduler) to the local groups."""
