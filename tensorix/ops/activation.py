@@ -309,7 +309,9 @@ class Gelu(Function):
             k, c = Gelu._K, Gelu._C
             t = tanh(k * (a + c * a * a * a))
             return g * (0.5 * (1 + t) + 0.5 * a * (1 - t * t) * k * (1 + 3 * c * a * a)), None
-        if _fusable(a, g) and a._data.dtype == np.float32:
+        if _fusable(a, g) and a._data.dtype == np.float32 and not is_grad_enabled():
+            # first order: one pass; a recorded backward (double backward, joint traces that
+            # the compiler fuses) keeps the primitive ops below
             return GeluBackward.apply(g, a), None
         cdf = 0.5 * (1 + erf(a * (1 / math.sqrt(2))))
         pdf = (a * a * -0.5).exp() * (1 / math.sqrt(2 * math.pi))
