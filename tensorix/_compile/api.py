@@ -31,9 +31,12 @@ from ..fx.split import split_joint
 from ..fx.tracer import GraphBreak, Tracer, _outputs, _placeholders, flat_tensors, trace_backward
 from ..tensor import Tensor
 from .executor import CompiledGraph
+from .segments import RECOMPILE_LIMIT, Program, _rng_restore, _rng_save, build, explain_steps
 from .tune import TIER_UP
 
-__all__ = ["compile", "OptimizedModule", "CompiledFunction"]
+__all__ = ["compile", "OptimizedModule", "CompiledFunction", "Explanation"]
+
+_RUN = object()  # _compile's "run the entry for this call's result"
 
 _BACKENDS = {"inductor": "fused", "tensorix": "fused", "default": "fused",
              "aot_eager": "graph", "eager": "eager"}
@@ -84,11 +87,14 @@ class CompiledFunction:
     """The callable ``tensorix.compile`` returns for a function (see the module docstring).
     ``stats``: compiles, cache hits, graph breaks; ``entries``: guard key -> entry."""
 
-    def __init__(self, fn, kind="fused", fullgraph=False, mode=None, options=None):
+    def __init__(self, fn, kind="fused", fullgraph=False, mode=None, options=None,
+                 root=None):
         self.fn, self.kind, self.fullgraph, self.mode = fn, kind, fullgraph, mode
         self.options = options or {}
+        self.root = root  # the module get_attr nodes read (a piece of a module's graph)
         self.entries: dict = {}
-        self.stats = {"compiles": 0, "hits": 0, "breaks": [], "compile_s": 0.0}
+        self.stats = {"compiles": 0, "hits": 0, "breaks": [], "compile_s": 0.0,
+                      "recompiles": 0}
         self.__wrapped__ = fn
         self.__doc__ = getattr(fn, "__doc__", None)
 
@@ -106,50 +112,93 @@ class CompiledFunction:
         entry = self.entries.get(key)
         if entry is None:
             start = time.perf_counter()
-            entry = self.entries[key] = self._compile(flat, call)
+            entry, result = self._compile(flat, call)
+            self.entries[key] = entry
             self.stats["compiles"] += 1
             self.stats["compile_s"] += time.perf_counter() - start
+            if result is not _RUN:  # the trace ran the function as eager does: its result
+                return result
         else:
             self.stats["hits"] += 1
         return entry(flat, call)
 
-    def _compile(self, flat, call):
-        module = self.fn if hasattr(self.fn, "named_parameters") else None
-        attrs = _attr_paths(module) if module is not None else {}
-        tracer = Tracer(attrs)
+    def explain(self) -> Explanation:
+        """What the calls so far compiled, as ``torch._dynamo.explain``: graphs, graph breaks
+        and their reasons, per guard key (print it)."""
+        return Explanation(self)
+
+    def _module(self):
+        if self.root is not None:
+            return self.root
+        return self.fn if hasattr(self.fn, "named_parameters") else None
+
+    def _trace(self, flat, call):
+        """Run the function once under a resumable tracer; with a gradient needed and no
+        boundary, also trace its backward (the joint graph)."""
+        module = self._module()
+        tracer = Tracer(_attr_paths(module) if module is not None else {},
+                        resumable=self.kind != "eager")
         names = _arg_names(self.fn)
         _placeholders(tracer, flat, names if names and len(names) == len(flat) else None)
-        rng = _rng_states()
-        tangents, n_out = [], 0
+        joint = None
         with tracer:
             result = call(*flat)
             outs, rebuild = _flatten(result)
             # a gradient is needed where an output requires one: through the arguments, a
             # module's parameters or tensors the function closes over
-            needs_grad = modes.state.enabled and any(_diff(o) for o in outs)
-            if needs_grad:
-                tangents, grads, leaves = trace_backward(tracer, outs)
+            if modes.state.enabled and any(_diff(o) for o in outs) and not tracer.boundaries:
+                joint = trace_backward(tracer, outs)
         tracer.check_side_effects()
-        if _rng_states() != rng:
-            tracer.graph_break("random numbers were drawn outside the dispatcher (dropout "
-                               "in training mode, rand in the function)")
+        return tracer, result, outs, rebuild, joint
+
+    def _compile(self, flat, call):
+        """``(entry, result)``: the guard key's compiled entry, and the call's result where
+        the trace's own is it (else ``_RUN``: run the entry)."""
+        rng = _rng_save()
+        tracer, result, outs, rebuild, joint = self._trace(flat, call)
         if tracer.breaks:
             self.stats["breaks"].extend(tracer.breaks)
             if self.fullgraph:
                 raise GraphBreak(f"compile(fullgraph=True): {tracer.breaks[0]}")
-            return _Eager(tracer.breaks)
+            return _Eager(tracer.breaks), result
+        module = self._module()
+        if tracer.boundaries:
+            if self.fullgraph:
+                raise GraphBreak(f"compile(fullgraph=True): graph break at "
+                                 f"{tracer.boundaries[0][0]} {_what(tracer.boundaries[0])}")
+            steps = build(tracer, outs, rebuild, self._piece, module)
+            names = [n.name for n in tracer.graph.placeholders
+                     if not n.name.startswith("effect_")][:len(flat_tensors(flat))]
+            return _Pieces(Program(steps, names, module, self._retrace, self.stats)), result
+        _rng_restore(rng)  # the entry runs this call again: draw the same numbers
         graph = tracer.graph
-        n_out = len(outs)
         out_nodes = _outputs(tracer, tuple(outs))
-        if not needs_grad:
+        if joint is None:
             graph.output(out_nodes)
-            return _Forward(self._graph(graph, module), rebuild)
+            return _Forward(self._graph(graph, module), rebuild), _RUN
+        tangents, grads, leaves = joint
         grad_nodes = tuple(None if g is None else tracer.node_of(g) for g in grads)
         graph.output(tuple(out_nodes) + grad_nodes)
-        fwd, bwd, n_saved = split_joint(graph, tangents, n_out)
+        fwd, bwd, n_saved = split_joint(graph, tangents, len(outs))
         return _Joint(self._graph(fwd, module), self._graph(bwd, module), n_saved, leaves,
                       [i for i, o in enumerate(outs) if _diff(o)], len(outs), module,
-                      rebuild, len(flat))
+                      rebuild, len(flat)), _RUN
+
+    def _piece(self, fn, root):
+        """A piece of a broken graph, compiled as this function is (on its first call)."""
+        return CompiledFunction(fn, self.kind, False, self.mode, self.options, root=root)
+
+    def _retrace(self, flat, call, give_up):
+        """A new branch's trace: ``(steps | None, result)``; None runs eagerly from now."""
+        if give_up:
+            self.stats["breaks"].append(f"recompile limit ({RECOMPILE_LIMIT} branches) "
+                                        "reached: eager from now")
+            return None, call(*flat)
+        tracer, result, outs, rebuild, _ = self._trace(flat, call)
+        if tracer.breaks or not tracer.boundaries:
+            self.stats["breaks"].extend(tracer.breaks)
+            return None, result
+        return build(tracer, outs, rebuild, self._piece, self._module()), result
 
     def _graph(self, graph, module):
         if self.kind == "graph":
@@ -172,6 +221,23 @@ class _Eager:
 
     def __call__(self, flat, call):
         return call(*flat)
+
+
+class _Pieces:
+    """A guard key compiled as pieces around graph breaks (tensorix._compile.segments)."""
+
+    def __init__(self, program):
+        self.program = program
+
+    def __call__(self, flat, call):
+        if self.program.steps is None:  # a branch could not be grafted on: eager for good
+            return call(*flat)
+        return self.program(flat, call)
+
+
+def _what(boundary):
+    kind, _, payload = boundary
+    return payload[0] if kind == "effect" else f"({payload[1]} of {payload[0].name})"
 
 
 class _Forward:
@@ -331,9 +397,33 @@ def _flatten(result):
     return flat, rebuild
 
 
-def _rng_states():
-    from ..ops import random
+class Explanation:
+    """``compiled.explain()``: per guard key, the graphs and the graph breaks with their
+    reasons (as ``torch._dynamo.explain``'s ExplainOutput: ``graph_count``,
+    ``graph_break_count``, ``break_reasons``)."""
 
-    gens = [random.default_generator, *random._device_generators.values()]
-    return [g._bits.state["state"]["state"] for g in gens] + \
-        [g._bits.state["has_uint32"] for g in gens]
+    def __init__(self, compiled):
+        self.lines, self.break_reasons, self.graph_count = [], [], 0
+        for k, entry in enumerate(compiled.entries.values()):
+            self.lines.append(f"guard key {k}:")
+            if type(entry) is _Eager:
+                self.lines += [f"  eager (graph break: {r})" for r in entry.reasons]
+                self.break_reasons += entry.reasons
+            elif type(entry) is _Pieces and entry.program.steps is not None:
+                body = explain_steps(entry.program.steps)
+                self.graph_count += sum(ln.lstrip().startswith("graph of") for ln in body)
+                self.break_reasons += [ln.strip()[len("break: "):] for ln in body
+                                       if ln.lstrip().startswith("break:")]
+                self.lines += ["  " + ln for ln in body]
+            else:
+                self.graph_count += 1
+                self.lines.append("  one graph, no break")
+        self.graph_break_count = len(self.break_reasons)
+        self.recompiles = compiled.stats["recompiles"]
+
+    def __str__(self):
+        return (f"Graph Count: {self.graph_count}\nGraph Break Count: "
+                f"{self.graph_break_count}\nRecompiles: {self.recompiles}\n" +
+                "\n".join(self.lines))
+
+    __repr__ = __str__

@@ -361,6 +361,10 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     ``retain_graph`` defaults to ``create_graph``. ``inputs`` restricts accumulation to those
     tensors (leaves or not). Example: ``tensorix.autograd.backward([loss])``.
     """
+    effect = getattr(modes.state.tracer, "effect", None)
+    if effect is not None:  # inside tensorix.compile: a call to replay, not ops to record
+        return effect("backward()", backward, (tensors, grad_tensors, retain_graph,
+                                               create_graph), {"inputs": inputs})
     tensors = _as_list(tensors, "backward")
     _check_outputs(tensors, "backward")
     grads = _root_grads(tensors, _as_list(grad_tensors, "backward"), "backward")

@@ -54,8 +54,12 @@ class Tracer:
     sizes = None  # Tensor.shape asks this when set (symbolic traces)
 
     def __init__(self, attrs: dict | None = None, strict: bool = False,
-                 symbolic: bool = False):
+                 symbolic: bool = False, resumable: bool = False):
         self.guards: list[tuple] = []
+        # resumable (tensorix.compile): a data read or an effect (backward(), an optimizer's
+        # step) ends a piece of the graph instead of breaking it; each is listed here as
+        # (kind, last node before it, payload), see tensorix._compile.segments
+        self.boundaries: list | None = [] if resumable else None
         if symbolic:
             self.sizes = self._symbolic_sizes
         self.graph = Graph()
@@ -79,7 +83,12 @@ class Tracer:
 
     def check_side_effects(self) -> None:
         """A break for each leaf whose ``.grad`` the traced code wrote (``.backward()``):
-        the engine's accumulation into .grad is not an op, so a graph would not redo it."""
+        the engine's accumulation into .grad is not an op, so a graph would not redo it
+        (unless it was a recorded effect), and for a parameter or closed-over tensor changed
+        in place behind the dispatcher's back that no recorded effect explains."""
+        self._refresh("the trace")
+        if self.boundaries and any(b[0] == "effect" for b in self.boundaries):
+            return  # .grad is written by the recorded backward(), replayed on every call
         for t, grad in self._grads.values():
             if t.grad is not grad:
                 self.graph_break(f"{self._env[id(t)][0].name}.grad was written during the "
@@ -164,6 +173,8 @@ class Tracer:
         if cls.__name__ in DATA_DEPENDENT:
             self.graph_break(f"{cls.__name__}: output shape depends on data")
         node = self.graph.call(cls, self._arg(args, cls.__name__), **tensor_meta(out))
+        if not modes.state.enabled:  # replaying it under grad mode would differentiate it
+            node.meta["no_grad"] = True
         if type(out) is tuple:
             node.meta["outputs"] = [tensor_meta(o) for o in out]
             for i, o in enumerate(out):
@@ -176,8 +187,61 @@ class Tracer:
         """Python read the data of ``t`` (``item``, ``bool``, ``numpy``): a graph break when
         ``t`` depends on the traced inputs."""
         hit = self._env.get(id(t))
-        if hit is not None and hit[0].op != "constant":
+        if hit is None or hit[0].op == "constant":
+            return
+        if self.boundaries is None or hit[1] is not t._data:
             self.graph_break(f"{what} reads the data of traced tensor {hit[0].name}")
+            return
+        if any(b[0] == "effect" for b in self.boundaries):
+            # the call could not be resumed eagerly from here: effects already ran
+            self.graph_break(f"{what} reads the data of traced tensor {hit[0].name} after "
+                             "an effect (backward() or an optimizer step)")
+            return
+        self.boundaries.append(("read", self.graph._root._prev,
+                                (hit[0], what, read_key(t, what))))
+
+    def effect(self, what: str, fn, args=(), kwargs=None):
+        """``fn(*args, **kwargs)``, a call with effects beyond ops (``backward()`` writing
+        ``.grad``, an optimizer's in-place update), runs untraced; a resumable trace records
+        it to replay on every call (tensors in ``args`` as their nodes)."""
+        kwargs = kwargs or {}
+        if self.boundaries is None:
+            return fn(*args, **kwargs)
+        mapped = self._arg(tuple(args), what), \
+            {k: self._arg(v, what) for k, v in kwargs.items()}
+        last = self.graph._root._prev
+        state = modes.state
+        state.tracer = None
+        try:
+            out = fn(*args, **kwargs)
+        finally:
+            state.tracer = self
+        self._refresh(what)
+        node = None
+        if isinstance(out, Tensor):  # a closure's loss: a value of the call, not a constant
+            node = self.graph.placeholder(f"effect_{len(self.boundaries)}", **tensor_meta(out))
+            self.bind(out, node)
+        self.boundaries.append(("effect", last, (what, fn, mapped, node)))
+        return out
+
+    def _refresh(self, what: str) -> None:
+        """Accept the in-place changes an effect made to parameters (read live by their
+        nodes); a changed intermediate, or any change outside an effect, is a break."""
+        seen = set()
+        for t in self._keep:
+            entry = self._env.get(id(t))
+            if entry is None or id(t) in seen:
+                continue
+            seen.add(id(t))
+            node, data, version = entry
+            if t._data is data and t._version[0] == version:
+                continue
+            if what != "the trace" and (node.op == "get_attr" or node.meta.get("live")):
+                self._env[id(t)] = (node, t._data, t._version[0])
+            elif node.op in ("get_attr", "constant"):
+                self.graph_break(f"{node.name} was changed in place during {what}, outside "
+                                 "the traced ops and the recorded effects")
+                return
 
     # -- running -------------------------------------------------------------------------
     def __enter__(self):
@@ -190,6 +254,18 @@ class Tracer:
     def __exit__(self, *exc):
         modes.state.tracer = None
         return False
+
+
+def read_key(t, what: str):
+    """What Python got when it read ``t``'s data, as a hashable key: a compiled piece's
+    branch is taken again only where a later call reads the same."""
+    from ..tensor import _to_host
+
+    arr = t._data if type(t._data).__module__ == "numpy" else _to_host(t)
+    if what == "item()/bool()" and arr.size == 1:
+        v = arr.reshape(()).item()
+        return repr(v) if isinstance(v, float) else v  # NaN == NaN as a key
+    return (str(arr.dtype), arr.shape, arr.tobytes())
 
 
 def flat_tensors(args) -> list:
@@ -253,8 +329,10 @@ def trace_backward(tracer, outs):
     leaves, seen = [], set()
     for t in tracer._keep:
         node = tracer._env[id(t)][0]
+        # an input that is not a leaf (an intermediate of the caller's graph) still gets its
+        # gradient: the compiled backward returns it and autograd carries it upstream
         if node.op in ("placeholder", "get_attr", "constant") and t.requires_grad and \
-                t.grad_fn is None and node not in seen:
+                (t.grad_fn is None or node.op == "placeholder") and node not in seen:
             seen.add(node)
             leaves.append((node, t))
     diff = [o for o in outs if isinstance(o, Tensor) and o.requires_grad]

@@ -11,7 +11,7 @@ import copy
 from collections import defaultdict
 
 from .. import _threads
-from ..autograd.grad_mode import no_grad
+from ..autograd.grad_mode import modes, no_grad
 from ..backend import cpu, get_device
 from ..tensor import Tensor, _make
 
@@ -130,6 +130,9 @@ class Optimizer:
         self.param_groups.append(group)
 
     def zero_grad(self, set_to_none: bool = True) -> None:
+        effect = getattr(modes.state.tracer, "effect", None)
+        if effect is not None:  # inside tensorix.compile: replayed on every call
+            return effect("zero_grad()", self.zero_grad, (set_to_none,))
         for g in self.param_groups:
             for p in g["params"]:
                 if p.grad is not None:
@@ -142,6 +145,9 @@ class Optimizer:
     def step(self, closure=None):
         """Update every parameter that has a gradient; returns ``closure()``'s loss if
         given."""
+        effect = getattr(modes.state.tracer, "effect", None)
+        if effect is not None:  # inside tensorix.compile: replayed on every call
+            return effect(f"{type(self).__name__}.step()", self.step, (closure,))
         loss = None
         if closure is not None:
             from ..autograd.grad_mode import enable_grad

@@ -260,6 +260,29 @@ def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean
 _DROPOUT_KERNELS = (kernels.cuda.dropout_mask,)  # a composite: its mask's kernels per device
 
 
+class DropoutMask(Function):
+    """The keep mask of a dropout, drawn from the generator inside the dispatcher, so a
+    compiled graph holds the draw as a node that reads and advances the generator when it
+    runs (the same masks as eager given the same generator state; torch's functionalized RNG
+    makes the draw an op for the same reason). ``scaled``: the mask is ``keep / (1 - p)`` in
+    ``like``'s dtype (dropout); else a bool ``keep`` of ``shape`` (channel dropout). The
+    passes keep every draw (``fx.passes.is_pure``: no CSE, DCE or folding of a draw)."""
+
+    _differentiable = False
+
+    @staticmethod
+    def forward(ctx, like, shape, p, generator, scaled):
+        if not scaled:
+            return (rand(*shape, generator=generator, dtype=like.dtype,
+                         device=like.device) >= p)._data
+        fused = kernels.select(_DROPOUT_KERNELS, like.device, like.dtype)
+        if fused is not None:  # the mask from one 64-bit seed of the device's generator
+            seed = int(_gen(generator, "dropout", like.device).integers(0, 1 << 63))
+            return fused(shape, like.dtype.np, p, seed)
+        keep = rand(*shape, generator=generator, device=like.device) >= p
+        return (keep.to(like.dtype) * (1.0 / (1.0 - p)))._data
+
+
 def dropout(input, p=0.5, training=True, inplace=False, generator=None) -> Tensor:
     """Zero elements with probability ``p`` and scale the rest by ``1/(1-p)`` (training only).
 
@@ -272,13 +295,7 @@ def dropout(input, p=0.5, training=True, inplace=False, generator=None) -> Tenso
         return input
     if p == 1.0:
         return input * 0
-    fused = kernels.select(_DROPOUT_KERNELS, input.device, input.dtype)
-    if fused is not None:  # the mask from one 64-bit seed of the device's generator
-        seed = int(_gen(generator, "dropout", input.device).integers(0, 1 << 63))
-        mask = _make(fused(tuple(input.shape), input.dtype.np, p, seed))
-    else:
-        keep = rand(*input.shape, generator=generator, device=input.device) >= p
-        mask = keep.to(input.dtype) * (1.0 / (1.0 - p))
+    mask = DropoutMask.apply(input, tuple(input._data.shape), p, generator, True)
     if inplace:
         return input.mul_(mask)
     return input * mask

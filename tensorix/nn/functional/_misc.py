@@ -11,10 +11,9 @@ from ... import backend
 from ... import dtypes as dt
 from ...ops._common import check_tensor
 from ...ops.creation import triu_indices, zeros
-from ...ops.random import rand
 from ...ops.shape import broadcast_tensors
 from ...tensor import Tensor, _make
-from ._core import embedding, padding_index
+from ._core import DropoutMask, embedding, padding_index
 
 __all__ = ["dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout",
            "cosine_similarity", "pairwise_distance", "pdist", "one_hot", "pixel_shuffle",
@@ -29,7 +28,7 @@ def _check_p(p, op):
 def _keep_mask(x, p, feature, generator):
     """Bernoulli(1 - p) keep mask, per element or per (sample, channel) when ``feature``."""
     shape = tuple(x.shape[:2]) + (1,) * (x.ndim - 2) if feature else tuple(x.shape)
-    return rand(*shape, generator=generator, dtype=x.dtype, device=x.device) >= p
+    return DropoutMask.apply(x, shape, p, generator, False)
 
 
 def _feature_dropout(x, p, training, inplace, generator):
