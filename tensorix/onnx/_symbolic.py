@@ -432,6 +432,11 @@ def _norm(em, node, x, p, dims, keepdim):
 def _even_select(em, node, a, out, dims, keepdim):
     """amax or amin: the IR carries the chosen value, not the reduction, so the example's
     value tells which (an ambiguous example, with every candidate equal, is refused)."""
+    how = node.args[1]
+    if isinstance(how, str):  # the IR names the reduction: the array module's max or min
+        return _reduce(em, "ReduceMax" if how == "max" else "ReduceMin", a, dims, keepdim)
+    if callable(how):
+        raise refuse(em, node, "a median has no ONNX form")
     example = em.examples.get(node.args[0])
     if example is None:
         raise refuse(em, node, "the reduction (amax, amin, median) is not in the IR")

@@ -225,12 +225,19 @@ def sum_to(input, shape) -> Tensor:
 
 # -- max / min family --------------------------------------------------------------------------
 class EvenSelect(Function):
-    """A value chosen from ``a`` over ``dims`` (amax, amin, full median), given as the raw
-    ``out``; the gradient is shared evenly among the elements equal to it (NaN matches NaN),
-    as in PyTorch."""
+    """A value chosen from ``a`` over ``dims``: ``how`` is "max" or "min" (the array
+    module's reduction), or a function ``(data, xp) -> value`` (the full median); the gradient
+    is shared evenly among the elements equal to it (NaN matches NaN), as in PyTorch. The
+    value is computed here, inside the primitive, so a traced graph recomputes it for new
+    inputs (it was an argument computed outside, which a compiled graph froze)."""
 
     @staticmethod
-    def forward(ctx, a, out, dims, keepdim):
+    def forward(ctx, a, how, dims, keepdim):
+        if callable(how):
+            out = how(a._data, a.xp)
+        else:
+            with np.errstate(invalid="ignore"):
+                out = getattr(a.xp, how)(a._data, axis=dims, keepdims=keepdim)
         ctx.dims, ctx.keepdim, ctx.out = dims, keepdim, out
         ctx.save_for_backward(a)
         return out
@@ -263,9 +270,7 @@ def _extreme(x, dim, keepdim, op, fn):
     specified = dim is not None and not (isinstance(dim, (tuple, list)) and not dim)
     dims = _dims(dim, x.ndim, op)
     _check_nonempty(x, dims, op, specified)
-    with np.errstate(invalid="ignore"):
-        out = getattr(x.xp, fn)(x._data, axis=dims, keepdims=keepdim)
-    return EvenSelect.apply(x, out, dims, keepdim)
+    return EvenSelect.apply(x, fn, dims, keepdim)
 
 
 def amax(input, dim=(), keepdim=False) -> Tensor:

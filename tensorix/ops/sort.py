@@ -170,11 +170,14 @@ def _median_all(input, op, rank_fn):
     xp = input.xp
     if not input.numel():
         return _make(xp.full((), np.nan, dtype=input._data.dtype))
-    flat = input._data.reshape(-1)
-    s = xp.sort(flat, kind="stable")
-    pos = rank_fn(s.reshape(-1), flat.shape[0], 0, xp)
-    out = s[int(pos.reshape(-1)[0])].reshape(())
-    return EvenSelect.apply(input, out, tuple(range(input.ndim)), False)
+
+    def value(data, xp):  # inside the primitive: a traced graph recomputes it
+        flat = data.reshape(-1)
+        s = xp.sort(flat, kind="stable")
+        pos = rank_fn(s.reshape(-1), flat.shape[0], 0, xp)
+        return s[int(pos.reshape(-1)[0])].reshape(())
+
+    return EvenSelect.apply(input, value, tuple(range(input.ndim)), False)
 
 
 def median(input, dim=None, keepdim=False):

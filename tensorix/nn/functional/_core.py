@@ -144,8 +144,8 @@ class NLLLoss(Function):
         picked = xp.take_along_axis(lp, safe[..., None], axis=-1)[..., 0]
         w = valid.astype(lp.dtype) if weight is None else weight._data[safe] * valid
         losses = -picked * w
-        ctx.shape, ctx.reduction = logp._data.shape, reduction
-        ctx.safe, ctx.w = safe, w
+        ctx.shape, ctx.reduction, ctx.dtype = logp._data.shape, reduction, lp.dtype
+        ctx.target, ctx.weight, ctx.ignore_index = target, weight, ignore_index
         if reduction == "none":
             ctx.denom = None
             return losses
@@ -157,21 +157,36 @@ class NLLLoss(Function):
 
     @staticmethod
     def backward(ctx, g):
-        xp = backend.array_module(ctx.safe)
-        scale = -ctx.w if ctx.denom is None else -ctx.w / ctx.denom
-        fused = kernel(NLLLoss, "backward", g.device, g._dtype) if len(ctx.shape) == 2 \
-            else None
-        if fused is not None and scale.dtype == g._data.dtype:  # (N, C): one pass
-            coeff = _make(fused(ctx.safe, scale, ctx.shape[1]))
-            return (g if ctx.denom is not None else g.unsqueeze(1)) * coeff, None, None, None, \
-                None
-        onehot = xp.zeros(ctx.shape, dtype=ctx.w.dtype)
-        onehot = xp.moveaxis(onehot, 1, -1)
-        xp.put_along_axis(onehot, ctx.safe[..., None], scale[..., None], axis=-1)
-        coeff = _make(xp.ascontiguousarray(xp.moveaxis(onehot, -1, 1)))
-        if ctx.denom is None:
+        # the coefficient is an op of the target (not an array made here): a traced backward
+        # (tensorix.compile) then reads each call's target instead of freezing this one's
+        coeff = NLLLossCoeff.apply(ctx.target, ctx.weight, ctx.ignore_index, ctx.reduction,
+                                   ctx.shape, ctx.dtype, g)
+        if ctx.reduction == "none":
             g = g.unsqueeze(1)
         return g * coeff, None, None, None, None
+
+
+class NLLLossCoeff(Function):
+    """d(nll_loss)/d(logp) per unit of upstream gradient: ``-w[y] / denom`` at the target
+    class, 0 elsewhere, shaped like logp (N, C, ...); not differentiable."""
+
+    _differentiable = False
+
+    @staticmethod
+    def forward(ctx, target, weight, ignore_index, reduction, shape, dtype, like):
+        tgt = target._data
+        xp = backend.array_module(tgt)
+        valid = tgt != ignore_index
+        safe = xp.where(valid, tgt, 0)
+        w = valid.astype(dtype) if weight is None else weight._data[safe] * valid
+        scale = -w if reduction == "none" else -w / (1.0 if reduction == "sum" else w.sum())
+        fused = kernel(NLLLoss, "backward", like.device, like._dtype) if len(shape) == 2 \
+            else None
+        if fused is not None and scale.dtype == like._data.dtype:  # (N, C): one pass
+            return fused(safe, scale, shape[1])
+        onehot = xp.moveaxis(xp.zeros(shape, dtype=w.dtype), 1, -1)
+        xp.put_along_axis(onehot, safe[..., None], scale[..., None], axis=-1)
+        return xp.ascontiguousarray(xp.moveaxis(onehot, -1, 1))
 
 
 _REDUCTIONS = ("none", "mean", "sum")
