@@ -31,6 +31,7 @@ from __future__ import annotations
 from ..autograd.grad_mode import no_grad
 from ..fx.graph import Node, map_args
 from ..fx.graph_module import Interpreter, _get_attr
+from ..fx.passes import is_pure
 from ..fx.split import extract
 from ..fx.tracer import read_key
 
@@ -109,48 +110,25 @@ class Output:
 def build(tracer, outs, rebuild, make_compiled, root):
     """The steps of a resumable trace whose function returned the tensors ``outs``
     (``rebuild`` makes its result from them). ``make_compiled(fn, root)`` compiles a piece."""
-    graph = tracer.graph
     result = [tracer.node_of(o) for o in outs]
-    bounds = tracer.boundaries
-    by_last: dict = {}
-    for b in bounds:
-        by_last.setdefault(b[1], []).append(b)
-    head = steps = []
-    pieces = [[]]
-    cuts = []  # the boundaries in order, each after the piece of the same index
-    for n in graph.nodes:
-        if n.is_call or n.op in ("getitem", "data"):
-            pieces[-1].append(n)
-        for b in by_last.get(n, ()):
-            cuts.append(b)
-            pieces.append([])
-    for b in by_last.get(graph._root, ()):  # a boundary before any node
-        cuts.insert(0, b)
-        pieces.insert(0, [])
+    pieces, cuts = _cut(tracer)
     # what each piece must hand on: inputs of other pieces, the boundaries' nodes, the result
     needed = {n for n in result if type(n) is Node}
-    for b in cuts:
-        if b[0] == "read":
-            needed.add(b[2][0])
-        else:
-            needed.update(_nodes(b[2][2]))
+    for kind, _, payload in cuts:
+        needed.update([payload[0]] if kind == "read" else _nodes(payload[2]))
     members = [set(p) for p in pieces]
     for k, p in enumerate(pieces):
         for n in p:
             needed.update(i for i in n.inputs if i not in members[k])
+    head = steps = []
     for k, p in enumerate(pieces):
-        if p:
-            ins = []
-            for n in p:
-                for i in n.inputs:
-                    if i not in members[k] and i.op not in ("constant", "get_attr") and \
-                            i not in ins:
-                        ins.append(i)
-            outs_k = [n for n in p if n in needed]
-            if outs_k:
-                sub = extract(p, ins, tuple(outs_k))
-                steps.append(Piece(sub, [i.name for i in ins], [n.name for n in outs_k],
-                                   make_compiled(_PieceFn(sub, root), root)))
+        outs_k = [n for n in p if n in needed]
+        if outs_k or any(not is_pure(n) for n in p):  # a draw runs even if unread
+            ins = list(dict.fromkeys(i for n in p for i in n.inputs if i not in members[k]
+                                     and i.op not in ("constant", "get_attr")))
+            sub = extract(p, ins, tuple(outs_k))
+            steps.append(Piece(sub, [i.name for i in ins], [n.name for n in outs_k],
+                               make_compiled(_PieceFn(sub, root), root)))
         if k < len(cuts):
             kind, _, payload = cuts[k]
             if kind == "effect":
@@ -163,6 +141,23 @@ def build(tracer, outs, rebuild, make_compiled, root):
                 steps = rest  # what follows runs on this branch
     steps.append(Output(result, rebuild))
     return head
+
+
+def _cut(tracer):
+    """The trace's op nodes in pieces, and its boundaries in order (boundary k after piece
+    k): a boundary names the last node made before it."""
+    by_last: dict = {}
+    for b in tracer.boundaries:
+        by_last.setdefault(b[1], []).append(b)
+    cuts = list(by_last.get(tracer.graph._root, ()))  # boundaries before any node
+    pieces = [[] for _ in range(len(cuts) + 1)]
+    for n in tracer.graph.nodes:
+        if n.is_call or n.op in ("getitem", "data"):
+            pieces[-1].append(n)
+        for b in by_last.get(n, ()):
+            cuts.append(b)
+            pieces.append([])
+    return pieces, cuts
 
 
 def _nodes(args):
@@ -239,7 +234,7 @@ class Program:
 def _graft(old, new) -> bool:
     """Attach ``new``'s branch to the tree ``old`` (they must agree up to the new read)."""
     while True:
-        for k, (a, b) in enumerate(zip(old, new)):
+        for a, b in zip(old, new):
             if a.sig() != b.sig():
                 return False
             if type(a) is Read:
