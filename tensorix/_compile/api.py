@@ -13,11 +13,14 @@ Function, so ``loss.backward()`` runs the compiled backward and fills ``.grad`` 
 A training step is ``loss = compiled(x, y); loss.backward(); opt.step()`` (the optimizer's
 update is already one fused array update per parameter).
 
-Where Python reads tensor data during the trace (``.item()``, ``if t:``), an op's output shape
-depends on data, random numbers are drawn outside the dispatcher (dropout in training), or a
-tensor is written in place behind the dispatcher's back, the trace stands for those values only:
-that guard key falls back to eager for good (``fullgraph=True`` raises instead), and
-``compiled.stats["breaks"]`` says why.
+Where Python reads tensor data during the trace (``.item()``, ``if t:``) or calls something
+with effects beyond ops (``loss.backward()``, ``opt.step()``, ``opt.zero_grad()``: a whole
+training step), the graph is cut there into compiled pieces (tensorix._compile.segments): the
+read picks the piece traced for its value, the effect is replayed eagerly. Where an op's output
+shape depends on data, random numbers are drawn outside any primitive (dropout's mask is drawn
+inside one), or a tensor is written in place behind the dispatcher's back, that guard key falls
+back to eager for good (``fullgraph=True`` raises at any break), and ``compiled.stats["breaks"]``
+says why; ``compiled.explain()`` prints graphs and breaks.
 """
 
 from __future__ import annotations
