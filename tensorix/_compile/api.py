@@ -33,6 +33,7 @@ from ..fx.graph_module import _arg_names, _attr_paths, _get_attr
 from ..fx.split import split_joint
 from ..fx.tracer import GraphBreak, Tracer, _outputs, _placeholders, flat_tensors, trace_backward
 from ..tensor import Tensor
+from .dynamic import STATIC, DynamicEntry, dynamic_key
 from .executor import CompiledGraph
 from .segments import RECOMPILE_LIMIT, Program, _rng_restore, _rng_save, build, explain_steps
 from .tune import TIER_UP
@@ -53,8 +54,10 @@ def compile(model=None, *, fullgraph: bool = False, dynamic=None, backend="induc
     ``backend``: "inductor" (also "tensorix"/"default": passes, fusion, numba or NumPy
     kernels on the CPU, CuPy kernels on the GPU), "aot_eager" (the captured graphs through the
     interpreter, no fusion) or "eager" (no capture). ``mode`` is accepted as in torch;
-    "max-autotune" also tunes the NumPy kernels' chunk sizes. ``dynamic`` is accepted: shapes
-    are specialized (each new shape is a new guard key, compiled once and cached).
+    "max-autotune" also tunes the NumPy kernels' chunk sizes. ``dynamic=True``: one program
+    with symbolic sizes serves other sizes, guarded by tensorix.export's guards (a failed
+    guard exports again; tensorix._compile.dynamic); otherwise each new shape is a new guard
+    key, compiled once and cached.
     ``options``: ``{"kernels": "numba" | "numpy"}`` to pick the CPU kernel form;
     ``{"tier_up": n}``: with "auto" kernels and no measurement cached yet, a kernel runs as
     NumPy for ``n - 1`` calls before numba is compiled and measured (default 3; 0: at once).
@@ -80,7 +83,7 @@ def compile(model=None, *, fullgraph: bool = False, dynamic=None, backend="induc
                         f"{type(model).__name__}")
     opts = dict(options or {})
     kind = "eager" if disable else _BACKENDS.get(backend, "fused")
-    compiled = CompiledFunction(model, kind, fullgraph, mode, opts)
+    compiled = CompiledFunction(model, kind, fullgraph, mode, opts, dynamic=dynamic)
     if hasattr(model, "named_parameters"):
         return OptimizedModule(model, compiled)
     return compiled
@@ -91,8 +94,9 @@ class CompiledFunction:
     ``stats``: compiles, cache hits, graph breaks; ``entries``: guard key -> entry."""
 
     def __init__(self, fn, kind="fused", fullgraph=False, mode=None, options=None,
-                 root=None):
+                 root=None, dynamic=None):
         self.fn, self.kind, self.fullgraph, self.mode = fn, kind, fullgraph, mode
+        self.dynamic = dynamic is True
         self.options = options or {}
         self.root = root  # the module get_attr nodes read (a piece of a module's graph)
         self.entries: dict = {}
@@ -111,6 +115,10 @@ class CompiledFunction:
         if modes.state.tracer is not None:  # inside another trace: be traced through, inline
             return self.fn(*args, **kwargs)
         flat, call = _bind(self.fn, args, kwargs)
+        if self.dynamic:
+            out = self._dynamic(flat, call)
+            if out is not STATIC:
+                return out
         key = _guard_key(flat, self.fn)
         entry = self.entries.get(key)
         if entry is None:
@@ -124,6 +132,28 @@ class CompiledFunction:
         else:
             self.stats["hits"] += 1
         return entry(flat, call)
+
+    def _dynamic(self, flat, call):
+        """``dynamic=True``: the call through a program with symbolic sizes
+        (tensorix._compile.dynamic), or STATIC to compile it per shape."""
+        key = _guard_key(flat, self.fn, dynamic=True)
+        entry = self.entries.get(key)
+        if entry is STATIC:
+            return STATIC
+        if entry is None:
+            start = time.perf_counter()
+            entry = self.entries[key] = DynamicEntry.make(self.fn, flat, call, self.stats) \
+                or STATIC
+            self.stats["compile_s"] += time.perf_counter() - start
+            if entry is STATIC:
+                return STATIC
+            self.stats["compiles"] += 1
+        else:
+            self.stats["hits"] += 1
+        out = entry(flat, call)
+        if out is STATIC:  # the recompile limit, or sizes that cannot be exported
+            self.entries[key] = STATIC
+        return out
 
     def explain(self) -> Explanation:
         """What the calls so far compiled, as ``torch._dynamo.explain``: graphs, graph breaks
@@ -361,8 +391,9 @@ def _value_key(a):
     return (type(a).__name__, a)
 
 
-def _guard_key(flat, fn):
-    key = [modes.state.enabled, tuple(_value_key(a) for a in flat)]
+def _guard_key(flat, fn, dynamic=False):
+    key = [modes.state.enabled, tuple(dynamic_key(a) if dynamic and isinstance(a, Tensor)
+                                      else _value_key(a) for a in flat)]
     if hasattr(fn, "named_parameters"):
         key.append(bool(getattr(fn, "training", False)))
         key.append(tuple((tuple(p.shape), p.dtype.name, str(p.device), p.requires_grad)
@@ -418,7 +449,11 @@ class Explanation:
                 self.break_reasons += [ln.strip()[len("break: "):] for ln in body
                                        if ln.lstrip().startswith("break:")]
                 self.lines += ["  " + ln for ln in body]
-            else:
+            elif type(entry) is DynamicEntry:
+                self.graph_count += len(entry.programs)
+                self.lines += [f"  dynamic: {ep.guards or 'no guards'}, specialized "
+                               f"{ep.specialized or 'none'}" for ep in entry.programs]
+            elif entry is not STATIC:
                 self.graph_count += 1
                 self.lines.append("  one graph, no break")
         self.graph_break_count = len(self.break_reasons)
