@@ -48,14 +48,11 @@ class DynamicEntry:
         return entry if entry._export(flat) else None
 
     def _export(self, flat) -> bool:
-        """Export at these sizes: every dim of size >= 2 symbolic, each its own symbol;
-        failing that (a matmul's inner dims must move together), dims of one size sharing
-        a symbol (a call where they differ fails the binding and exports again); failing
-        that, the leading dims only."""
-        for tied, dims in ((False, None), (True, None), (True, (0,))):
-            specs = [{d: f"s{n}" if tied else f"s{k}_{d}" for d, n in enumerate(a.shape)
-                      if n >= 2 and (dims is None or d in dims)}
-                     if isinstance(a, Tensor) else None for k, a in enumerate(flat)]
+        """Export at these sizes with every dim of size >= 2 symbolic (see :func:`_spec` for
+        the plans tried in turn)."""
+        for plan in ("apart", "batch apart", "tied", "leading"):
+            specs = [_spec(a, k, plan) if isinstance(a, Tensor) else None
+                     for k, a in enumerate(flat)]
             try:
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore", SpecializationWarning)  # .specialized
@@ -80,3 +77,19 @@ class DynamicEntry:
         if len(self.programs) >= RECOMPILE_LIMIT or not self._export(flat):
             return STATIC
         return self.programs[-1](*tensors)
+
+
+def _spec(a, k, plan):
+    """Argument ``k``'s symbolic dims under ``plan``: "apart", each dim its own symbol;
+    where a probe size cannot run (a matmul's inner dims must move together), dims of one
+    size share a symbol, with the first argument's leading dim apart ("batch apart", as a
+    batch dim rarely equals another by more than chance) or not ("tied"); "leading": the
+    leading dims only, tied by size. A call where tied dims differ fails the binding and
+    exports again: never wrong, a recompile at worst."""
+    out = {}
+    for d, n in enumerate(a.shape):
+        if n < 2 or plan == "leading" and d:
+            continue
+        apart = plan == "apart" or plan == "batch apart" and k == 0 and d == 0
+        out[d] = f"s{k}_{d}" if apart else f"s{n}"
+    return out

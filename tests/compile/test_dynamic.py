@@ -31,7 +31,7 @@ def test_one_program_serves_sizes_on_its_side_of_a_guard():
     guards = [[str(g) for g in ep.guards] for ep in programs]
     assert any(any("<= 4" in g for g in gs) for gs in guards)
     assert any(any("> 4" in g for g in gs) for gs in guards)
-    assert cf.stats["recompiles"] == len(programs) - 1 < 9 - 1  # fewer programs than sizes
+    assert cf.stats["recompiles"] == len(programs) - 1 == 1  # one program per side
     assert "dynamic:" in str(cf.explain())
 
 
