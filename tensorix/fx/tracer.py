@@ -203,19 +203,21 @@ class Tracer:
     def effect(self, what: str, fn, args=(), kwargs=None):
         """``fn(*args, **kwargs)``, a call with effects beyond ops (``backward()`` writing
         ``.grad``, an optimizer's in-place update), runs untraced; a resumable trace records
-        it to replay on every call (tensors in ``args`` as their nodes)."""
+        it to replay on every call (tensors in ``args`` as their nodes), another one sees its
+        writes as graph breaks (:meth:`check_side_effects`)."""
         kwargs = kwargs or {}
-        if self.boundaries is None:
-            return fn(*args, **kwargs)
-        mapped = self._arg(tuple(args), what), \
-            {k: self._arg(v, what) for k, v in kwargs.items()}
-        last = self.graph._root._prev
+        if self.boundaries is not None:
+            mapped = self._arg(tuple(args), what), \
+                {k: self._arg(v, what) for k, v in kwargs.items()}
+            last = self.graph._root._prev
         state = modes.state
         state.tracer = None
         try:
             out = fn(*args, **kwargs)
         finally:
             state.tracer = self
+        if self.boundaries is None:  # not replayed: its .grad writes are breaks at the end
+            return out
         self._refresh(what)
         node = None
         if isinstance(out, Tensor):  # a closure's loss: a value of the call, not a constant
