@@ -1,0 +1,78 @@
+"""Code generation and fusion choices of tensorix.compile that the GPT step's speed rests on:
+each is checked for its structure (what became one kernel) and for values/gradients against
+eager."""
+
+import numpy as np
+import pytest
+
+import tensorix as tx
+import tensorix.nn.functional as F
+
+
+def _np(t):
+    return t.detach().cpu().numpy()
+
+
+def _entry(cf):
+    return next(iter(cf.entries.values()))
+
+
+def test_a_lone_gelu_between_gemms_is_one_kernel_forward_and_backward():
+    """GPT's MLP: linear -> gelu -> linear. The gelu has no elementwise neighbour to fuse with,
+    yet runs as a group (one pass, vectorized tanh) in the forward and its backward."""
+    tx.manual_seed(0)
+    w1, w2 = tx.randn(32, 16) * 0.3, tx.randn(16, 32) * 0.3
+    for w in (w1, w2):
+        w.requires_grad_(True)
+
+    def mlp(x):
+        return F.linear(F.gelu(F.linear(x, w1), approximate="tanh"), w2).sum()
+
+    cf = tx.compile(mlp, options={"kernels": "numba" if _has_numba() else "numpy"})
+    x = tx.randn(64, 16, requires_grad=True)
+    got = cf(x)
+    g_got = tx.autograd.grad(got, [x, w1, w2])
+    ref = mlp(x)
+    g_ref = tx.autograd.grad(ref, [x, w1, w2])
+    np.testing.assert_allclose(_np(got), _np(ref), rtol=1e-5)
+    for a, b in zip(g_got, g_ref):
+        np.testing.assert_allclose(_np(a), _np(b), rtol=1e-4, atol=1e-5)
+    entry = _entry(cf)
+    fwd_ops = [[n.op.__name__ for n in g.nodes] for g in entry.fwd.groups]
+    bwd_ops = [[n.op.__name__ for n in g.nodes] for g in entry.bwd.groups]
+    assert ["Gelu"] in fwd_ops and ["GeluTanhBackward"] in bwd_ops
+
+
+def _has_numba():
+    try:
+        import numba  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+@pytest.mark.parametrize("approximate", ["tanh", "none"])
+def test_gelu_kernel_forms_agree_with_eager_float32(approximate):
+    """The lone-gelu group in both CPU forms (numba's vectorized tanh/erf, NumPy's blocks) is
+    within float32 rounding of eager's gelu."""
+    x = tx.tensor(np.linspace(-12, 12, 4001, dtype=np.float32))
+    ref = _np(F.gelu(x, approximate=approximate))
+    forms = ["numpy"] + (["numba"] if _has_numba() else [])
+    for form in forms:
+        cf = tx.compile(lambda t: F.gelu(t, approximate=approximate),
+                        options={"kernels": form})
+        # float32 rounding of the result, and of tanh (7 ulp) times |x| (GELU is x (1 + t) / 2)
+        err = np.abs(_np(cf(x)) - ref)
+        assert (err <= 3e-6 * np.abs(ref) + 5e-7 * np.abs(_np(x)) + 1e-30).all(), err.max()
+        assert [[n.op.__name__ for n in g.nodes] for g in _entry(cf).graph.groups] == \
+            [["Gelu"]]
+
+
+def test_fused_tanh_saturates_exactly_and_keeps_nan():
+    x = tx.tensor(np.array([-50.0, -10.0, -7.0, 0.0, 7.0, 10.0, 50.0, np.nan, np.inf, -np.inf],
+                           dtype=np.float32))
+    for form in ["numpy"] + (["numba"] if _has_numba() else []):
+        cf = tx.compile(lambda t: (t * 1.0).tanh(), options={"kernels": form})
+        got = _np(cf(x))
+        np.testing.assert_allclose(got, np.tanh(_np(x)), rtol=1e-6, atol=0)
+        assert got[[0, 1, 5, 6, 8, 9]].tolist() == [-1, -1, 1, 1, 1, -1]
