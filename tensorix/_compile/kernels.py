@@ -25,7 +25,7 @@ from .codegen import (
     run_prepare,
 )
 
-__all__ = ["numba_available", "build", "DEFAULT_CHUNK"]
+__all__ = ["numba_available", "build", "DEFAULT_CHUNK", "load_numba", "run_arguments"]
 
 DEFAULT_CHUNK = 1 << 14  # elements per block of the NumPy form (autotuned per kernel)
 _loaded: dict = {}  # (key, dialect) -> kernel function, for this process
@@ -51,7 +51,7 @@ def _erf(x):
     return erf_kernel(x.astype(np.float64)).astype(x.dtype, copy=False)
 
 
-def _load_numba(plan):
+def load_numba(plan):
     """The numba kernel, from a file named by the plan's key (numba's disk cache needs a
     file; equal groups in any process share it)."""
     fn = _loaded.get((plan.key, "numba"))
@@ -100,8 +100,15 @@ def build(plan: KernelPlan, device, prefer: str = "auto", chunk: int | None = No
     return _build_numpy(plan, np, chunk)
 
 
+def run_arguments(plan, arrays) -> list:
+    """The numba kernel's arguments for ``arrays`` (inputs laid out, outputs allocated): what
+    its compile is typed on."""
+    outs, sums = allocate(plan, np)
+    return [plan.outer, plan.inner, *run_prepare(plan, arrays, np), *outs, *sums]
+
+
 def _build_numba(plan):
-    fn = _load_numba(plan)
+    fn = load_numba(plan)
 
     def run(arrays):
         ins = run_prepare(plan, arrays, np)

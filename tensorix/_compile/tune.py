@@ -16,7 +16,10 @@ first result if the choice were made at the first call. So where the cost model 
 yet, a kernel starts as the NumPy form (no compile) and is measured, numba compiled, at its
 ``tier_up``-th call: a program run once never pays for numba, a training loop pays at its
 third step, and the measurement goes into the model, so the next process picks the form (from
-numba's disk cache) at once.
+numba's disk cache) at once. The numba compile itself runs on one background thread (numba's
+pipeline is mostly Python, ~1-5 s per kernel on a cold disk cache): the NumPy form keeps
+serving calls meanwhile, and the first call after the compile is done measures and switches,
+so a training loop never stalls on the compiler (``wait()`` blocks until it is idle).
 
 Example::
 
@@ -25,8 +28,12 @@ Example::
 
 from __future__ import annotations
 
+import atexit
+import collections
+import concurrent.futures
 import contextlib
 import json
+import threading
 import time
 
 import numpy as np
@@ -35,7 +42,7 @@ from . import kernels
 from .codegen import cache_dir
 from .kernels import DEFAULT_CHUNK, build
 
-__all__ = ["choose", "CostModel", "CHUNKS", "TIER_UP"]
+__all__ = ["choose", "CostModel", "CHUNKS", "TIER_UP", "wait"]
 
 CHUNKS = (1 << 12, 1 << 14, 1 << 16, 1 << 18)  # elements per NumPy block, swept by max-autotune
 TIER_UP = 3  # calls a kernel runs in the NumPy form before it is measured against numba
@@ -132,12 +139,14 @@ def _measure(plan, arrays, forms):
 
 
 class Tiered:
-    """A kernel's ``run`` that is the NumPy form for its first ``calls - 1`` calls and the
-    measured fastest form from then on (``kind`` says which runs now)."""
+    """A kernel's ``run`` that is the NumPy form until its numba form is compiled (started in
+    the background at the ``calls``-th call) and the measured fastest form from then on
+    (``kind`` says which runs now)."""
 
     def __init__(self, plan, device, chunks, calls):
         self.plan, self.device, self.chunks, self.left = plan, device, chunks, calls
         self.current = build(plan, device, "numpy")
+        self._job = None
 
     @property
     def kind(self):
@@ -147,6 +156,77 @@ class Tiered:
         if self.left:
             self.left -= 1
             if not self.left:
+                self._job = _compile_in_background(self.plan, arrays)
+        if self._job is not None and self._job.done():
+            job, self._job = self._job, None
+            if not job.cancelled() and job.exception() is None:  # else NumPy stays
                 self.current = _measure(self.plan, arrays,
                                         _forms(self.plan, self.device, self.chunks))
         return self.current(arrays)
+
+
+class _Compiler:
+    """One background thread running compiles in order. A daemon, so an idle one never holds
+    up exit; at exit the compiles not started are dropped and the running one is joined (a
+    thread pool's exit hook would run every queued compile first)."""
+
+    def __init__(self):
+        self.jobs: collections.deque = collections.deque()
+        self.cv = threading.Condition()
+        self.thread = None
+        self.closed = False
+
+    def submit(self, fn) -> concurrent.futures.Future:
+        future = concurrent.futures.Future()
+        with self.cv:
+            if self.closed:
+                future.cancel()
+                return future
+            self.jobs.append((fn, future))
+            if self.thread is None:
+                self.thread = threading.Thread(target=self._loop, name="tensorix-compile",
+                                               daemon=True)
+                self.thread.start()
+                atexit.register(self.close)
+            self.cv.notify()
+        return future
+
+    def _loop(self):
+        while True:
+            with self.cv:
+                while not self.jobs and not self.closed:
+                    self.cv.wait()
+                if self.closed:
+                    return
+                fn, future = self.jobs.popleft()
+            if future.set_running_or_notify_cancel():
+                try:
+                    future.set_result(fn())
+                except BaseException as e:  # noqa: BLE001 - the caller reads it off the future
+                    future.set_exception(e)
+
+    def close(self):
+        with self.cv:
+            self.closed = True
+            for _, future in self.jobs:
+                future.cancel()
+            self.jobs.clear()
+            self.cv.notify()
+        if self.thread is not None:
+            self.thread.join()
+
+
+_compiler = _Compiler()
+
+
+def _compile_in_background(plan, arrays):
+    """A future that is done when ``plan``'s numba kernel is compiled (or loaded from numba's
+    disk cache) for the argument types of ``arrays``."""
+    numba = kernels._numba()
+    types = tuple(numba.typeof(a) for a in kernels.run_arguments(plan, arrays))
+    return _compiler.submit(lambda: kernels.load_numba(plan).compile(types))
+
+
+def wait() -> None:
+    """Block until the background compiles submitted so far are done (tests, benchmarks)."""
+    _compiler.submit(lambda: None).result()

@@ -76,3 +76,36 @@ def test_fused_tanh_saturates_exactly_and_keeps_nan():
         got = _np(cf(x))
         np.testing.assert_allclose(got, np.tanh(_np(x)), rtol=1e-6, atol=0)
         assert got[[0, 1, 5, 6, 8, 9]].tolist() == [-1, -1, 1, 1, 1, -1]
+
+
+def test_tier_up_compiles_in_the_background_without_stalling(monkeypatch, tmp_path):
+    """The call that starts numba's compile returns at NumPy speed (the compile runs on the
+    background thread, here held back until released); calls keep answering with the NumPy
+    form, and the first call after the compile is done switches to the measured form."""
+    pytest.importorskip("numba")
+    import threading
+
+    from tensorix._compile import kernels, tune
+
+    monkeypatch.setattr(tune, "_model", [tune.CostModel(tmp_path / "tuning.json")])
+    release = threading.Event()
+    real = kernels.load_numba
+
+    def slow_load(plan):
+        release.wait(30)
+        return real(plan)
+
+    monkeypatch.setattr(kernels, "load_numba", slow_load)
+    fn = lambda x: (x * 2.5 - 0.5).sigmoid().sum(-1)  # noqa: E731
+    x = tx.randn(16, 40)
+    cf = tx.compile(fn, options={"tier_up": 1})
+    graph = _entry(cf).graph if cf.entries else None
+    for _ in range(3):  # the compile is blocked: every call is answered by NumPy
+        np.testing.assert_allclose(_np(cf(x)), _np(fn(x)), rtol=1e-5, atol=1e-5)
+        graph = _entry(cf).graph
+        assert graph.kernel_kinds() == ["numpy"] and tune._model[0].runs == {}
+    release.set()
+    tune.wait()
+    np.testing.assert_allclose(_np(cf(x)), _np(fn(x)), rtol=1e-5, atol=1e-5)
+    (key,) = tune._model[0].runs
+    assert "numba" in tune._model[0].runs[key]  # measured once compiled
