@@ -25,7 +25,8 @@ from .codegen import (
     run_prepare,
 )
 
-__all__ = ["numba_available", "build", "DEFAULT_CHUNK", "load_numba", "run_arguments"]
+__all__ = ["numba_available", "numba_loaded", "build", "DEFAULT_CHUNK", "load_numba",
+           "run_arguments"]
 
 DEFAULT_CHUNK = 1 << 14  # elements per block of the NumPy form (autotuned per kernel)
 _loaded: dict = {}  # (key, dialect) -> kernel function, for this process
@@ -41,8 +42,14 @@ def _numba():
 
 
 def numba_available() -> bool:
-    """Whether numba imports (the ``jit`` extra); tests force the fallback by patching this."""
-    return _numba() is not None
+    """Whether numba is installed (the ``jit`` extra), without importing it (seconds) until a
+    kernel needs it; tests force the fallback by patching this."""
+    return "numba" in sys.modules or importlib.util.find_spec("numba") is not None
+
+
+def numba_loaded(plan) -> bool:
+    """Whether ``plan``'s numba kernel is already loaded in this process."""
+    return (plan.key, "numba") in _loaded
 
 
 def _erf(x):

@@ -111,7 +111,12 @@ def choose(plan, device, arrays, chunks: bool = False, prefer: str = "auto", tie
     model = _cost_model()
     predicted = {f: model.predict(plan.key, f, n) for f in forms}
     if all(p is not None for p in predicted.values()):
-        return forms[min(predicted, key=predicted.get)]()
+        best = min(predicted, key=predicted.get)
+        if best == "numba" and tier_up > 0 and not kernels.numba_loaded(plan):
+            # decided, but loading numba (import, its first-call setup, the disk cache) costs
+            # seconds: NumPy answers until it is loaded in the background
+            return Tiered(plan, device, chunks, 1, decided=forms[best])
+        return forms[best]()
     if tier_up > 0:
         return Tiered(plan, device, chunks, tier_up)
     return _measure(plan, arrays, forms)
@@ -143,10 +148,11 @@ class Tiered:
     the background at the ``calls``-th call) and the measured fastest form from then on
     (``kind`` says which runs now)."""
 
-    def __init__(self, plan, device, chunks, calls):
+    def __init__(self, plan, device, chunks, calls, decided=None):
         self.plan, self.device, self.chunks, self.left = plan, device, chunks, calls
         self.current = build(plan, device, "numpy")
         self._job = None
+        self.decided = decided  # the form the cost model chose: no measurement then
 
     @property
     def kind(self):
@@ -159,7 +165,11 @@ class Tiered:
                 self._job = _compile_in_background(self.plan, arrays)
         if self._job is not None and self._job.done():
             job, self._job = self._job, None
-            if not job.cancelled() and job.exception() is None:  # else NumPy stays
+            if job.cancelled() or job.exception() is not None:
+                pass  # numba failed (or the process is exiting): the NumPy form stays
+            elif self.decided is not None:
+                self.current = self.decided()
+            else:
                 self.current = _measure(self.plan, arrays,
                                         _forms(self.plan, self.device, self.chunks))
         return self.current(arrays)
@@ -222,9 +232,14 @@ _compiler = _Compiler()
 def _compile_in_background(plan, arrays):
     """A future that is done when ``plan``'s numba kernel is compiled (or loaded from numba's
     disk cache) for the argument types of ``arrays``."""
-    numba = kernels._numba()
-    types = tuple(numba.typeof(a) for a in kernels.run_arguments(plan, arrays))
-    return _compiler.submit(lambda: kernels.load_numba(plan).compile(types))
+    args = kernels.run_arguments(plan, arrays)  # typed in the background: numba may not be
+    # imported yet (its import is seconds too)
+
+    def compile_kernel():
+        numba = kernels._numba()
+        kernels.load_numba(plan).compile(tuple(numba.typeof(a) for a in args))
+
+    return _compiler.submit(compile_kernel)
 
 
 def wait() -> None:

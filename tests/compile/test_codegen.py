@@ -109,3 +109,30 @@ def test_tier_up_compiles_in_the_background_without_stalling(monkeypatch, tmp_pa
     np.testing.assert_allclose(_np(cf(x)), _np(fn(x)), rtol=1e-5, atol=1e-5)
     (key,) = tune._model[0].runs
     assert "numba" in tune._model[0].runs[key]  # measured once compiled
+
+
+def test_a_kernel_the_model_decided_loads_numba_in_the_background(monkeypatch, tmp_path):
+    """Warm cache, new process: the cost model already says numba, but numba's import and
+    load cost seconds, so NumPy answers the first calls and the kernel switches to numba (no
+    new measurement) once loaded."""
+    pytest.importorskip("numba")
+    from tensorix._compile import kernels, tune
+
+    model = tune.CostModel(tmp_path / "tuning.json")
+    monkeypatch.setattr(tune, "_model", [model])
+    fn = lambda x: (x * 1.5 + 2.0).exp().sum(-1)  # noqa: E731
+    x = tx.randn(8, 24)
+    cf = tx.compile(fn, options={"tier_up": 5})
+    cf(x)
+    (plan,) = _entry(cf).graph.plans
+    n = plan.outer * plan.inner
+    model.add(plan.key, "numba", n, 1e-6)  # as a previous process measured
+    model.add(plan.key, f"numpy:{tune.DEFAULT_CHUNK}", n, 1e-3)
+    monkeypatch.setattr(kernels, "_loaded", {})  # this process has not loaded it yet
+    again = tx.compile(fn, options={"tier_up": 5})
+    np.testing.assert_allclose(_np(again(x)), _np(fn(x)), rtol=1e-5)
+    assert _entry(again).graph.kernel_kinds() == ["numpy"]
+    tune.wait()
+    np.testing.assert_allclose(_np(again(x)), _np(fn(x)), rtol=1e-5)
+    assert _entry(again).graph.kernel_kinds() == ["numba"]
+    assert len(model.runs[plan.key]["numba"]) == 1  # decided by the model, not re-measured
