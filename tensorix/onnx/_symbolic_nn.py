@@ -474,3 +474,27 @@ def binary_cross_entropy(em, node, x, t, w):
     neg = em.op("Mul", em.op("Sub", em.const(1, dtype), t), log_1mx)
     out = em.op("Neg", em.op("Add", pos, neg))
     return out if w is None else em.op("Mul", out, em.cast(w, dtype))
+
+
+@symbolic(_conv.Fold, since=16)
+def fold(em, node, cols, shape, kernel, stride, padding, dilation):
+    """col2im (conv_transpose, F.fold): each window element added into the output position it
+    came from. The positions are Unfold of a position table of one sample (0 where a window
+    reads padding), so one ScatterElements with ``reduction="add"`` per sample row writes them
+    all; the batch may be dynamic."""
+    if cols.dynamic - {0}:
+        raise refuse(em, node, f"col2im with dynamic dims {sorted(cols.dynamic - {0})}")
+    sample = (1,) + tuple(shape[1:])
+    table = np.arange(1, math.prod(sample) + 1, dtype=np.int64).reshape(sample)
+    positions = _conv.Unfold.apply(Tensor(table), kernel, stride, padding,
+                                   dilation).numpy().reshape(1, -1)
+    size = math.prod(sample) + 1  # slot 0 takes what lands in the padding
+    batch = em.op("Slice", em.op("Shape", cols), em.ints([0]), em.ints([1]))
+    rows = em.op("Reshape", cols, em.ints([0, -1]))
+    index = em.op("Expand", em.const(positions),
+                  em.op("Concat", batch, em.ints([positions.shape[1]]), axis=0))
+    zeros = em.op("Expand", em.const(np.zeros((1, size), dtype=cols.dtype.np)),
+                  em.op("Concat", batch, em.ints([size]), axis=0))
+    out = em.op("ScatterElements", zeros, index, rows, axis=1, reduction="add")
+    out = em.op("Slice", out, em.ints([1]), em.ints([size]), em.ints([1]))
+    return em.op("Reshape", out, em.ints((0,) + tuple(shape[1:])))
