@@ -33,6 +33,7 @@ import collections
 import concurrent.futures
 import contextlib
 import json
+import os
 import threading
 import time
 
@@ -181,6 +182,11 @@ class _Compiler:
     thread pool's exit hook would run every queued compile first)."""
 
     def __init__(self):
+        self._reset()
+        if hasattr(os, "register_at_fork"):  # a forked child (data workers) has no thread
+            os.register_at_fork(after_in_child=self._reset)
+
+    def _reset(self):
         self.jobs: collections.deque = collections.deque()
         self.cv = threading.Condition()
         self.thread = None

@@ -136,3 +136,24 @@ def test_a_kernel_the_model_decided_loads_numba_in_the_background(monkeypatch, t
     np.testing.assert_allclose(_np(again(x)), _np(fn(x)), rtol=1e-5)
     assert _entry(again).graph.kernel_kinds() == ["numba"]
     assert len(model.runs[plan.key]["numba"]) == 1  # decided by the model, not re-measured
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="needs os.fork")
+@pytest.mark.filterwarnings("ignore:This process .* is multi-threaded:DeprecationWarning")
+def test_background_compiler_works_in_a_forked_child():
+    """A forked child (a data-loader worker) inherits the compiler object but not its thread:
+    it starts its own, so wait() returns there."""
+    import os
+
+    from tensorix._compile import tune
+
+    tune.wait()  # the parent's thread exists now
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child reports through its exit code
+        try:
+            done = tune._compiler.submit(lambda: 7)
+            os._exit(0 if done.result(timeout=20) == 7 else 1)
+        except BaseException:
+            os._exit(2)
+    _, status = os.waitpid(pid, 0)
+    assert os.WEXITSTATUS(status) == 0
