@@ -157,3 +157,35 @@ def test_background_compiler_works_in_a_forked_child():
             os._exit(2)
     _, status = os.waitpid(pid, 0)
     assert os.WEXITSTATUS(status) == 0
+
+
+def _bwd_ops(cf):
+    return [n.op.__name__ for n in _entry(cf).bwd.graph.nodes if n.is_call]
+
+
+def test_the_backward_of_a_split_is_one_cat():
+    """GPT's qkv split: the backward's zero-filled scatters and their sum become one Cat."""
+    fn = lambda x: sum((p * (i + 1.0)).tanh().sum() for i, p in enumerate(  # noqa: E731
+        x.split(3, dim=1)))
+    cf = tx.compile(fn, options={"kernels": "numpy"})
+    x = tx.randn(4, 9, 2, dtype=tx.float64, requires_grad=True)
+    (g,) = tx.autograd.grad(cf(x), [x])
+    (g_ref,) = tx.autograd.grad(fn(x), [x])
+    np.testing.assert_allclose(_np(g), _np(g_ref), rtol=1e-12)
+    ops = _bwd_ops(cf)
+    assert "Cat" in ops and "IndexBackward" not in ops
+
+
+@pytest.mark.parametrize("cut", [
+    lambda x: (x[:, :4], x[:, 3:]),  # overlapping: the overlap adds up
+    lambda x: (x[:, :3], x[:, 5:]),  # a gap: zeros there
+    lambda x: (x[:, ::2], x[:, 1::2]),  # strided: not a concatenation
+])
+def test_slices_that_do_not_tile_keep_the_scatters(cut):
+    fn = lambda x: sum((p * 2.0).sin().sum() for p in cut(x))  # noqa: E731
+    cf = tx.compile(fn, options={"kernels": "numpy"})
+    x = tx.randn(3, 8, dtype=tx.float64, requires_grad=True)
+    (g,) = tx.autograd.grad(cf(x), [x])
+    (g_ref,) = tx.autograd.grad(fn(x), [x])
+    np.testing.assert_allclose(_np(g), _np(g_ref), rtol=1e-12)
+    assert "Cat" not in _bwd_ops(cf)
