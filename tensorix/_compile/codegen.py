@@ -151,9 +151,12 @@ _TQ = ({tq})
 
 @numba.njit(cache=True, inline="always", error_model="numpy")
 def _tanh32(x):
-    x = np.float32(min(max(x, np.float32(-7.90531110763549805)),
+    c = np.float32(min(max(x, np.float32(-7.90531110763549805)),
                        np.float32(7.90531110763549805)))
-    return _rational(x, _TP, _TQ)
+    # saturated: exactly +-1 (the rational is 1 ulp short there, which 1 + tanh in GELU's left
+    # tail would turn into an error of |x| ulp instead of the true -0)
+    sat = np.float32(1.0) if x > 0 else (np.float32(-1.0) if x < 0 else x)  # nan stays
+    return _rational(c, _TP, _TQ) if c == x else sat
 """
 
 

@@ -19,6 +19,7 @@ from ..tensor import _make
 from .codegen import KernelPlan
 from .fusion import partition
 from .kernels import build
+from .rewrites import scatters_to_cat
 from .tune import choose
 
 __all__ = ["CompiledGraph"]
@@ -35,6 +36,7 @@ class CompiledGraph:
         self.tier_up = tier_up  # see tensorix._compile.tune: numba after this many calls
         self.report = {"nodes_before": len(graph.nodes)}
         if passes:
+            self.report["cat"] = scatters_to_cat(graph)  # before DCE: the pieces die there
             self.report["passes"] = optimize(graph)
         self.groups = partition(graph) if fuse else []
         self.plans = [KernelPlan(g) for g in self.groups]

@@ -25,7 +25,8 @@ from .codegen import (
     run_prepare,
 )
 
-__all__ = ["numba_available", "build", "DEFAULT_CHUNK"]
+__all__ = ["numba_available", "numba_loaded", "build", "DEFAULT_CHUNK", "load_numba",
+           "run_arguments"]
 
 DEFAULT_CHUNK = 1 << 14  # elements per block of the NumPy form (autotuned per kernel)
 _loaded: dict = {}  # (key, dialect) -> kernel function, for this process
@@ -41,8 +42,14 @@ def _numba():
 
 
 def numba_available() -> bool:
-    """Whether numba imports (the ``jit`` extra); tests force the fallback by patching this."""
-    return _numba() is not None
+    """Whether numba is installed (the ``jit`` extra), without importing it (seconds) until a
+    kernel needs it; tests force the fallback by patching this."""
+    return "numba" in sys.modules or importlib.util.find_spec("numba") is not None
+
+
+def numba_loaded(plan) -> bool:
+    """Whether ``plan``'s numba kernel is already loaded in this process."""
+    return (plan.key, "numba") in _loaded
 
 
 def _erf(x):
@@ -51,7 +58,7 @@ def _erf(x):
     return erf_kernel(x.astype(np.float64)).astype(x.dtype, copy=False)
 
 
-def _load_numba(plan):
+def load_numba(plan):
     """The numba kernel, from a file named by the plan's key (numba's disk cache needs a
     file; equal groups in any process share it)."""
     fn = _loaded.get((plan.key, "numba"))
@@ -100,8 +107,15 @@ def build(plan: KernelPlan, device, prefer: str = "auto", chunk: int | None = No
     return _build_numpy(plan, np, chunk)
 
 
+def run_arguments(plan, arrays) -> list:
+    """The numba kernel's arguments for ``arrays`` (inputs laid out, outputs allocated): what
+    its compile is typed on."""
+    outs, sums = allocate(plan, np)
+    return [plan.outer, plan.inner, *run_prepare(plan, arrays, np), *outs, *sums]
+
+
 def _build_numba(plan):
-    fn = _load_numba(plan)
+    fn = load_numba(plan)
 
     def run(arrays):
         ins = run_prepare(plan, arrays, np)

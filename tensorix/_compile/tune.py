@@ -16,7 +16,10 @@ first result if the choice were made at the first call. So where the cost model 
 yet, a kernel starts as the NumPy form (no compile) and is measured, numba compiled, at its
 ``tier_up``-th call: a program run once never pays for numba, a training loop pays at its
 third step, and the measurement goes into the model, so the next process picks the form (from
-numba's disk cache) at once.
+numba's disk cache) at once. The numba compile itself runs on one background thread (numba's
+pipeline is mostly Python, ~1-5 s per kernel on a cold disk cache): the NumPy form keeps
+serving calls meanwhile, and the first call after the compile is done measures and switches,
+so a training loop never stalls on the compiler (``wait()`` blocks until it is idle).
 
 Example::
 
@@ -25,8 +28,13 @@ Example::
 
 from __future__ import annotations
 
+import atexit
+import collections
+import concurrent.futures
 import contextlib
 import json
+import os
+import threading
 import time
 
 import numpy as np
@@ -35,7 +43,7 @@ from . import kernels
 from .codegen import cache_dir
 from .kernels import DEFAULT_CHUNK, build
 
-__all__ = ["choose", "CostModel", "CHUNKS", "TIER_UP"]
+__all__ = ["choose", "CostModel", "CHUNKS", "TIER_UP", "wait"]
 
 CHUNKS = (1 << 12, 1 << 14, 1 << 16, 1 << 18)  # elements per NumPy block, swept by max-autotune
 TIER_UP = 3  # calls a kernel runs in the NumPy form before it is measured against numba
@@ -104,7 +112,12 @@ def choose(plan, device, arrays, chunks: bool = False, prefer: str = "auto", tie
     model = _cost_model()
     predicted = {f: model.predict(plan.key, f, n) for f in forms}
     if all(p is not None for p in predicted.values()):
-        return forms[min(predicted, key=predicted.get)]()
+        best = min(predicted, key=predicted.get)
+        if best == "numba" and tier_up > 0 and not kernels.numba_loaded(plan):
+            # decided, but loading numba (import, its first-call setup, the disk cache) costs
+            # seconds: NumPy answers until it is loaded in the background
+            return Tiered(plan, device, chunks, 1, decided=forms[best])
+        return forms[best]()
     if tier_up > 0:
         return Tiered(plan, device, chunks, tier_up)
     return _measure(plan, arrays, forms)
@@ -132,12 +145,15 @@ def _measure(plan, arrays, forms):
 
 
 class Tiered:
-    """A kernel's ``run`` that is the NumPy form for its first ``calls - 1`` calls and the
-    measured fastest form from then on (``kind`` says which runs now)."""
+    """A kernel's ``run`` that is the NumPy form until its numba form is compiled (started in
+    the background at the ``calls``-th call) and the measured fastest form from then on
+    (``kind`` says which runs now)."""
 
-    def __init__(self, plan, device, chunks, calls):
+    def __init__(self, plan, device, chunks, calls, decided=None):
         self.plan, self.device, self.chunks, self.left = plan, device, chunks, calls
         self.current = build(plan, device, "numpy")
+        self._job = None
+        self.decided = decided  # the form the cost model chose: no measurement then
 
     @property
     def kind(self):
@@ -147,6 +163,91 @@ class Tiered:
         if self.left:
             self.left -= 1
             if not self.left:
+                self._job = _compile_in_background(self.plan, arrays)
+        if self._job is not None and self._job.done():
+            job, self._job = self._job, None
+            if job.cancelled() or job.exception() is not None:
+                pass  # numba failed (or the process is exiting): the NumPy form stays
+            elif self.decided is not None:
+                self.current = self.decided()
+            else:
                 self.current = _measure(self.plan, arrays,
                                         _forms(self.plan, self.device, self.chunks))
         return self.current(arrays)
+
+
+class _Compiler:
+    """One background thread running compiles in order. A daemon, so an idle one never holds
+    up exit; at exit the compiles not started are dropped and the running one is joined (a
+    thread pool's exit hook would run every queued compile first)."""
+
+    def __init__(self):
+        self._reset()
+        if hasattr(os, "register_at_fork"):  # a forked child (data workers) has no thread
+            os.register_at_fork(after_in_child=self._reset)
+
+    def _reset(self):
+        self.jobs: collections.deque = collections.deque()
+        self.cv = threading.Condition()
+        self.thread = None
+        self.closed = False
+
+    def submit(self, fn) -> concurrent.futures.Future:
+        future = concurrent.futures.Future()
+        with self.cv:
+            if self.closed:
+                future.cancel()
+                return future
+            self.jobs.append((fn, future))
+            if self.thread is None:
+                self.thread = threading.Thread(target=self._loop, name="tensorix-compile",
+                                               daemon=True)
+                self.thread.start()
+                atexit.register(self.close)
+            self.cv.notify()
+        return future
+
+    def _loop(self):
+        while True:
+            with self.cv:
+                while not self.jobs and not self.closed:
+                    self.cv.wait()
+                if self.closed:
+                    return
+                fn, future = self.jobs.popleft()
+            if future.set_running_or_notify_cancel():
+                try:
+                    future.set_result(fn())
+                except BaseException as e:  # noqa: BLE001 - the caller reads it off the future
+                    future.set_exception(e)
+
+    def close(self):
+        with self.cv:
+            self.closed = True
+            for _, future in self.jobs:
+                future.cancel()
+            self.jobs.clear()
+            self.cv.notify()
+        if self.thread is not None:
+            self.thread.join()
+
+
+_compiler = _Compiler()
+
+
+def _compile_in_background(plan, arrays):
+    """A future that is done when ``plan``'s numba kernel is compiled (or loaded from numba's
+    disk cache) for the argument types of ``arrays``."""
+    args = kernels.run_arguments(plan, arrays)  # typed in the background: numba may not be
+    # imported yet (its import is seconds too)
+
+    def compile_kernel():
+        numba = kernels._numba()
+        kernels.load_numba(plan).compile(tuple(numba.typeof(a) for a in args))
+
+    return _compiler.submit(compile_kernel)
+
+
+def wait() -> None:
+    """Block until the background compiles submitted so far are done (tests, benchmarks)."""
+    _compiler.submit(lambda: None).result()

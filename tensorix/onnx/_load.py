@@ -151,8 +151,8 @@ class _Node:
 
 
 class _Graph:
-    """A subgraph attribute (If's branches, Loop's body): its nodes, input and output names,
-    and its own initializers (as constants)."""
+    """A subgraph attribute (If's branches, Loop's and Scan's body): its nodes, input and
+    output names, and its own initializers (as constants)."""
 
     __slots__ = ("nodes", "inputs", "outputs", "initializers")
 
@@ -212,7 +212,48 @@ def _loop(module, node, args, env):
     return tuple(carried + stacked)
 
 
-_CONTROL = {"If": _if, "Loop": _loop}
+def _scan(module, node, args, env):
+    """ONNX Scan (opset 9+): ``body(*state, *slices) -> (*state, *scanned)`` once per step
+    along each scan input's axis (``scan_input_axes``, reversed where
+    ``scan_input_directions`` says 1); the scanned values are stacked along
+    ``scan_output_axes`` (in reverse order where ``scan_output_directions`` says 1)."""
+    body = node.attrs["body"]
+    m = node.attrs["num_scan_inputs"]
+    n_state = len(args) - m
+    state, xs = list(args[:n_state]), args[n_state:]
+    k = len(body.outputs) - n_state
+    in_axes = [_axis_of(a, x.ndim) for a, x in
+               zip(node.attrs.get("scan_input_axes", [0] * m), xs)]
+    in_dirs = node.attrs.get("scan_input_directions", [0] * m)
+    lengths = {x.shape[a] for x, a in zip(xs, in_axes)}
+    if len(lengths) != 1:
+        raise ValueError(f"tensorix.onnx.load: Scan inputs have different lengths {lengths} "
+                         "along their scan axes")
+    (steps,) = lengths
+    scans: list = []
+    for t in range(steps):
+        slices = [x.select(a, steps - 1 - t if d else t) for x, a, d in zip(xs, in_axes, in_dirs)]
+        outs = module._subgraph(body, env, state + slices)
+        state = list(outs[:n_state])
+        scans.append(outs[n_state:])
+    if k and not scans:
+        raise UnsupportedOperatorError(
+            "tensorix.onnx.load: a Scan over zero steps has scan outputs of unknown shape")
+    out_dirs = node.attrs.get("scan_output_directions", [0] * k)
+    out_axes = node.attrs.get("scan_output_axes", [0] * k)
+    stacked = []
+    for j in range(k):
+        seq = [step[j] for step in scans]
+        seq = seq[::-1] if out_dirs[j] else seq
+        stacked.append(T.stack(seq, _axis_of(out_axes[j], seq[0].ndim + 1)))
+    return tuple(state + stacked)
+
+
+def _axis_of(axis, ndim):
+    return axis + ndim if axis < 0 else axis
+
+
+_CONTROL = {"If": _if, "Loop": _loop, "Scan": _scan}
 
 
 def _default_opset(proto) -> int:

@@ -592,6 +592,14 @@ def _topk(inputs, attrs, opset):
     return values, indices
 
 
+
+@_op("NegativeLogLikelihoodLoss")
+def _nll_loss(inputs, attrs, opset):
+    x, target = inputs[0], inputs[1]
+    weight = inputs[2] if len(inputs) > 2 else None
+    return F.nll_loss(x, target.long(), weight, ignore_index=attrs.get("ignore_index", -100),
+                      reduction=attrs.get("reduction", "mean"))
+
 # -- shape-valued and constant ops ---------------------------------------------------------
 
 @_op("Constant")

@@ -16,7 +16,7 @@ import math
 import numpy as np
 
 from .. import dtypes as dt
-from ..nn.functional import _conv, _core, _norm, _pool
+from ..nn.functional import _conv, _core, _loss, _norm, _pool
 from ..ops import (
     _along,
     _semiring,
@@ -419,3 +419,82 @@ def max_pool(em, node, x, kernel, stride, padding, dilation, out_sizes, with_ind
 
 
 __all__ = ["by_positions"]
+
+
+@symbolic(indexing.IndexPut)
+def index_put(em, node, a, value, index, accumulate, op="index_put"):
+    """``a[index] = value`` (``+=`` with ``accumulate``; put and setitem's core too): the
+    index is fixed at export (a constant of the program), so the written positions are read
+    off a position table and scattered into the flattened ``a``. Without ``accumulate`` a
+    position written twice keeps its last value, as in eager (ONNX leaves duplicates in a
+    plain ScatterElements undefined, so only each position's last write is scattered); with
+    it, ScatterElements adds (``reduction="add"``, opset 16)."""
+    _static(em, node, a, "its position table")
+    if accumulate and em.opset < 16:
+        raise refuse(em, node, "index_put(accumulate=True) needs ScatterElements' reduction")
+    table = np.arange(math.prod(a.shape), dtype=np.int64).reshape(a.shape)
+    positions = np.asarray(index.get(table)).reshape(-1)
+    if positions.size == 0:
+        return em.op("Identity", a)
+    values = em.op("Expand", em.cast(value, a.dtype), em.ints(index.get(table).shape))
+    values = em.op("Reshape", values, em.ints([-1]))
+    if not accumulate:
+        # the last write of each position: unique over the reversed order
+        _, first = np.unique(positions[::-1], return_index=True)
+        keep = np.sort(positions.size - 1 - first)
+        if keep.size < positions.size:
+            values = em.op("Gather", values, em.const(keep), axis=0)
+            positions = positions[keep]
+    flat = em.op("Reshape", a, em.ints([-1]))
+    out = em.op("ScatterElements", flat, em.const(positions), values, axis=0,
+                reduction="add" if accumulate else None)
+    return em.op("Reshape", out, em.ints(a.shape))
+
+
+@symbolic(_core.NLLLoss)
+def nll_loss(em, node, logp, target, weight, ignore_index, reduction):
+    """ONNX NegativeLogLikelihoodLoss: the same (N, C, *) layout, class weights, ignored
+    targets and weighted-mean normaliser as eager."""
+    logp = em.cast(logp, out_dtype(node)) if logp.dtype != out_dtype(node) else logp
+    return em.op("NegativeLogLikelihoodLoss", logp, em.cast(target, dt.int64),
+                 *([em.cast(weight, out_dtype(node))] if weight is not None else []),
+                 reduction=reduction, ignore_index=int(ignore_index))
+
+
+@symbolic(_loss.BinaryCrossEntropy)
+def binary_cross_entropy(em, node, x, t, w):
+    """-(t max(log x, -100) + (1 - t) max(log(1 - x), -100)) [* w], elementwise (the
+    reduction is its own node); the logs clamped at -100 as in eager and torch."""
+    x, t = _same(em, node, x, t)
+    dtype = out_dtype(node)
+    floor = em.const(-100, dtype)
+    log_x = em.op("Max", em.op("Log", x), floor)
+    log_1mx = em.op("Max", em.op("Log", em.op("Sub", em.const(1, dtype), x)), floor)
+    pos = em.op("Mul", t, log_x)
+    neg = em.op("Mul", em.op("Sub", em.const(1, dtype), t), log_1mx)
+    out = em.op("Neg", em.op("Add", pos, neg))
+    return out if w is None else em.op("Mul", out, em.cast(w, dtype))
+
+
+@symbolic(_conv.Fold, since=16)
+def fold(em, node, cols, shape, kernel, stride, padding, dilation):
+    """col2im (conv_transpose, F.fold): each window element added into the output position it
+    came from. The positions are Unfold of a position table of one sample (0 where a window
+    reads padding), so one ScatterElements with ``reduction="add"`` per sample row writes them
+    all; the batch may be dynamic."""
+    if cols.dynamic - {0}:
+        raise refuse(em, node, f"col2im with dynamic dims {sorted(cols.dynamic - {0})}")
+    sample = (1,) + tuple(shape[1:])
+    table = np.arange(1, math.prod(sample) + 1, dtype=np.int64).reshape(sample)
+    positions = _conv.Unfold.apply(Tensor(table), kernel, stride, padding,
+                                   dilation).numpy().reshape(1, -1)
+    size = math.prod(sample) + 1  # slot 0 takes what lands in the padding
+    batch = em.op("Slice", em.op("Shape", cols), em.ints([0]), em.ints([1]))
+    rows = em.op("Reshape", cols, em.ints([0, -1]))
+    index = em.op("Expand", em.const(positions),
+                  em.op("Concat", batch, em.ints([positions.shape[1]]), axis=0))
+    zeros = em.op("Expand", em.const(np.zeros((1, size), dtype=cols.dtype.np)),
+                  em.op("Concat", batch, em.ints([size]), axis=0))
+    out = em.op("ScatterElements", zeros, index, rows, axis=1, reduction="add")
+    out = em.op("Slice", out, em.ints([1]), em.ints([size]), em.ints([1]))
+    return em.op("Reshape", out, em.ints((0,) + tuple(shape[1:])))

@@ -45,7 +45,7 @@ def test_registry_coverage_matches_docs():
     documented = sorted(line.split("`")[1] for line in listed.splitlines()
                         if line.startswith("| `"))
     assert documented == missing
-    assert len(OPS) - len(missing) >= 306, "export coverage regressed"
+    assert len(OPS) - len(missing) >= 314, "export coverage regressed"
 
 
 @pytest.mark.parametrize("name", ["add", "softmax", "matmul", "getitem", "cumsum", "tril",
@@ -285,3 +285,59 @@ def test_scans_and_signs_written_from_other_onnx_ops(case):
     for g, back, e in zip(got, loaded, expected, strict=True):
         np.testing.assert_allclose(g, e.numpy(), rtol=1e-5, atol=1e-6)
         np.testing.assert_allclose(back.detach().numpy(), e.numpy(), rtol=1e-5, atol=1e-6)
+
+
+# -- index_put and the losses ---------------------------------------------------------------
+
+@pytest.mark.parametrize("accumulate", [False, True])
+@pytest.mark.parametrize("index", [
+    (np.array([0, 2, 0]),),  # a repeated row: the last write wins, or both add
+    (np.array([1, 3, 1]), np.array([4, 0, 4])),  # a repeated element
+    (np.array([[0], [3]]), np.array([1, 2])),  # broadcast index arrays
+    (np.arange(20).reshape(4, 5) % 3 == 0,),  # a boolean mask
+])
+def test_index_put_exports_with_eager_rule_for_repeats(index, accumulate):
+    x = tx.randn(4, 5)
+    shape = np.zeros((4, 5))[index].shape
+    value = tx.randn(*shape)
+    indices = tuple(tx.tensor(i) for i in index)  # fixed in the program, not an input
+    fn = lambda x, v: x.index_put(indices, v, accumulate=accumulate)  # noqa: E731
+    expected = fn(x, value).numpy()
+    proto = export(fn, (x, value))
+    assert "ScatterElements" in [n.op_type for n in proto.graph.node]
+    np.testing.assert_allclose(run_ort(proto, [x.numpy(), value.numpy()])[0], expected,
+                               rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(load(proto)(x, value).detach().numpy(), expected, rtol=1e-6,
+                               atol=1e-6)
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_cross_entropy_with_weights_and_ignored_targets_exports(reduction):
+    import tensorix.nn.functional as F
+
+    x, w = tx.randn(6, 4, 3), tx.rand(4) + 0.5
+    target = tx.tensor(np.array([[0, 3, 1], [2, 2, -100], [1, 0, 3], [3, -100, 0],
+                                 [2, 1, 1], [0, 0, 2]]))
+    fn = lambda x, t: F.cross_entropy(x, t, weight=w, reduction=reduction)  # noqa: E731
+    expected = fn(x, target).numpy()
+    proto = export(fn, (x, target))
+    assert "NegativeLogLikelihoodLoss" in [n.op_type for n in proto.graph.node]
+    got = run_ort(proto, [x.numpy(), target.numpy()])[0]
+    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(load(proto)(x, target).detach().numpy(), expected, rtol=1e-5,
+                               atol=1e-6)
+
+
+def test_conv_transpose_exports_with_a_dynamic_batch():
+    tx.manual_seed(0)
+    model = nn.Sequential(nn.ConvTranspose2d(3, 4, 3, stride=2, padding=1, output_padding=1),
+                          nn.ReLU())
+    proto = export(model, (tx.randn(2, 3, 5, 6),), input_names=["x"], output_names=["y"],
+                   dynamic_axes={"x": {0: "batch"}, "y": {0: "batch"}})
+    assert "ScatterElements" in [n.op_type for n in proto.graph.node]
+    x = tx.randn(3, 3, 5, 6)
+    with tx.no_grad():
+        expected = model(x).numpy()
+    np.testing.assert_allclose(run_ort(proto, [x.numpy()])[0], expected, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(load(proto)(x).detach().numpy(), expected, rtol=1e-5,
+                               atol=1e-6)

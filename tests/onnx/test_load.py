@@ -321,10 +321,20 @@ def test_handler_table_is_covered():
                            "ReduceMax",
                            "ReduceMin", "ReduceProd", "ReduceLogSumExp", "ReduceL2",
                            "ReduceL1", "ReduceSumSquare", "ArgMax", "ArgMin", "CumSum", "TopK",
-                           "Trilu", "Shape", "ConstantOfShape", "Range", "Constant", "Dropout"}
+                           "Trilu", "Shape", "ConstantOfShape", "Range", "Constant", "Dropout",
+                           "NegativeLogLikelihoodLoss"}
     untested = set(HANDLERS) - tested
     assert untested <= {"IsInf", "CastLike", "Size", "BitwiseNot", "BitwiseAnd", "BitwiseOr",
                         "BitwiseXor"}, untested
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_negative_log_likelihood_loss(reduction, weighted):
+    x, target = f32(4, 3, 2), np.array([[0, 2], [1, -1], [2, 2], [-1, 0]], np.int64)
+    consts = {"w": np.array([0.5, 2.0, 1.5], np.float32)} if weighted else None
+    check(one_node("NegativeLogLikelihoodLoss", [x, target], consts, reduction=reduction,
+                   ignore_index=-1), [x, target])
 
 
 @pytest.mark.parametrize("op", ["IsInf", "Size", "BitwiseNot", "BitwiseAnd", "BitwiseOr",
@@ -416,3 +426,31 @@ def test_unsupported_op_inside_a_subgraph_is_named():
                    [_vi("c", onnx.TensorProto.BOOL, []), _vi("x", shape=[2])], [_vi("y")])
     with pytest.raises(UnsupportedOperatorError, match="'Unique'"):
         load(model)
+
+
+@pytest.mark.parametrize("directions,axes", [((0, 0), (0, 0)), ((1, 0), (1, 0)),
+                                             ((0, 1), (-1, 1))])
+def test_scan_carries_state_over_slices_and_stacks_outputs(directions, axes):
+    """An RNN-like Scan: a state updated from each slice of two scan inputs (one read in
+    reverse, along any axis), a scanned output per step (stacked forward or in reverse, along
+    any axis), and a value from the outer scope (w)."""
+    f = onnx.TensorProto.FLOAT
+    body = helper.make_graph(
+        [helper.make_node("MatMul", ["h", "w"], ["hw"]),
+         helper.make_node("Add", ["hw", "a"], ["s"]),
+         helper.make_node("Mul", ["s", "b"], ["s2"]),
+         helper.make_node("Tanh", ["s2"], ["h_out"]),
+         helper.make_node("ReduceSum", ["h_out"], ["y"], keepdims=0)],
+        "body", [_vi("h", f, [2, 3]), _vi("a", f, [2, 3]), _vi("b", f, [2, 3])],
+        [_vi("h_out", f, [2, 3]), _vi("y", f, [])])
+    in_dir, out_dir = directions
+    in_axis, out_axis = axes
+    node = helper.make_node("Scan", ["h0", "xa", "xb"], ["h_final", "ys"], body=body,
+                            num_scan_inputs=2, scan_input_directions=[0, in_dir],
+                            scan_input_axes=[0, in_axis], scan_output_directions=[out_dir],
+                            scan_output_axes=[0])
+    xb_shape = [5, 2, 3] if in_axis == 0 else [2, 5, 3] if in_axis == 1 else [2, 3, 5]
+    model = _model([node], [_vi("h0", f, [2, 3]), _vi("xa", f, [5, 2, 3]),
+                            _vi("xb", f, xb_shape)], [_vi("h_final"), _vi("ys")],
+                   [onnx.numpy_helper.from_array(f32(3, 3), "w")])
+    _both(model, f32(2, 3), f32(5, 2, 3), f32(*xb_shape))
