@@ -92,10 +92,11 @@ class FlatHandle:
         self.backward_pending = False  # forward ran with grad; its backward has not ended
         self.order = None  # the root's _Order, recording the first iteration's order
 
-    def start_gather(self, shard):
-        """Start gathering the full flat buffer (param dtype) from this rank's ``shard``."""
+    def start_gather(self, shard, cast=True):
+        """Start gathering the full flat buffer (param dtype, or the shard's own with
+        ``cast=False``: optimizer state) from this rank's ``shard``."""
         src = _host(shard)
-        src = src if self.param_dtype is None else src.astype(self.param_dtype.np)
+        src = src if self.param_dtype is None or not cast else src.astype(self.param_dtype.np)
         if not self.sharded:
             return _Pending(None, src.copy() if src is shard else src, self.device)
         self.gathers += 1
@@ -104,9 +105,9 @@ class FlatHandle:
             _make(out), _make(np.ascontiguousarray(src)), self.group, async_op=True)
         return _Pending(work, out, self.device)
 
-    def gather(self, shard):
+    def gather(self, shard, cast=True):
         """The full flat buffer (param dtype, compute device) from ``shard``."""
-        return self.start_gather(shard).wait()
+        return self.start_gather(shard, cast).wait()
 
     def unshard(self):
         """The full flat buffer for a pass: the prefetched one if a prefetch started it."""

@@ -45,6 +45,7 @@ from ...nn.parameter import Parameter
 from ...tensor import Tensor, _make
 from .. import _collectives
 from .._c10d import GroupMember, ReduceOp, _group, new_group
+from . import _optim_state
 from . import _state_dict as sd
 from ._flat import FlatHandle, Unshard
 from ._state_dict import StateDictSettings, StateDictType
@@ -308,6 +309,21 @@ class FullyShardedDataParallel(Module):
             FullyShardedDataParallel.set_state_dict_type(
                 module, previous.state_dict_type, previous.state_dict_config,
                 previous.optim_state_dict_config)
+
+    @staticmethod
+    def optim_state_dict(model, optim, optim_state_dict=None, group=None) -> dict:
+        """``optim``'s state keyed by ``model``'s original parameter names, whole
+        (FULL_STATE_DICT) or this rank's pieces (SHARDED_STATE_DICT); see
+        ``fsdp._optim_state``. Every rank must call."""
+        return _optim_state.optim_state_dict(model, optim, optim_state_dict, group)
+
+    @staticmethod
+    def optim_state_dict_to_load(model, optim, optim_state_dict, is_named_optimizer=False,
+                                 load_directly=False, group=None) -> dict:
+        """``optim_state_dict``'s result (made at any world size) as ``optim``'s own state
+        dict for this rank's shards; ``load_directly=True`` loads it too."""
+        return _optim_state.optim_state_dict_to_load(model, optim, optim_state_dict,
+                                                     is_named_optimizer, load_directly, group)
 
     def state_dict(self, *args, **kwargs) -> dict:
         """The state dict of the current ``state_dict_type`` (FULL_STATE_DICT by default: the
