@@ -18,11 +18,17 @@ import sharded as script  # noqa: E402
 TOL = dict(rtol=1e-12, atol=1e-12)
 
 
-def reference():
+def reference(grouped=False):
     """One process: the Adam state by parameter name after two steps, the weights after
-    two and after three."""
+    two and after three (``grouped``: the LayerNorm parameters at their own rate, as
+    optim_state.py's use_orig_params run)."""
     ref = script.build(0, tx.float64)
-    opt = script.adam(ref.parameters())
+    if grouped:
+        sys.path.insert(0, str(Path(__file__).parent / "_scripts"))
+        from optim_state import grouped as make_groups
+        opt = make_groups(ref)
+    else:
+        opt = script.adam(ref.parameters())
     script.train(ref, opt, steps=range(2))
     names = {id(p): n for n, p in ref.named_parameters()}
     state = {names[id(p)]: {k: v.numpy().copy() if hasattr(v, "numpy") else v
@@ -43,16 +49,21 @@ def same(got, want, what):
 def test_optim_state_dicts_and_checkpoints_at_another_world_size(mpirun, tmp_path, save_n,
                                                                  load_n):
     state, two, three = reference()
+    orig_state, _, orig_three = reference(grouped=True)
     folder = tmp_path / "ckpt"
     _, saved = mpirun("optim_state.py", save_n, "save", folder)
     for r in saved:
         # FULL: every rank holds the whole state of every parameter, under its name
-        assert list(r["full"]) == list(state)
-        for name, st in state.items():
-            assert r["full"][name]["step"] == st["step"] == 2
-            for k in ("exp_avg", "exp_avg_sq"):
-                np.testing.assert_allclose(r["full"][name][k], st[k], err_msg=f"{name} {k}",
-                                           **TOL)
+        for full, want in ((r["full"], state), (r["orig_full"], orig_state)):
+            assert sorted(full) == sorted(want)
+            for name, st in want.items():
+                assert full[name]["step"] == st["step"] == 2
+                for k in ("exp_avg", "exp_avg_sq"):
+                    np.testing.assert_allclose(full[name][k], st[k], err_msg=f"{name} {k}",
+                                               **TOL)
+        # use_orig_params: the original names; each parameter is its part of the shard
+        assert r["orig_names"] == [n for n, _ in script.build(0, tx.float64).named_parameters()]
+        same(r["orig_saved"], orig_three, "use_orig_params")
         assert r["groups"][0]["params"] == list(state) and r["groups"][0]["lr"] == 0.05
         # reloaded at the same world size (no checkpoint), trained on
         same(r["same_full"], three, "same world size FULL")
@@ -71,6 +82,12 @@ def test_optim_state_dicts_and_checkpoints_at_another_world_size(mpirun, tmp_pat
         for kind in ("full", "sharded", "hybrid_model", "hybrid"):
             same(r[kind], three, f"{save_n} -> {load_n} ranks: {kind}")
         same(r["local"], two, f"{save_n} -> {load_n} ranks: LOCAL")
+        same(r["orig"], orig_three, f"{save_n} -> {load_n} ranks: use_orig_params")
+    # the parts of each original parameter over the ranks make it whole
+    ref = script.build(0, tx.float64)
+    sizes = {n: p.numel() for n, p in ref.named_parameters()}
+    for k, name in enumerate(saved[0]["orig_names"]):
+        assert sum(np.prod(r["orig_shapes"][k]) for r in saved) == sizes[name]
 
 
 def test_state_dict_checkpoint_consolidates_and_dedupes(mpirun, tmp_path):

@@ -91,6 +91,17 @@ class FlatHandle:
         self.reshard_after_forward = False
         self.backward_pending = False  # forward ran with grad; its backward has not ended
         self.order = None  # the root's _Order, recording the first iteration's order
+        self.orig = []  # use_orig_params: the original parameters (views of the shard)
+
+    def pieces(self):
+        """Per spec, the [start, stop) of the shard that holds its values (empty where the
+        parameter lies outside this rank's range)."""
+        lo, hi = self.range
+        out = []
+        for *_, o, n in self.specs:
+            a, b = max(o, lo), min(o + n, hi)
+            out.append((a - lo, b - lo) if a < b else (0, 0))
+        return out
 
     def start_gather(self, shard, cast=True):
         """Start gathering the full flat buffer (param dtype, or the shard's own with
@@ -197,10 +208,12 @@ class _Regather:
 
 class Unshard(Function):
     """flat shard -> the unit's full parameters (a tuple, one per spec); backward: their
-    gradients -> the shard's gradient, averaged over ranks."""
+    gradients -> the shard's gradient, averaged over ranks (with use_orig_params, split into
+    the original parameters' parts)."""
 
     @staticmethod
-    def forward(ctx, flat_param, handle):
+    def forward(ctx, flat_param, handle, *orig):
+        # orig: use_orig_params' views of the shard, the leaves that get the gradient
         ctx.handle = handle
         ctx.set_materialize_grads(False)
         full = handle.unshard()
@@ -222,4 +235,7 @@ class Unshard(Function):
         h.full = None  # every use of the full parameters has run its backward
         h.backward_pending = False
         h.drop_prefetch()
-        return _make(h.reduce(flat)), None
+        shard = h.reduce(flat)
+        if not h.orig:
+            return _make(shard), None
+        return (None, None) + tuple(_make(shard[a:b]) for a, b in h.pieces())

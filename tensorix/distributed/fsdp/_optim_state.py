@@ -49,15 +49,25 @@ DEFAULT_OPTIM_CONFIGS = {StateDictType.FULL_STATE_DICT: FullOptimStateDictConfig
                          StateDictType.SHARDED_STATE_DICT: ShardedOptimStateDictConfig}
 
 
-def _units_by_flat(model, op):
-    """{id(flat param): (unit, [(first original name, shape, offset, numel)])} of ``model``."""
-    out = {}
+def _owners(model, op):
+    """{id(optimizer parameter): (unit, [(name, shape, offset, numel)], (a, b))} and
+    {id(unit): [(name, shape, offset, numel)]}: a flat
+    parameter stands for all of its unit's parameters and covers its whole shard; with
+    use_orig_params each original parameter for itself, covering shard[a:b]."""
+    out, specs = {}, {}
     for unit, names, shape, o, n in _params(model):
-        out.setdefault(id(unit._flat_param), (unit, []))[1].append((names[0], shape, o, n))
+        h = unit._handle
+        spec = (names[0], shape, o, n)
+        specs.setdefault(id(unit), []).append(spec)
+        if h.orig:
+            k = [s[3] for s in h.specs].index(o)
+            out[id(h.orig[k])] = (unit, [spec], h.pieces()[k])
+        else:
+            out.setdefault(id(unit._flat_param), (unit, [], (0, h.shard_size)))[1].append(spec)
     if not out:
         raise TypeError(f"FullyShardedDataParallel.{op}(): model holds no "
                         "FullyShardedDataParallel unit with parameters")
-    return out
+    return out, specs
 
 
 def _params(model):
@@ -81,9 +91,8 @@ def _settings(model, op):
     return kind, config
 
 
-def _per_element(value, flat):
-    return hasattr(value, "_data") and tuple(value.shape) == tuple(flat.shape) and \
-        flat.dim() == 1
+def _per_element(value, p):
+    return hasattr(value, "_data") and tuple(value.shape) == tuple(p.shape) and p.dim() == 1
 
 
 def _init_optim_state(optim):
@@ -122,38 +131,42 @@ def optim_state_dict(model, optim, optim_state_dict=None, group=None) -> dict:
             osd = FSDP.optim_state_dict(model, opt)   # osd["state"]["fc.weight"]["exp_avg"]
     """
     kind, config = _settings(model, "optim_state_dict")
-    units = _units_by_flat(model, "optim_state_dict")
-    for g in optim.param_groups:
-        for p in g["params"]:
-            if id(p) not in units:
-                raise ValueError("FullyShardedDataParallel.optim_state_dict(): optim holds a "
-                                 "parameter that is not a flat parameter of model (build the "
-                                 "optimizer on the FSDP model's parameters())")
+    owners, unit_specs = _owners(model, "optim_state_dict")
+    params = [p for g in optim.param_groups for p in g["params"]]
+    if any(id(p) not in owners for p in params):
+        raise ValueError("FullyShardedDataParallel.optim_state_dict(): optim holds a "
+                         "parameter that is not a parameter of model (build the optimizer on "
+                         "the FSDP model's parameters())")
     _init_optim_state(optim)
     sd = optim.state_dict() if optim_state_dict is None else optim_state_dict
-    params = [p for g in optim.param_groups for p in g["params"]]
-    state, groups = {}, []
+    units = {}  # id(unit): [unit, {key: flat shard state (host)}, {key: scalar}]
     for index, p in enumerate(params):
-        unit, specs = units[id(p)]
+        unit, _, (a, b) = owners[id(p)]
         h = unit._handle
-        st = sd["state"].get(index, sd["state"].get(str(index), {}))
-        full = {}
-        for key, value in st.items():
-            if _per_element(value, p) and kind is StateDictType.FULL_STATE_DICT:
-                full[key] = h.gather(value._data, cast=False)
-        for name, shape, o, n in specs:
-            entry = {}
-            for key, value in st.items():
-                if not _per_element(value, p):
-                    entry[key] = value.item() if hasattr(value, "item") else value
-                elif key in full:
-                    entry[key] = _host(full[key][o:o + n].reshape(shape).copy(), value, config)
-                else:
-                    entry[key] = _piece(value, h, o, n, shape, config)
+        slot = units.setdefault(id(unit), [unit, {}, {}])
+        for key, value in sd["state"].get(index, sd["state"].get(str(index), {})).items():
+            if _per_element(value, p):
+                buf = slot[1].setdefault(key, np.zeros(h.shard_size, h.dtype))
+                buf[a:b] = backend.to_device(value._data, backend.cpu)
+            else:
+                slot[2][key] = value.item() if hasattr(value, "item") else value
+    state = {}
+    for unit, arrays, scalars in units.values():
+        h, flat = unit._handle, unit._flat_param
+        if kind is StateDictType.FULL_STATE_DICT:
+            arrays = {k: backend.to_device(h.gather(v, cast=False), backend.cpu)
+                      for k, v in arrays.items()}
+        for name, shape, o, n in unit_specs[id(unit)]:
+            entry = dict(scalars)
+            for key, buf in arrays.items():
+                entry[key] = _host(buf[o:o + n].reshape(shape).copy(), flat, config) \
+                    if kind is StateDictType.FULL_STATE_DICT else \
+                    _piece(buf, flat, h, o, n, shape, config)
             if entry:
                 state[name] = entry
+    groups = []
     for g_sd, g in zip(sd["param_groups"], optim.param_groups):
-        names = [name for p in g["params"] for name, *_ in units[id(p)][1]]
+        names = [name for p in g["params"] for name, *_ in owners[id(p)][1]]
         groups.append({**{k: v for k, v in g_sd.items() if k != "params"}, "params": names})
     if getattr(config, "rank0_only", False) and model._handle.rank != 0:
         return {}
@@ -166,12 +179,11 @@ def _host(array, like, config):
     return _make(array, like.dtype)
 
 
-def _piece(value, h, o, n, shape, config):
+def _piece(buf, flat, h, o, n, shape, config):
     lo, hi = h.range
     a, b = max(o, lo), min(o + n, hi)
-    data = value._data
-    local = data[a - lo:b - lo].copy() if a < b else data[:0].copy()
-    return ShardedTensor(_host(local, value, config), a - o if a < b else 0, shape)
+    local = buf[a - lo:b - lo].copy() if a < b else buf[:0].copy()
+    return ShardedTensor(_host(local, flat, config), a - o if a < b else 0, shape)
 
 
 def optim_state_dict_to_load(model, optim, optim_state_dict, is_named_optimizer=False,
@@ -188,22 +200,29 @@ def optim_state_dict_to_load(model, optim, optim_state_dict, is_named_optimizer=
     if is_named_optimizer:
         raise NotImplementedError("FullyShardedDataParallel.optim_state_dict_to_load(): "
                                   "is_named_optimizer=True is not supported")
-    units = _units_by_flat(model, "optim_state_dict_to_load")
+    owners, unit_specs = _owners(model, "optim_state_dict_to_load")
     theirs = optim_state_dict.get("state") if isinstance(optim_state_dict, dict) else None
     if theirs is None or "param_groups" not in optim_state_dict:
         raise TypeError("FullyShardedDataParallel.optim_state_dict_to_load(): expected the "
                         "{'state': ..., 'param_groups': ...} dict that optim_state_dict gives")
-    state, groups, index = {}, [], 0
     loaded_groups = optim_state_dict["param_groups"]
     if len(loaded_groups) != len(optim.param_groups):
         raise ValueError(f"FullyShardedDataParallel.optim_state_dict_to_load(): the state dict "
                          f"has {len(loaded_groups)} parameter groups, optim "
                          f"{len(optim.param_groups)}")
+    state, groups, index, flats = {}, [], 0, {}
     for g_sd, g in zip(loaded_groups, optim.param_groups):
         ids = []
         for p in g["params"]:
-            unit, specs = units[id(p)]
-            st = _flat_state(unit, specs, theirs, p)
+            if id(p) not in owners:
+                raise ValueError("FullyShardedDataParallel.optim_state_dict_to_load(): optim "
+                                 "holds a parameter that is not a parameter of model")
+            unit, _, (a, b) = owners[id(p)]
+            if id(unit) not in flats:
+                flats[id(unit)] = _flat_state(unit, unit_specs[id(unit)], theirs)
+            st = {k: _make(backend.to_device(v[a:b].copy(), backend.get_device(p._data)),
+                           p.dtype) if isinstance(v, np.ndarray) else v
+                  for k, v in flats[id(unit)].items()}
             if st:
                 state[index] = st
             ids.append(index)
@@ -215,8 +234,9 @@ def optim_state_dict_to_load(model, optim, optim_state_dict, is_named_optimizer=
     return out
 
 
-def _flat_state(unit, specs, theirs, flat):
-    """This rank's flat state of one unit from the per-name entries."""
+def _flat_state(unit, specs, theirs):
+    """This rank's flat state of one unit from the per-name entries: {key: host array of
+    the shard's size, or a scalar}."""
     h = unit._handle
     lo, hi = h.range
     host = np.dtype(h.dtype)
@@ -234,9 +254,7 @@ def _flat_state(unit, specs, theirs, flat):
             if a >= b:
                 continue
             buf[a - lo:b - lo] = _range(value, name, key, shape, a - o, b - o)
-    for key, buf in arrays.items():
-        out[key] = _make(backend.to_device(buf, backend.get_device(flat._data)), flat.dtype)
-    return out
+    return {**out, **arrays}
 
 
 def _range(value, name, key, shape, start, stop):

@@ -30,6 +30,20 @@ def make(seed, **kwargs):
     return model, sharded.adam(model.parameters())
 
 
+def grouped(model):
+    """use_orig_params: Adam with its own learning rate for the LayerNorm parameters."""
+    named = list(model.named_parameters())
+    return tx.optim.Adam([{"params": [p for n, p in named if "norm" not in n]},
+                          {"params": [p for n, p in named if "norm" in n], "lr": 0.02}],
+                         lr=0.05)
+
+
+def make_orig(seed):
+    model = FSDP(sharded.build(seed, tx.float64), use_orig_params=True,
+                 auto_wrap_policy=fsdp.ModuleWrapPolicy({sharded.Block}))
+    return model, grouped(model)
+
+
 def weights(model):
     return {k: v.numpy() for k, v in model.state_dict().items()}
 
@@ -75,6 +89,16 @@ def save(folder, rank, world, out):
         dcp.save({"model": model.state_dict(), "optim": FSDP.optim_state_dict(model, opt)},
                  os.path.join(folder, "hybrid"))
     out["hybrid_saved"] = third_step(model, opt, rank, world)
+    # use_orig_params: the original parameters, per-parameter groups
+    model, opt = make_orig(0)
+    out["orig_names"] = [n for n, _ in model.named_parameters()]
+    out["orig_shapes"] = [list(p.shape) for p in model.parameters()]
+    sharded.train(model, opt, rank, world, steps=range(2))
+    out["orig_full"] = plain(FSDP.optim_state_dict(model, opt))
+    with FSDP.state_dict_type(model, T.SHARDED_STATE_DICT):
+        dcp.save({"model": model.state_dict(), "optim": FSDP.optim_state_dict(model, opt)},
+                 os.path.join(folder, "orig"))
+    out["orig_saved"] = third_step(model, opt, rank, world)
 
 
 def errors(model, opt, pieces):
@@ -132,6 +156,13 @@ def load(folder, rank, world, out):
         model.load_state_dict(sd["model"])
         FSDP.optim_state_dict_to_load(model, opt, sd["optim"], load_directly=True)
     out["hybrid"] = third_step(model, opt, rank, world)
+    model, opt = make_orig(1)
+    with FSDP.state_dict_type(model, T.SHARDED_STATE_DICT):
+        sd = {"model": model.state_dict(), "optim": FSDP.optim_state_dict(model, opt)}
+        dcp.load(sd, os.path.join(folder, "orig"))
+        model.load_state_dict(sd["model"])
+        FSDP.optim_state_dict_to_load(model, opt, sd["optim"], load_directly=True)
+    out["orig"] = third_step(model, opt, rank, world)
 
 
 def main():
