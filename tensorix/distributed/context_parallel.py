@@ -32,6 +32,7 @@ from ..ops.shape import stack
 from ..tensor import _make
 from . import _collectives
 from ._c10d import _group
+from .nn.functional import all_to_all
 
 __all__ = ["ring_attention", "ulysses_attention", "load_balanced_positions"]
 
@@ -124,33 +125,6 @@ def _all_positions(pos, group):
     return out._data
 
 
-class _AllToAll(Function):
-    """Split dim ``scatter`` into N parts, send part j to rank j, concatenate what arrives
-    along dim ``gather``; backward is the inverse exchange."""
-
-    @staticmethod
-    def forward(ctx, x, scatter, gather, group):
-        ctx.dims, ctx.group = (scatter, gather), group
-        return _all_to_all(np.asarray(x._data), scatter, gather, group)
-
-    @staticmethod
-    def backward(ctx, g):
-        scatter, gather = ctx.dims
-        return _make(_all_to_all(np.asarray(g._data), gather, scatter, ctx.group), g._dtype), \
-            None, None, None
-
-
-def _all_to_all(arr, scatter, gather, group):
-    world = _group(group, "ulysses_attention").size()
-    if arr.shape[scatter] % world:
-        raise ValueError(f"ulysses_attention(): dimension {scatter} of size "
-                         f"{arr.shape[scatter]} does not split over {world} ranks")
-    parts = np.stack(np.split(arr, world, axis=scatter))  # (N, ...) part j goes to rank j
-    got = _make(np.empty_like(parts))
-    _collectives.all_to_all_single(got, _make(np.ascontiguousarray(parts)), group=group)
-    return np.concatenate(list(got._data), axis=gather)
-
-
 def ulysses_attention(q, k, v, causal=False, group=None, scale=None):
     """Attention over a sequence split contiguously over the ranks, by trading the sequence
     split for a head split (two all-to-alls each way).
@@ -158,6 +132,10 @@ def ulysses_attention(q, k, v, causal=False, group=None, scale=None):
     ``q, k, v``: (B, H, T/N, D) with rank r holding tokens [r T/N, (r+1) T/N); H divisible by
     N. Returns (B, H, T/N, D).
     """
-    qh, kh, vh = (_AllToAll.apply(t, 1, 2, group) for t in (q, k, v))  # (B, H/N, T, D)
+    world = _group(group, "ulysses_attention").size()
+    if q.shape[1] % world:
+        raise ValueError(f"ulysses_attention(): {q.shape[1]} heads do not split over {world} "
+                         "ranks")
+    qh, kh, vh = (all_to_all(t, 1, 2, group=group) for t in (q, k, v))  # (B, H/N, T, D)
     out = F.scaled_dot_product_attention(qh, kh, vh, is_causal=causal, scale=scale)
-    return _AllToAll.apply(out, 2, 1, group)
+    return all_to_all(out, 2, 1, group=group)
