@@ -199,3 +199,17 @@ def run(layers, p: Plan, x):
 
         x = checkpoint(forward, x, use_reentrant=False) if c else forward(x)
     return x
+
+
+# general module graphs (any forward wiring), at submodule granularity
+from .remat_graph import (  # noqa: E402
+    CheckpointWrapper,
+    ModulePlan,
+    ModuleProfile,
+    apply,
+    plan_module,
+    profile_module,
+)
+
+__all__ += ["CheckpointWrapper", "ModulePlan", "ModuleProfile", "apply", "plan_module",
+            "profile_module"]
