@@ -166,15 +166,15 @@ def plan_module(prof: ModuleProfile, budget: int) -> ModulePlan:
     for rank, m in enumerate(order):  # m: the largest candidate recomputed
         # kept(C) = end_of_forward - sum over C of (saved - input_cost): items below m
         need = _estimate(prof, {m}) - budget  # bytes still to free with items other than m
-        front = [(0, 0.0, frozenset())]  # (bytes freed, seconds, items): Pareto
+        front = [(0, 0.0, frozenset())]  # (-bytes freed, seconds, items): Pareto
         for i in order[:rank]:
             gain = prof.saved[i] - prof.input_cost[i]
             if gain <= 0:
                 continue
-            front = _pareto(front + [(f + gain, s + prof.seconds[i], c | {i})
+            front = _pareto(front + [(f - gain, s + prof.seconds[i], c | {i})
                                      for f, s, c in front])
         for freed, sec, chosen in front:
-            if freed >= need:
+            if -freed >= need:
                 total = sec + prof.seconds[m]
                 if best is None or total < best[0]:
                     best = (total, set(chosen) | {m})
@@ -186,13 +186,14 @@ def plan_module(prof: ModuleProfile, budget: int) -> ModulePlan:
 
 
 def _pareto(options):
-    """The (freed, seconds) pairs no other beats: more freed for no more time."""
-    options.sort(key=lambda o: (-o[0], o[1]))
-    out, best = [], math.inf
+    """The (cost, seconds, ...) options no other beats on both counts (least first); shared
+    with the chain planner."""
+    options.sort(key=lambda o: (o[0], o[1]))
+    out, best_sec = [], math.inf
     for o in options:
-        if o[1] < best:
+        if o[1] < best_sec:
             out.append(o)
-            best = o[1]
+            best_sec = o[1]
     return out
 
 
