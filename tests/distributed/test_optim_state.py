@@ -77,6 +77,7 @@ def test_optim_state_dicts_and_checkpoints_at_another_world_size(mpirun, tmp_pat
         assert e["other_world"].startswith("ValueError") and "checkpoint.load" in \
             e["other_world"]
     assert [r["rank0_only"] for r in saved] == [2] + [0] * (save_n - 1)
+    _consolidates_and_dedupes(folder, tmp_path, two)
     _, loaded = mpirun("optim_state.py", load_n, "load", folder)
     for r in loaded:
         for kind in ("full", "sharded", "hybrid_model", "hybrid"):
@@ -90,14 +91,12 @@ def test_optim_state_dicts_and_checkpoints_at_another_world_size(mpirun, tmp_pat
         assert sum(np.prod(r["orig_shapes"][k]) for r in saved) == sizes[name]
 
 
-def test_state_dict_checkpoint_consolidates_and_dedupes(mpirun, tmp_path):
+def _consolidates_and_dedupes(folder, tmp_path, two):
     """A FULL state-dict checkpoint (every rank holds every tensor) writes each value once
-    and consolidates to the plain module's weights under "model."."""
+    and consolidates to the plain module's weights under "model."; loading a checkpoint of
+    the other kind, or a name it lacks, fails clearly."""
     from tensorix.distributed import checkpoint as dcp
 
-    folder = tmp_path / "ckpt"
-    mpirun("optim_state.py", 2, "save", folder)
-    _, two, _ = reference()
     entries = json.loads((folder / "full" / "index.json").read_text())["tensors"]
     assert all(len(e["pieces"]) == 1 for e in entries.values())
     dcp.consolidate(folder / "full", tmp_path / "all.safetensors")
