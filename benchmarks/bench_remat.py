@@ -3,16 +3,20 @@
 A chain of 16 MLP blocks (every fourth four times wider), batch 256: for no checkpointing,
 sqrt(n) segments, and the planner at sqrt(n)'s estimated peak, prints the estimated and the
 measured peak (tensorix.memory, gradients already allocated, as after the first step) and the
-time of forward + backward. Run: ``python benchmarks/bench_remat.py``.
+time of forward + backward. Then the module-graph planner (``remat.plan_module``) on a model
+with two branches and residual blocks: what forward keeps, the backward peak and the time, per
+budget.
+Run: ``python benchmarks/bench_remat.py``.
 """
 
 from __future__ import annotations
 
+import copy
 import time
 
 import tensorix as tx
 from tensorix import nn
-from tensorix.utils import remat
+from tensorix.utils import remat, remat_graph
 
 
 def chain():
@@ -57,5 +61,50 @@ def main():
               f"{p.recompute_seconds * 1e3:.0f} | {seconds * 1e3:.0f} |")
 
 
+class Branchy(nn.Module):
+    """Two MLP branches into a mix, then six residual MLP blocks (a ModuleList)."""
+
+    def __init__(self, d=256):
+        super().__init__()
+        mlp = lambda h: nn.Sequential(nn.Linear(d, h), nn.GELU(), nn.Linear(h, d))  # noqa: E731
+        self.a, self.b, self.mix = mlp(4 * d), mlp(2 * d), nn.Linear(d, d)
+        self.blocks = nn.ModuleList([mlp((1 + i % 3) * d) for i in range(6)])
+
+    def forward(self, x):
+        h = self.mix(self.a(x) + self.b(x.tanh()))
+        for blk in self.blocks:
+            h = h + blk(h)
+        return h
+
+
+def graph():
+    tx.manual_seed(0)
+    model, x = Branchy(), tx.randn(256, 256, requires_grad=True)
+    prof = remat.profile_module(model, x)
+    top = prof.end_of_forward + prof.grads
+    low = remat_graph._estimate(prof, set(range(len(prof.names))))  # everything recomputed
+    print("\n| budget MiB | recomputed | estimated peak MiB | "
+          "kept after forward MiB | measured peak MiB | fwd+bwd ms |")
+    print("|---|---|---|---|---|---|")
+    for frac in (0.0, 1 / 3, 2 / 3, 1.0):
+        budget = int(top - frac * (top - low))
+        p = remat.plan_module(prof, budget)
+        m = remat.apply(copy.deepcopy(model), p)
+        best = float("inf")
+        for _ in range(3):
+            m.zero_grad()
+            with tx.memory.track() as mem:
+                start = time.perf_counter()
+                before = tx.memory.memory_allocated()
+                y = m(x)
+                kept = tx.memory.memory_allocated() - before
+                y.sum().backward()
+                best = min(best, time.perf_counter() - start)
+        names = ", ".join(p.checkpointed) or "-"
+        print(f"| {budget / 2**20:.1f} | {names} | {p.peak / 2**20:.1f} | "
+              f"{kept / 2**20:.1f} | {mem.peak / 2**20:.1f} | {best * 1e3:.0f} |")
+
+
 if __name__ == "__main__":
     main()
+    graph()

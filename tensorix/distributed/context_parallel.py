@@ -11,8 +11,10 @@
 
 Both are written with tensorix ops and differentiable communication (the ring shift's backward
 sends the gradient the other way; the all-to-all's backward is the inverse all-to-all), so
-autograd gives exact gradients. The ring keeps every step's block for backward (it trades
-compute balance, not memory, in this version).
+autograd gives exact gradients. By default the ring keeps every step's block for backward;
+``recompute=True`` keeps only q, k, v, the output and its log-sum-exp, and backward goes round
+the ring again, recomputing each block's probabilities (as FlashAttention and Ring Attention
+do) while the key/value gradients travel with their block back to its owner.
 
 Example (each rank holds (B, H, T/N, D) of q, k, v)::
 
@@ -26,12 +28,14 @@ import math
 
 import numpy as np
 
-from ..autograd.function import Function
+from .. import backend
+from ..autograd.function import Function, once_differentiable
 from ..nn import functional as F
 from ..ops.shape import stack
 from ..tensor import _make
 from . import _collectives
 from ._c10d import _group
+from .nn.functional import all_to_all
 
 __all__ = ["ring_attention", "ulysses_attention", "load_balanced_positions"]
 
@@ -77,12 +81,15 @@ def _shift(arr, step, group, direction):
     return out._data
 
 
-def ring_attention(q, k, v, positions, causal=False, group=None, scale=None):
+def ring_attention(q, k, v, positions, causal=False, group=None, scale=None,
+                   recompute=False):
     """Attention of this rank's queries over the keys and values of all ranks.
 
     ``q, k, v``: (B, H, T_local, D), this rank's tokens, at global ``positions`` (T_local,)
     (the same split on every rank: contiguous, or ``load_balanced_positions`` for causal).
-    Returns (B, H, T_local, D): full attention's rows for these tokens.
+    Returns (B, H, T_local, D): full attention's rows for these tokens. ``recompute=True``
+    keeps O(T_local) per row for backward instead of every block's (T_local, T_local)
+    probabilities (its backward is not itself differentiable).
     """
     g = _group(group, "ring_attention")
     world, rank = g.size(), g.rank()
@@ -92,9 +99,11 @@ def ring_attention(q, k, v, positions, causal=False, group=None, scale=None):
                          f"per local token (got {pos.shape})")
     every = _all_positions(pos, group)
     scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else scale
-    kv = stack([k, v]) if k.shape == v.shape else None
-    if kv is None:
+    if k.shape != v.shape:
         raise ValueError("ring_attention(): k and v must have the same shape")
+    if recompute:
+        return _RingAttention.apply(q, k, v, pos, every, causal, group, scale)
+    kv = stack([k, v])
     lses, outs = [], []
     for step in range(world):
         if step:
@@ -117,38 +126,88 @@ def ring_attention(q, k, v, positions, causal=False, group=None, scale=None):
     return out
 
 
+def _block_scores(q, k, qpos, kpos, causal, scale):
+    """One block's scaled scores (B, H, Tq, Tk), the causal mask applied (host arrays)."""
+    s = (q @ np.swapaxes(k, -1, -2)) * scale
+    if causal:
+        s = np.where(kpos[None, :] > qpos[:, None], _NEG, s)
+    return s
+
+
+class _RingAttention(Function):
+    """Ring attention that keeps only q, k, v, out and the log-sum-exp for backward.
+
+    Forward: online softmax over the blocks as they pass. Backward: the blocks pass again;
+    each step recomputes the block's probabilities p = exp(s - lse) and adds
+    dq += (p * (dO v^T - rowsum(dO * out))) k * scale, and the block's dk, dv, which travel
+    with it; after N shifts every block, with its gradients, is back at its owner."""
+
+    @staticmethod
+    def forward(ctx, q, k, v, pos, every, causal, group, scale):
+        device = backend.get_device(q._data)
+        qa, ka, va = (np.asarray(backend.to_device(t._data, backend.cpu)) for t in (q, k, v))
+        world, rank = every.shape[0], _group(group, "ring_attention").rank()
+        kv = np.stack([ka, va])
+        lse = out = None
+        for step in range(world):
+            if step:
+                kv = _shift(kv, step, group, +1)
+            kpos = every[(rank - step) % world]
+            if causal and kpos.min() > pos.max():
+                continue
+            s = _block_scores(qa, kv[0], pos, kpos, causal, scale)
+            m = s.max(-1, keepdims=True)
+            block_lse = m + np.log(np.exp(s - m).sum(-1, keepdims=True))
+            o = np.exp(s - block_lse) @ kv[1]
+            if lse is None:
+                lse, out = block_lse, o
+            else:
+                new = np.logaddexp(lse, block_lse)
+                out = out * np.exp(lse - new) + o * np.exp(block_lse - new)
+                lse = new
+        ctx.save_for_backward(q, k, v)
+        # kept as tensors, so that tensorix.memory counts what backward holds on to
+        ctx.out, ctx.lse, ctx.device = _make(out), _make(lse), device
+        ctx.meta = (pos, every, causal, group, scale)
+        return backend.to_device(out.astype(qa.dtype, copy=False), device)
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, g):
+        q, k, v = ctx.saved_tensors
+        pos, every, causal, group, scale = ctx.meta
+        qa, ka, va = (np.asarray(backend.to_device(t._data, backend.cpu)) for t in (q, k, v))
+        go = np.asarray(backend.to_device(g._data, backend.cpu))
+        world, rank = every.shape[0], _group(group, "ring_attention").rank()
+        delta = (go * ctx.out._data).sum(-1, keepdims=True)  # rowsum(dO * O)
+        dq = np.zeros_like(qa)
+        # the block and its gradients travel together: [k, v, dk, dv]
+        ring = np.stack([ka, va, np.zeros_like(ka), np.zeros_like(va)])
+        for step in range(world):
+            if step:
+                ring = _shift(ring, world + step, group, +1)
+            kpos = every[(rank - step) % world]
+            if causal and kpos.min() > pos.max():
+                continue
+            p = np.exp(_block_scores(qa, ring[0], pos, kpos, causal, scale) - ctx.lse._data)
+            ring[3] += np.swapaxes(p, -1, -2) @ go
+            ds = p * (go @ np.swapaxes(ring[1], -1, -2) - delta) * scale
+            dq += ds @ ring[0]
+            ring[2] += np.swapaxes(ds, -1, -2) @ qa
+        grads = ring[2:] if world == 1 else \
+            _shift(ring[2:], 2 * world, group, +1)  # block rank+1's goes home
+        dev = ctx.device
+        return (_make(backend.to_device(dq, dev), q._dtype),
+                _make(backend.to_device(np.ascontiguousarray(grads[0]), dev), k._dtype),
+                _make(backend.to_device(np.ascontiguousarray(grads[1]), dev), v._dtype),
+                None, None, None, None, None)
+
+
 def _all_positions(pos, group):
     g = _group(group, "ring_attention")
     out = _make(np.empty((g.size(), pos.size), np.int64))
     _collectives.all_gather_into_tensor(out, _make(pos.astype(np.int64)), group)
     return out._data
-
-
-class _AllToAll(Function):
-    """Split dim ``scatter`` into N parts, send part j to rank j, concatenate what arrives
-    along dim ``gather``; backward is the inverse exchange."""
-
-    @staticmethod
-    def forward(ctx, x, scatter, gather, group):
-        ctx.dims, ctx.group = (scatter, gather), group
-        return _all_to_all(np.asarray(x._data), scatter, gather, group)
-
-    @staticmethod
-    def backward(ctx, g):
-        scatter, gather = ctx.dims
-        return _make(_all_to_all(np.asarray(g._data), gather, scatter, ctx.group), g._dtype), \
-            None, None, None
-
-
-def _all_to_all(arr, scatter, gather, group):
-    world = _group(group, "ulysses_attention").size()
-    if arr.shape[scatter] % world:
-        raise ValueError(f"ulysses_attention(): dimension {scatter} of size "
-                         f"{arr.shape[scatter]} does not split over {world} ranks")
-    parts = np.stack(np.split(arr, world, axis=scatter))  # (N, ...) part j goes to rank j
-    got = _make(np.empty_like(parts))
-    _collectives.all_to_all_single(got, _make(np.ascontiguousarray(parts)), group=group)
-    return np.concatenate(list(got._data), axis=gather)
 
 
 def ulysses_attention(q, k, v, causal=False, group=None, scale=None):
@@ -158,6 +217,10 @@ def ulysses_attention(q, k, v, causal=False, group=None, scale=None):
     ``q, k, v``: (B, H, T/N, D) with rank r holding tokens [r T/N, (r+1) T/N); H divisible by
     N. Returns (B, H, T/N, D).
     """
-    qh, kh, vh = (_AllToAll.apply(t, 1, 2, group) for t in (q, k, v))  # (B, H/N, T, D)
+    world = _group(group, "ulysses_attention").size()
+    if q.shape[1] % world:
+        raise ValueError(f"ulysses_attention(): {q.shape[1]} heads do not split over {world} "
+                         "ranks")
+    qh, kh, vh = (all_to_all(t, 1, 2, group=group) for t in (q, k, v))  # (B, H/N, T, D)
     out = F.scaled_dot_product_attention(qh, kh, vh, is_causal=causal, scale=scale)
-    return _AllToAll.apply(out, 2, 1, group)
+    return all_to_all(out, 2, 1, group=group)

@@ -28,13 +28,13 @@ import math
 
 import numpy as np
 
-from ..autograd.function import Function
 from ..nn import GELU, Linear, Module, ModuleList, Sequential
 from ..nn import functional as F
 from ..ops import creation
 from ..ops.shape import cat
 from ..tensor import _make
 from . import _c10d, _collectives
+from .nn.functional import all_to_all
 
 __all__ = ["MoE", "TopKRouter"]
 
@@ -69,28 +69,6 @@ class TopKRouter(Module):
         frac = _make((counts / chosen.size).astype(np.asarray(probs._data).dtype))
         aux = self.num_experts * (frac * probs.mean(0)).sum()
         return weights, experts, keep, aux
-
-
-class _Exchange(Function):
-    """all_to_all_single with uneven splits along dim 0; backward: the reverse exchange."""
-
-    @staticmethod
-    def forward(ctx, x, send, recv, group):
-        ctx.counts, ctx.group = (send, recv), group
-        return _exchange(np.asarray(x._data), send, recv, group)
-
-    @staticmethod
-    def backward(ctx, g):
-        send, recv = ctx.counts
-        return _make(_exchange(np.asarray(g._data), recv, send, ctx.group), g._dtype), None, \
-            None, None
-
-
-def _exchange(arr, send, recv, group):
-    out = _make(np.empty((int(sum(recv)), *arr.shape[1:]), arr.dtype))
-    _collectives.all_to_all_single(out, _make(np.ascontiguousarray(arr)), list(recv),
-                                   list(send), group)
-    return out._data
 
 
 class MoE(Module):
@@ -142,12 +120,12 @@ class MoE(Module):
         recv = _make(np.empty(world, np.int64))
         _collectives.all_to_all_single(recv, counts, group=self.group)
         recv = recv._data
-        ids = _exchange(eid.astype(np.int64), send, recv, self.group)
-        got = _Exchange.apply(rows, send, recv, self.group)
+        ids = all_to_all(_make(eid.astype(np.int64)), 0, 0, send, recv, self.group)._data
+        got = all_to_all(rows, 0, 0, send, recv, self.group)
         order = np.argsort(ids, kind="stable")
         done = self._local(got.index_select(0, _make(order)), ids[order])
         back = done.index_select(0, _make(np.argsort(order, kind="stable")))
-        return _Exchange.apply(back, recv, send, self.group)
+        return all_to_all(back, 0, 0, recv, send, self.group)
 
     def _local(self, rows, eid):
         parts = []

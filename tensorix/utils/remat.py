@@ -30,6 +30,15 @@ import time
 
 from ..autograd.graph import saved_tensors_hooks
 from .checkpoint import checkpoint
+from .remat_graph import (  # general module graphs, at submodule granularity
+    CheckpointWrapper,
+    ModulePlan,
+    ModuleProfile,
+    _pareto,
+    apply,
+    plan_module,
+    profile_module,
+)
 
 __all__ = ["Profile", "Plan", "profile", "plan", "sqrt_plan", "run"]
 
@@ -155,16 +164,6 @@ def plan(prof: Profile, budget: int) -> Plan:
     return Plan(segs, _peak(prof, segs), sec)
 
 
-def _pareto(options):
-    options.sort(key=lambda o: (o[0], o[1]))
-    out, best_sec = [], math.inf
-    for o in options:
-        if o[1] < best_sec:
-            out.append(o)
-            best_sec = o[1]
-    return out
-
-
 def _merge(segs):
     """Adjacent kept segments as one."""
     out = []
@@ -199,3 +198,7 @@ def run(layers, p: Plan, x):
 
         x = checkpoint(forward, x, use_reentrant=False) if c else forward(x)
     return x
+
+
+__all__ += ["CheckpointWrapper", "ModulePlan", "ModuleProfile", "apply", "plan_module",
+            "profile_module"]

@@ -111,6 +111,19 @@ def test_differentiable_collectives(ranks):
         np.testing.assert_array_equal(grad, sum(w) if k == 1 else np.zeros((2, 3)))
 
 
+def test_differentiable_all_to_all(ranks):
+    """dfn.all_to_all (equal parts along dim 1, gathered along dim 0) and all_to_all_single
+    (rank k sends j + 1 rows to rank j): one Function, values here; gradients below."""
+    n, res = ranks
+    rows = n * (n + 1) // 2
+    starts = np.cumsum([0] + [j + 1 for j in range(n)])
+    for k, r in enumerate(res):
+        want = np.concatenate([data(i, (2, n, 3))[:, k:k + 1] for i in range(n)], axis=0)
+        np.testing.assert_array_equal(r["a2a_dims"], want)
+        want = np.concatenate([data(i, (rows, 3))[starts[k]:starts[k + 1]] for i in range(n)])
+        np.testing.assert_array_equal(r["a2a_single"], want)
+
+
 def test_differentiable_collectives_gradcheck(ranks):
     """float64 directional derivative of the sum over ranks, analytic against numerical."""
     _, res = ranks

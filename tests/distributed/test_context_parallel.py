@@ -1,5 +1,6 @@
-"""Ring attention (contiguous and causal load-balanced splits) and Ulysses attention on 2 and
-4 ranks: each rank's outputs and q/k/v gradients equal full attention's rows for its tokens."""
+"""Ring attention (contiguous and causal load-balanced splits, storing or recomputing the
+blocks) and Ulysses attention on 2 and 4 ranks: each rank's outputs and q/k/v gradients equal
+full attention's rows for its tokens."""
 
 import sys
 from pathlib import Path
@@ -25,8 +26,9 @@ def _full(causal):
 @pytest.mark.parametrize("n", [2, 4])
 def test_context_parallel_attention_is_exact(mpirun, n):
     _, res = mpirun("context.py", n)
-    for name in ("ring", "ring_causal", "ulysses", "ulysses_causal"):
-        out, grads = _full(name.endswith("causal"))
+    for name in ("ring", "ring_causal", "ulysses", "ulysses_causal", "ring_recompute",
+                 "ring_causal_recompute"):
+        out, grads = _full("causal" in name)
         for r in res:
             got = r[name]
             pos = np.array(got["pos"])
@@ -35,6 +37,19 @@ def test_context_parallel_attention_is_exact(mpirun, n):
             for g, want in zip(got["grads"], grads):
                 np.testing.assert_allclose(g, want[:, :, pos], rtol=1e-10, atol=1e-12,
                                            err_msg=name)
+    # recompute keeps the output (returned, and kept for backward) and its log-sum-exp:
+    # (B, H, T/N, 2 D + 1) float64 values, and the positions (16 T bytes); storing keeps
+    # every block's probabilities
+    B, H, T, D = script.B, script.H, script.T, script.D
+    for r in res:
+        for name in ("ring", "ring_causal"):
+            stored, recomputed = r[name]["kept"], r[f"{name}_recompute"]["kept"]
+            assert recomputed <= 8 * B * H * (T // n) * (2 * D + 1) + 16 * T < stored, name
+
+
+def test_ring_recompute_is_once_differentiable(mpirun):
+    _, res = mpirun("context.py", 2, "double")
+    assert all("differentiate twice" in r["double"] for r in res)
 
 
 def test_load_balanced_positions():

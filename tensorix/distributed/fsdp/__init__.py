@@ -15,6 +15,11 @@ from ._fsdp import (
                     lambda_auto_wrap_policy,
                     size_based_auto_wrap_policy,
 )
+from ._optim_state import (
+                    FullOptimStateDictConfig,
+                    OptimStateDictConfig,
+                    ShardedOptimStateDictConfig,
+)
 from ._state_dict import (
                     FullStateDictConfig,
                     LocalStateDictConfig,
@@ -25,7 +30,8 @@ from ._state_dict import (
                     StateDictType,
 )
 
-__all__ = ["BackwardPrefetch", "CPUOffload", "FullStateDictConfig", "FullyShardedDataParallel",
+__all__ = ["BackwardPrefetch", "CPUOffload", "FullOptimStateDictConfig", "FullStateDictConfig",
+           "FullyShardedDataParallel", "OptimStateDictConfig", "ShardedOptimStateDictConfig",
            "LocalStateDictConfig", "MixedPrecision", "ModuleWrapPolicy", "ShardedStateDictConfig",
            "ShardedTensor", "ShardingStrategy", "StateDictConfig", "StateDictSettings",
            "StateDictType", "lambda_auto_wrap_policy", "size_based_auto_wrap_policy"]

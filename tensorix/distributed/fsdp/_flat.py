@@ -6,9 +6,10 @@ optimizer sees. ``_Unshard`` is the graph node that makes the full parameters fo
 (an all-gather) and turns their gradients into this rank's shard of the averaged gradient
 (a reduce-scatter) in one step, so no per-parameter gradient of the full size is ever made.
 
-The bookkeeping is on host arrays (the collectives stage device data through host memory);
-the shard lives on the parameters' device, or on the host with ``offload``, and the gathered
-parameters are handed to the unit on the compute device.
+The shard lives on the parameters' device, or on the host with ``offload``; gathers and
+reduce-scatters run on the arrays where they are (under "nccl" on the device, under "mpi"
+staged through host memory by the collectives), and the gathered parameters are handed to the
+unit on the compute device.
 """
 
 from __future__ import annotations
@@ -91,22 +92,37 @@ class FlatHandle:
         self.reshard_after_forward = False
         self.backward_pending = False  # forward ran with grad; its backward has not ended
         self.order = None  # the root's _Order, recording the first iteration's order
+        self.orig = []  # use_orig_params: the original parameters (views of the shard)
 
-    def start_gather(self, shard):
-        """Start gathering the full flat buffer (param dtype) from this rank's ``shard``."""
-        src = _host(shard)
-        src = src if self.param_dtype is None else src.astype(self.param_dtype.np)
+    def pieces(self):
+        """Per spec, the [start, stop) of the shard that holds its values (empty where the
+        parameter lies outside this rank's range)."""
+        lo, hi = self.range
+        out = []
+        for *_, o, n in self.specs:
+            a, b = max(o, lo), min(o + n, hi)
+            out.append((a - lo, b - lo) if a < b else (0, 0))
+        return out
+
+    def start_gather(self, shard, cast=True):
+        """Start gathering the full flat buffer (param dtype, or the shard's own with
+        ``cast=False``: optimizer state) from this rank's ``shard``."""
+        # on the shard's own device: under "nccl" device shards are gathered on the device,
+        # under "mpi" the collective stages them through host memory
+        xp = backend.array_module(shard)
+        src = shard if self.param_dtype is None or not cast else \
+            shard.astype(self.param_dtype.np)
         if not self.sharded:
             return _Pending(None, src.copy() if src is shard else src, self.device)
         self.gathers += 1
-        out = np.empty(self.padded, src.dtype)
+        out = xp.empty(self.padded, src.dtype)
         work = _collectives.all_gather_into_tensor(
-            _make(out), _make(np.ascontiguousarray(src)), self.group, async_op=True)
+            _make(out), _make(xp.ascontiguousarray(src)), self.group, async_op=True)
         return _Pending(work, out, self.device)
 
-    def gather(self, shard):
+    def gather(self, shard, cast=True):
         """The full flat buffer (param dtype, compute device) from ``shard``."""
-        return self.start_gather(shard).wait()
+        return self.start_gather(shard, cast).wait()
 
     def unshard(self):
         """The full flat buffer for a pass: the prefetched one if a prefetch started it."""
@@ -137,11 +153,12 @@ class FlatHandle:
         device): reduce-scattered in the shard group, then all-reduced over the replicas."""
         g = flat_grad if self.reduce_dtype is None else flat_grad.astype(self.reduce_dtype.np)
         g /= self.world * self.replicas  # divide, then sum, as DDP does (g is a fresh buffer)
+        xp = backend.array_module(g)  # the compute device's (see start_gather)
         if self.sharded:
-            out = np.empty(self.shard_size, g.dtype)
+            out = xp.empty(self.shard_size, g.dtype)
             _collectives.reduce_scatter_tensor(_make(out), _make(g), ReduceOp.SUM, self.group)
         else:
-            out = np.ascontiguousarray(g)
+            out = xp.ascontiguousarray(g)
             _collectives.all_reduce(_make(out), ReduceOp.SUM, self.group)
         if self.replicate_group is not None:
             _collectives.all_reduce(_make(out), ReduceOp.SUM, self.replicate_group)
@@ -196,10 +213,12 @@ class _Regather:
 
 class Unshard(Function):
     """flat shard -> the unit's full parameters (a tuple, one per spec); backward: their
-    gradients -> the shard's gradient, averaged over ranks."""
+    gradients -> the shard's gradient, averaged over ranks (with use_orig_params, split into
+    the original parameters' parts)."""
 
     @staticmethod
-    def forward(ctx, flat_param, handle):
+    def forward(ctx, flat_param, handle, *orig):
+        # orig: use_orig_params' views of the shard, the leaves that get the gradient
         ctx.handle = handle
         ctx.set_materialize_grads(False)
         full = handle.unshard()
@@ -214,11 +233,14 @@ class Unshard(Function):
         if h.backward_prefetch == "post":  # before this unit's reduce-scatter
             h.prefetch_next_backward()
         dtype = h.param_dtype.np if h.param_dtype is not None else h.dtype
-        flat = np.zeros(h.padded, dtype)
+        flat = h.device.xp.zeros(h.padded, dtype)  # on the compute device, as the gradients
         for (_, _, _, o, n), g in zip(h.specs, grads):
             if g is not None:
-                flat[o:o + n] = _host(g._data).reshape(-1)
+                flat[o:o + n] = backend.to_device(g._data, h.device).reshape(-1)
         h.full = None  # every use of the full parameters has run its backward
         h.backward_pending = False
         h.drop_prefetch()
-        return _make(h.reduce(flat)), None
+        shard = h.reduce(flat)
+        if not h.orig:
+            return _make(shard), None
+        return (None, None) + tuple(_make(shard[a:b]) for a, b in h.pieces())

@@ -45,6 +45,7 @@ from ...nn.parameter import Parameter
 from ...tensor import Tensor, _make
 from .. import _collectives
 from .._c10d import GroupMember, ReduceOp, _group, new_group
+from . import _optim_state
 from . import _state_dict as sd
 from ._flat import FlatHandle, Unshard
 from ._state_dict import StateDictSettings, StateDictType
@@ -113,8 +114,10 @@ def size_based_auto_wrap_policy(module, recurse, nonwrapped_numel, min_num_param
 
 class FullyShardedDataParallel(Module):
     """Shard ``module``'s parameters over the ranks of ``process_group`` (see the module
-    docstring for the strategies). ``parameters()`` gives the flat shards: build the optimizer
-    on the FSDP module. ``state_dict()`` gives the full, unsharded state with the original
+    docstring for the strategies). ``parameters()`` gives the flat shards (with
+    ``use_orig_params=True``: the original parameters, each a 1-D view of its part of this
+    rank's shard, so param groups may differ per parameter): build the optimizer on the FSDP
+    module. ``state_dict()`` gives the full, unsharded state with the original
     names; ``load_state_dict`` takes one.
 
     Example (``tensorix run -n 4 train.py``)::
@@ -163,7 +166,8 @@ class FullyShardedDataParallel(Module):
                 process_group=(shard_group, replicate_group) if replicate_group is not None
                 else process_group, sharding_strategy=strategy,
                 mixed_precision=mixed_precision, cpu_offload=offload,
-                backward_prefetch=backward_prefetch, forward_prefetch=forward_prefetch))
+                backward_prefetch=backward_prefetch, forward_prefetch=forward_prefetch,
+                use_orig_params=use_orig_params))
         if mp.buffer_dtype is not None:
             for m in _own_modules(module):
                 for name, b in m._buffers.items():
@@ -179,15 +183,39 @@ class FullyShardedDataParallel(Module):
                                BackwardPrefetch.BACKWARD_POST: "post"}.get(backward_prefetch)
         h.reshard_after_forward = strategy in _RESHARD
         self.add_module(_WRAPPED, module)
-        self._flat_param = Parameter(_make(h.shard),
-                                     requires_grad=any(p.requires_grad for *_, p in named))
-        h.flat_param = self._flat_param
+        flat = Parameter(_make(h.shard), requires_grad=any(p.requires_grad for *_, p in named))
+        self.use_orig_params = bool(use_orig_params)
+        if self.use_orig_params:
+            self._keep_orig_params(flat, [p for *_, p in named])
+        else:
+            self._flat_param = flat
+        h.flat_param = flat
         self._unbind()
         # plain attributes (not submodules): the root unit, found at the first forward
         object.__setattr__(self, "_fsdp_root", None)
         object.__setattr__(self, "_order", None)
         object.__setattr__(self, "_sd_settings", StateDictSettings(
             StateDictType.FULL_STATE_DICT, sd.FullStateDictConfig()))
+
+    def _keep_orig_params(self, flat, params):
+        """use_orig_params: the original parameters stay the module's, as 1-D views of their
+        part of the shard (empty where another rank holds them), so the optimizer updates the
+        shard through them and may give each its own group; the flat parameter is internal."""
+        object.__setattr__(self, "_flat_param", flat)
+        flat.requires_grad_(False)
+        h = self._handle
+        h.orig = params
+        for (owners, *_), (a, b), p in zip(h.specs, h.pieces(), params):
+            p._data, p.grad = flat._data[a:b], None
+            for mod, name in owners:
+                mod._parameters[name] = p
+
+    def named_parameters(self, prefix: str = "", recurse: bool = True,
+                         remove_duplicate: bool = True):
+        """The flat shards (``_flat_param``), or with ``use_orig_params=True`` the original
+        parameters under the wrapped module's names (torch's: no FSDP prefixes)."""
+        for name, p in super().named_parameters(prefix, recurse, remove_duplicate):
+            yield _clean(name), p
 
     @property
     def module(self) -> Module:
@@ -206,8 +234,9 @@ class FullyShardedDataParallel(Module):
             return self._finish_root(root, self.module, args, kwargs)
         self._order.saw(h, "forward")
         h.order = self._order
-        h.backward_pending = is_grad_enabled() and self._flat_param.requires_grad
-        params = Unshard.apply(self._flat_param, h)
+        h.backward_pending = is_grad_enabled() and (
+            self._flat_param.requires_grad or any(p.requires_grad for p in h.orig))
+        params = Unshard.apply(self._flat_param, h, *h.orig)
         self._bind(params)
         free = h.reshard_after_forward and is_grad_enabled()
         try:
@@ -246,9 +275,13 @@ class FullyShardedDataParallel(Module):
                 object.__setattr__(mod, name, p)
 
     def _unbind(self):
+        orig = bool(self._handle.orig)
         for owners, *_ in self._handle.specs:
             for mod, name in owners:
-                object.__setattr__(mod, name, None)
+                if orig:  # outside forward the module's attribute is the shard view
+                    mod.__dict__.pop(name, None)
+                else:
+                    object.__setattr__(mod, name, None)
 
     # -- state dicts ------------------------------------------------------------------------------
     def _specs(self):
@@ -308,6 +341,21 @@ class FullyShardedDataParallel(Module):
             FullyShardedDataParallel.set_state_dict_type(
                 module, previous.state_dict_type, previous.state_dict_config,
                 previous.optim_state_dict_config)
+
+    @staticmethod
+    def optim_state_dict(model, optim, optim_state_dict=None, group=None) -> dict:
+        """``optim``'s state keyed by ``model``'s original parameter names, whole
+        (FULL_STATE_DICT) or this rank's pieces (SHARDED_STATE_DICT); see
+        ``fsdp._optim_state``. Every rank must call."""
+        return _optim_state.optim_state_dict(model, optim, optim_state_dict, group)
+
+    @staticmethod
+    def optim_state_dict_to_load(model, optim, optim_state_dict, is_named_optimizer=False,
+                                 load_directly=False, group=None) -> dict:
+        """``optim_state_dict``'s result (made at any world size) as ``optim``'s own state
+        dict for this rank's shards; ``load_directly=True`` loads it too."""
+        return _optim_state.optim_state_dict_to_load(model, optim, optim_state_dict,
+                                                     is_named_optimizer, load_directly, group)
 
     def state_dict(self, *args, **kwargs) -> dict:
         """The state dict of the current ``state_dict_type`` (FULL_STATE_DICT by default: the

@@ -5,7 +5,8 @@
   only this rank's piece of the parameter: a range of its flattened values, since a unit's
   shard is a range of its flat buffer (torch's DTensor shards dim 0; here no communication is
   needed to make or load it, and the pieces of all ranks tile each parameter exactly).
-- LOCAL_STATE_DICT: each unit's flat shard as it is, under ``<unit path>._flat_param``.
+- LOCAL_STATE_DICT: each unit's flat shard, under ``<unit path>._flat_param``, as a
+  ShardedTensor of the unit's unpadded flat parameter (torch's).
 """
 
 from __future__ import annotations
@@ -134,12 +135,18 @@ def load_sharded(root, state_dict, strict):
 
 
 def local_state_dict(root, config) -> dict:
+    """{unit path + "._flat_param": ShardedTensor} of each unit's flat shard, as torch's: its
+    range of the unpadded flat parameter (so distributed.checkpoint re-shards it for another
+    world size, with the same wrapping)."""
     out = {}
     for prefix, unit in root.named_modules():
         if unit is not None and hasattr(unit, "_handle") and unit._handle.specs:
             key = clean(f"{prefix}.{FLAT_PARAM}")
-            flat = unit._flat_param
-            out[key] = _out(flat._data.copy(), flat.dtype, config)
+            h, flat = unit._handle, unit._flat_param
+            lo, hi = h.range
+            valid = max(0, min(hi, h.numel) - lo)
+            out[key] = ShardedTensor(_out(flat._data[:valid].copy(), flat.dtype, config),
+                                     lo if valid else 0, (h.numel,))
     return out
 
 
@@ -153,13 +160,23 @@ def load_local(root, state_dict, strict):
                 raise RuntimeError(f"FullyShardedDataParallel.load_state_dict(): missing key "
                                    f"{key!r} (LOCAL_STATE_DICT)")
             continue
-        data, value = unit._flat_param._data, state_dict[key].detach()._data
-        if tuple(value.shape) != tuple(data.shape):
-            raise ValueError(f"FullyShardedDataParallel.load_state_dict(): {key!r} has shape "
-                             f"{tuple(value.shape)}, this rank's shard {tuple(data.shape)} "
-                             f"(LOCAL_STATE_DICT loads only at the same world size and "
-                             f"wrapping)")
-        data[...] = backend.to_device(value, backend.get_device(data))
+        h, value = unit._handle, state_dict[key]
+        if not isinstance(value, ShardedTensor):
+            raise TypeError(f"FullyShardedDataParallel.load_state_dict(): LOCAL_STATE_DICT "
+                            f"expects a ShardedTensor for {key!r} (got {type(value).__name__})")
+        lo, hi = h.range
+        want = (lo, min(hi, h.numel)) if lo < h.numel else (0, 0)
+        local = value.local_tensor().detach()._data.reshape(-1)
+        got = (value.offset, value.offset + local.size)
+        if tuple(value.shape) != (h.numel,) or (want[1] > want[0] and got != want):
+            raise ValueError(f"FullyShardedDataParallel.load_state_dict(): {key!r} holds "
+                             f"values [{got[0]}, {got[1]}) of {value.shape}, this rank's shard "
+                             f"[{want[0]}, {want[1]}) of {(h.numel,)} (saved at another world "
+                             f"size: load it through tensorix.distributed.checkpoint; the "
+                             f"wrapping must be the same)")
+        data = unit._flat_param._data
+        data[...] = 0  # the padding
+        data[:want[1] - want[0]] = backend.to_device(local, backend.get_device(data))
 
 
 def full_parameters_to_host(params: dict, config) -> dict:

@@ -13,8 +13,7 @@ from __future__ import annotations
 
 import contextlib
 
-import numpy as np
-
+from ... import backend
 from ... import distributed as dist
 from ...autograd.function import EDGE
 from ...autograd.grad_mode import is_grad_enabled
@@ -167,9 +166,12 @@ class DistributedDataParallel(Module):
             self._finish()
 
     def _launch(self, bucket):
-        parts = [np.zeros(q._data.size, q._data.dtype) if q.grad is None
-                 else np.asarray(q.grad._data).reshape(-1) for q in bucket.params]
-        flat = np.concatenate(parts)
+        # the bucket lives where the parameters do: under "nccl" device gradients are
+        # reduced on the device; under "mpi" the collective stages them through the host
+        xp = backend.array_module(bucket.params[0]._data)
+        parts = [xp.zeros(q._data.size, q._data.dtype) if q.grad is None
+                 else q.grad._data.reshape(-1) for q in bucket.params]
+        flat = xp.concatenate(parts)
         flat /= self._world  # average as torch's default hook does: divide, then sum
         bucket.buffer = _make(flat)
         bucket.work = dist.all_reduce(bucket.buffer, group=self.process_group, async_op=True)

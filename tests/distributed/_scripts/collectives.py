@@ -164,7 +164,22 @@ def main():
     (y * tx.tensor(data(rank + 5))).sum().backward()
     out["grad_broadcast"] = [y.detach().numpy(), x.grad.numpy()]
 
+    # the one differentiable all-to-all: equal parts along dims (Ulysses), uneven rows (MoE)
+    y = dfn.all_to_all(tx.tensor(data(rank, (2, world, 3))), scatter_dim=1, gather_dim=0)
+    out["a2a_dims"] = y.numpy()
+    rows = sum(j + 1 for j in range(world))
+    send, recv = [j + 1 for j in range(world)], [rank + 1] * world
+    y = dfn.all_to_all_single(tx.empty(world * (rank + 1), 3), tx.tensor(data(rank, (rows, 3))),
+                              recv, send)
+    out["a2a_single"] = y.numpy()
+
     out["gradcheck"] = {
+        "all_to_all_dims": global_gradcheck(
+            lambda x: dfn.all_to_all(x.sin(), scatter_dim=1, gather_dim=2),
+            data(rank, (2, world, 3)), rank),
+        "all_to_all_single": global_gradcheck(
+            lambda x: dfn.all_to_all_single(tx.empty(world * (rank + 1), 3), x * x, recv, send),
+            data(rank, (rows, 3)) / 10, rank),
         "all_reduce": global_gradcheck(lambda x: dfn.all_reduce(x.sin()), data(rank), rank),
         "all_reduce_avg": global_gradcheck(
             lambda x: dfn.all_reduce(x * x, dist.ReduceOp.AVG), data(rank), rank),
