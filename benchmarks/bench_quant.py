@@ -8,8 +8,7 @@ per tensor quantized per call, the exact integer GEMM of ``tensorix.quant.int_mm
 per-round ratios to torch.ao. Both libraries run at their default thread settings.
 
 Then the two exact int8 GEMM routes alone on the layer's codes, in the same rounds: the
-compiled kernel (on x86 with AVX2 the ``vpmaddwd`` dot-product tiles, reading the
-int8 codes in place) and float32 BLAS
+compiled kernel (on x86 with AVX2 the packed-weight ``vpmaddwd`` micro-kernel) and float32 BLAS
 over K chunks of 1024 (exact; it converts the int8 weight to float32 on every call).
 
 Then the weight bytes of a float32 Linear and of its int8 (per channel) and int4 (group 128,
@@ -73,7 +72,7 @@ def speed(size, batches, repeat):
         ratio = statistics.median(a / t for a, t in zip(times[0], times[1]))
         rows.append((b, *(statistics.median(t) for t in times), ratio, err))
         xq = np.random.default_rng(b).integers(-127, 128, (b, size)).astype(np.int8)
-        rt = rounds([lambda: kernels._int_mm_raw(xq, w.codes.T),
+        rt = rounds([lambda: kernels._int_mm_raw(xq, w.codes.T, w.packed),
                      lambda: kernels._blas(xq, w.codes.T)], repeat)
         routes.append((b, *(statistics.median(t) for t in rt)))
     return rows, routes

@@ -8,14 +8,12 @@ int64 loop is 3-4x slower). A 2 x 2 block of outputs shares each loaded row of b
 The entry points take a range of output columns (or column panels) last, for
 ``_threads.parallel``.
 
-On x86 CPUs with AVX2 the products run register-blocked micro-kernels on the weight's own
-(N, K) int8 rows instead (:func:`int_mm_dot`): LLVM does not find ``vpmaddwd`` in a multi-row
-loop (it emits ``vpmulld``, 8 products per instruction instead of 16), so the tiles are written
-in LLVM IR through ``numba.extending.intrinsic`` and call ``llvm.x86.avx2.pmadd.wd`` themselves.
-A tile keeps R x C dot products of R rows of ``a`` and C weight rows in 8-lane int32
-accumulators over all of K and adds each one's lane sum to ``out`` at the end. Reading the codes
-in place means a layer keeps one copy of its weight (a packed panel layout, measured no faster,
-needed a second).
+On x86 CPUs with AVX2, products with a packed weight run a register-blocked kernel instead
+(:func:`pack_b`, :func:`int_mm_packed`; 2-3.5x the 4 x 2 tile, measured; its 1-3 row tiles
+1.2-2.6x the 2 x 2 tile at batches 1-2, measured under load 11): LLVM does not find
+``vpmaddwd`` in a multi-row loop (it emits ``vpmulld``, 8 products per instruction instead of
+16), so the R x 16 micro-tiles (R = 4, and 1-3 for the last rows) are written in LLVM IR
+through ``numba.extending.intrinsic`` and call ``llvm.x86.avx2.pmadd.wd`` themselves.
 """
 
 import platform
@@ -127,145 +125,125 @@ def int_mm_nt4(a, bt, out, n_lo, n_hi):
             out[m, n] = _dot(a[m], bt[n], k)
 
 
-# -- the AVX2 dot-product micro-kernels -------------------------------------------------------
-ROW_BLOCK = 24  # rows of ``a`` per pass over the weight: 24 x 8 KiB int16 rows stay in L2
+# -- packed weights and the AVX2 micro-kernel --------------------------------------------------
+TILE_M, TILE_N = 4, 16  # rows of ``a`` and weight columns per micro-tile: 8 ymm accumulators
+K_BLOCK = 1024  # k-pairs per pass over a column panel (its 32 KiB stay in L1/L2 across rows)
 
 
 def avx2() -> bool:
-    """Whether this CPU runs the ``vpmaddwd`` micro-kernels (x86-64 with AVX2)."""
+    """Whether this CPU runs the ``vpmaddwd`` micro-kernel (x86-64 with AVX2)."""
     import llvmlite.binding as llb
 
     return platform.machine().lower() in ("x86_64", "amd64") and \
         bool(llb.get_host_cpu_features().get("avx2", False))
 
 
+def pack_b(bt):
+    """Weight rows ``bt`` (N, K) int8 -> panels (ceil(N/16), ceil(K/2), 32) int8: for each 16
+    output columns and each pair of k, the pairs of the 16 columns side by side (the operand of
+    one ``vpmaddwd`` per 8 columns). Zero padding on N and K adds nothing to the sums."""
+    n, k = bt.shape
+    n_pad, k_pad = -(-n // TILE_N) * TILE_N, k + k % 2
+    b = np.zeros((n_pad, k_pad), np.int8)
+    b[:n, :k] = bt
+    pairs = b.view(np.int16).reshape(n_pad // TILE_N, TILE_N, k_pad // 2)  # a k-pair per item
+    return np.ascontiguousarray(pairs.transpose(0, 2, 1)).view(np.int8)
+
+
 _I32, _I16, _I8 = ir.IntType(32), ir.IntType(16), ir.IntType(8)
 _V8I32, _V16I16 = ir.VectorType(_I32, 8), ir.VectorType(_I16, 16)
 
 
-def _dot_codegen(rows, cols):
-    # out[r, j] += sum_k a[r, k] b[j, k] over ``steps`` blocks of 16 k: per block one 32-byte
-    # load of each int16 row of ``a``, one 16-byte load of each int8 weight row (sign-extended
-    # to int16) and R x C ``vpmaddwd`` into 8-lane accumulators, summed across lanes at the end
-    def codegen(context, builder, signature, args):
-        a_ptr, a_stride, b_ptr, b_stride, o_ptr, o_stride, steps = args
-        i64 = a_ptr.type
-        madd = builder.module.declare_intrinsic(
-            "llvm.x86.avx2.pmadd.wd", fnty=ir.FunctionType(_V8I32, [_V16I16, _V16I16]))
-        lane_sum = builder.module.declare_intrinsic(
-            "llvm.vector.reduce.add.v8i32", fnty=ir.FunctionType(_I32, [_V8I32]))
-
-        def c(v):
-            return ir.Constant(i64, v)
-
-        def at(base, ty, *offsets):
-            addr = base
-            for off in offsets:
-                addr = builder.add(addr, off)
-            return builder.inttoptr(addr, ty.as_pointer())
-
-        zero = ir.Constant(_V8I32, [0] * 8)
-        entry = builder.block
-        loop, done = builder.append_basic_block("dot_loop"), builder.append_basic_block("dot_done")
-        builder.cbranch(builder.icmp_signed(">", steps, c(0)), loop, done)
-        builder.position_at_end(loop)
-        i = builder.phi(i64)
-        accs = [builder.phi(_V8I32) for _ in range(rows * cols)]
-        w = [builder.sext(builder.load(at(b_ptr, ir.VectorType(_I8, 16), builder.mul(b_stride, c(j)),
-                                          builder.mul(i, c(16))), align=1), _V16I16)
-             for j in range(cols)]
-        new = []
-        for r in range(rows):
-            x = builder.load(at(a_ptr, _V16I16, builder.mul(a_stride, c(r)), builder.mul(i, c(32))),
-                             align=2)
-            new += [builder.add(accs[r * cols + j], builder.call(madd, [x, w[j]]))
-                    for j in range(cols)]
-        nxt = builder.add(i, c(1))
-        i.add_incoming(c(0), entry)
-        i.add_incoming(nxt, loop)
-        for acc, a1 in zip(accs, new):
-            acc.add_incoming(zero, entry)
-            acc.add_incoming(a1, loop)
-        builder.cbranch(builder.icmp_signed("<", nxt, steps), loop, done)
-        builder.position_at_end(done)
-        results = [builder.phi(_V8I32) for _ in accs]  # phis first in the block, then stores
-        for res, a1 in zip(results, new):
-            res.add_incoming(zero, entry)
-            res.add_incoming(a1, loop)
-        for r in range(rows):
-            for j in range(cols):
-                p = at(o_ptr, _I32, builder.mul(o_stride, c(r)), c(4 * j))
-                total = builder.add(builder.load(p, align=4),
-                                    builder.call(lane_sum, [results[r * cols + j]]))
-                builder.store(total, p, align=4)
-        return context.get_dummy_value()
-    return codegen
+def _tile_codegen(rows):
+    return lambda context, builder, signature, args: _tile_ir(rows, context, builder, args)
 
 
-def _dot_tile(rows, cols):
+def _tile_ir(rows, context, builder, args):
+    # acc[r, 0:16] += sum_kp a_pairs[r, kp] . b_panel[kp] for ``rows`` (1-4) rows: per k-pair
+    # one 32-byte panel load (sign-extended to 16 x int16 twice), and per row one broadcast
+    # int16 pair and two vpmaddwd (8 columns each); the accumulators start from and end in
+    # ``out``
+    a_ptr, a_stride, b_ptr, o_ptr, o_stride, kp = args
+    i64 = a_ptr.type
+    madd = builder.module.declare_intrinsic(
+        "llvm.x86.avx2.pmadd.wd", fnty=ir.FunctionType(_V8I32, [_V16I16, _V16I16]))
+
+    def at(base, ty, *offsets):
+        addr = base
+        for off in offsets:
+            addr = builder.add(addr, off)
+        return builder.inttoptr(addr, ty.as_pointer())
+
+    def c(v):
+        return ir.Constant(i64, v)
+
+    out_ptrs = [at(o_ptr, _V8I32, builder.mul(o_stride, c(r)), c(32 * h))
+                for r in range(rows) for h in range(2)]
+    init = [builder.load(p, align=4) for p in out_ptrs]
+    entry = builder.block
+    loop, done = builder.append_basic_block("tile_loop"), builder.append_basic_block("tile_done")
+    builder.cbranch(builder.icmp_signed(">", kp, c(0)), loop, done)
+    builder.position_at_end(loop)
+    i = builder.phi(i64)
+    accs = [builder.phi(_V8I32) for _ in init]
+    panel = builder.load(at(b_ptr, ir.VectorType(_I8, 32), builder.mul(i, c(32))), align=1)
+    panel = builder.sext(panel, ir.VectorType(_I16, 32))
+    halves = [builder.shuffle_vector(panel, panel, ir.Constant(ir.VectorType(_I32, 16),
+                                                               list(range(16 * h, 16 * h + 16))))
+              for h in range(2)]
+    new = []
+    for r in range(rows):
+        pair = builder.load(at(a_ptr, _I32, builder.mul(a_stride, c(r)), builder.mul(i, c(4))),
+                            align=4)
+        v = builder.insert_element(ir.Constant(_V8I32, ir.Undefined), pair, ir.Constant(_I32, 0))
+        v = builder.bitcast(builder.shuffle_vector(v, v, ir.Constant(_V8I32, [0] * 8)), _V16I16)
+        for h in range(2):
+            new.append(builder.add(accs[2 * r + h], builder.call(madd, [v, halves[h]])))
+    nxt = builder.add(i, c(1))
+    i.add_incoming(c(0), entry)
+    i.add_incoming(nxt, loop)
+    for acc, a0, a1 in zip(accs, init, new):
+        acc.add_incoming(a0, entry)
+        acc.add_incoming(a1, loop)
+    builder.cbranch(builder.icmp_signed("<", nxt, kp), loop, done)
+    builder.position_at_end(done)
+    results = [builder.phi(_V8I32) for _ in init]  # phis first in the block, then stores
+    for res, p, a0, a1 in zip(results, out_ptrs, init, new):
+        res.add_incoming(a0, entry)
+        res.add_incoming(a1, loop)
+        builder.store(res, p, align=4)
+    return context.get_dummy_value()
+
+
+def _tile_rows(rows):
     @intrinsic
-    def tile(typingctx, a_ptr, a_stride, b_ptr, b_stride, o_ptr, o_stride, steps):
-        return types.void(*([types.intp] * 7)), _dot_codegen(rows, cols)
+    def tile(typingctx, a_ptr, a_stride, b_ptr, o_ptr, o_stride, kp):
+        return types.void(*([types.intp] * 6)), _tile_codegen(rows)
     return tile
 
 
-# R x C tiles: at most 12 accumulators, so that the rows of ``a``, a weight row and the
-# accumulators stay in the 16 ymm registers (4 x 3 measured fastest of 4 x 2/3/4 at 4-64 rows)
-_d4x3, _d4x1 = _dot_tile(4, 3), _dot_tile(4, 1)
-_d3x4, _d3x1 = _dot_tile(3, 4), _dot_tile(3, 1)
-_d2x4, _d2x1 = _dot_tile(2, 4), _dot_tile(2, 1)
-_d1x8, _d1x1 = _dot_tile(1, 8), _dot_tile(1, 1)
+# the 4-row tile, and 1-3 row tiles for the last rows (batches 1-3: no padding rows computed)
+_tile, _tile3, _tile2, _tile1 = (_tile_rows(r) for r in (4, 3, 2, 1))
 
 
 @_jit
-def _dot_rows(rows, a, sa, b, sb, o, so, steps, n_lo, n_hi):
-    # ``rows`` (1-4) rows of ``a`` against weight rows [n_lo, n_hi): wide tiles, then 1-column
-    n = n_lo
-    if rows == 4:
-        while n + 3 <= n_hi:
-            _d4x3(a, sa, b + n * sb, sb, o + 4 * n, so, steps)
-            n += 3
-    elif rows == 3:
-        while n + 4 <= n_hi:
-            _d3x4(a, sa, b + n * sb, sb, o + 4 * n, so, steps)
-            n += 4
-    elif rows == 2:
-        while n + 4 <= n_hi:
-            _d2x4(a, sa, b + n * sb, sb, o + 4 * n, so, steps)
-            n += 4
-    else:
-        while n + 8 <= n_hi:
-            _d1x8(a, sa, b + n * sb, sb, o + 4 * n, so, steps)
-            n += 8
-    for j in range(n, n_hi):
-        if rows == 4:
-            _d4x1(a, sa, b + j * sb, sb, o + 4 * j, so, steps)
-        elif rows == 3:
-            _d3x1(a, sa, b + j * sb, sb, o + 4 * j, so, steps)
-        elif rows == 2:
-            _d2x1(a, sa, b + j * sb, sb, o + 4 * j, so, steps)
-        else:
-            _d1x1(a, sa, b + j * sb, sb, o + 4 * j, so, steps)
-
-
-@_jit
-def int_mm_dot(a16, bt, out, n_lo, n_hi):
-    # out[:, n] = a16 @ bt[n] for n in [n_lo, n_hi): a16 (M, K) int16 (``a`` widened), bt the
-    # (N, K) int8 weight rows (rows contiguous), out (M, N) int32 zeroed
-    m, k = a16.shape
-    steps = k // 16
-    a0, b0, o0 = a16.ctypes.data, bt.ctypes.data, out.ctypes.data
-    sa, sb, so = a16.strides[0], bt.strides[0], out.strides[0]
-    for r0 in range(0, m, ROW_BLOCK):
-        r1 = min(m, r0 + ROW_BLOCK)
-        r = r0
-        while r < r1:
-            rows = min(4, r1 - r)
-            _dot_rows(rows, a0 + r * sa, sa, b0, sb, o0 + r * so, so, steps, n_lo, n_hi)
-            r += rows
-    for r in range(m):  # the last k % 16 products
-        for n in range(n_lo, n_hi):
-            c = np.int32(0)
-            for i in range(16 * steps, k):
-                c = np.int32(c + np.int32(a16[r, i]) * np.int32(bt[n, i]))
-            out[r, n] += c
+def int_mm_packed(a_pairs, panels, out, p_lo, p_hi):
+    # out[:, 16p:16p+16] += a @ panel p for p in [p_lo, p_hi); a_pairs (M, K/2) int32 holds
+    # the int16 pairs of ``a``, panels from pack_b, out (M, 16 P) int32
+    m_rows, kp = a_pairs.shape
+    m4 = m_rows - m_rows % TILE_M
+    a0, b0, o0 = a_pairs.ctypes.data, panels.ctypes.data, out.ctypes.data
+    sa, so = a_pairs.strides[0], out.strides[0]
+    for k0 in range(0, kp, K_BLOCK):
+        kn = min(K_BLOCK, kp - k0)
+        for p in range(p_lo, p_hi):
+            b_ptr = b0 + (p * kp + k0) * 2 * TILE_N
+            for m in range(0, m4, TILE_M):
+                _tile(a0 + m * sa + k0 * 4, sa, b_ptr, o0 + m * so + p * 4 * TILE_N, so, kn)
+            a_m, o_m = a0 + m4 * sa + k0 * 4, o0 + m4 * so + p * 4 * TILE_N
+            if m_rows - m4 == 3:
+                _tile3(a_m, sa, b_ptr, o_m, so, kn)
+            elif m_rows - m4 == 2:
+                _tile2(a_m, sa, b_ptr, o_m, so, kn)
+            elif m_rows - m4 == 1:
+                _tile1(a_m, sa, b_ptr, o_m, so, kn)

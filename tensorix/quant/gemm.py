@@ -39,7 +39,7 @@ from ..autograd.dispatch import gemm_hook
 from ..autograd.grad_mode import is_grad_enabled
 from ..backend import array_module
 from ..tensor import Tensor, _make
-from .kernels import _int_mm_raw
+from .kernels import _int_mm_raw, pack_weight
 from .quantizer import QScheme, compute_qparams, quantize
 
 __all__ = ["IntGemm", "IntWeight", "int_gemm", "int_linear", "int_path_supported"]
@@ -69,21 +69,22 @@ def _scales_2d(scale, rows, groups):
 @dataclasses.dataclass
 class IntWeight:
     """A weight (N, K) as integer codes: ``codes`` int8 (N, K), ``scale`` its per-tensor,
-    per-channel or per-group scales (compute_qparams shapes), ``scheme``; ``row_sums`` the
-    int32 sums of the codes' rows (what an affine input's zero point multiplies), made on
-    first use.
+    per-channel or per-group scales (compute_qparams shapes), ``scheme``; ``packed`` the
+    AVX2 kernel's layout of the codes (or None); ``row_sums`` the int32 sums of the codes'
+    rows (what an affine input's zero point multiplies), made on first use.
     Example: ``IntWeight.from_float(w, QScheme(8, True, "per_channel", axis=0))``."""
 
     codes: object
     scale: object
     scheme: QScheme
+    packed: object = None
     row_sums: object = None
 
     @classmethod
     def from_codes(cls, codes, scale, scheme: QScheme, row_sums=None) -> IntWeight:
-        """A layer's stored codes (N, K) int8 and scales (the kernel reads the codes in
-        place)."""
-        return cls(codes, scale.astype(np.float32, copy=False), scheme, row_sums)
+        """A layer's stored codes (N, K) int8 and scales, packed for the kernel."""
+        return cls(codes, scale.astype(np.float32, copy=False), scheme, pack_weight(codes),
+                   row_sums)
 
     @classmethod
     def from_float(cls, w, scheme: QScheme = _CHANNEL8) -> IntWeight:
@@ -126,7 +127,8 @@ def int_linear(a, weight: IntWeight, act: QScheme, act_qparams=None, bias=None):
     for c in range(groups):
         whole = groups == 1
         wq = weight.codes if whole else weight.codes[:, c * chunk:(c + 1) * chunk]
-        acc = _int_mm_raw(aq if whole else aq[:, c * chunk:(c + 1) * chunk], wq.T)
+        acc = _int_mm_raw(aq if whole else xp.ascontiguousarray(aq[:, c * chunk:(c + 1) * chunk]),
+                          wq.T, weight.packed if whole else None)
         if z_a is not None:  # the zero point's share: z_a times each weight row's sum
             if whole and weight.row_sums is None:
                 weight.row_sums = wq.sum(1, dtype=np.int32)

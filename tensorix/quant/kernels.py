@@ -40,6 +40,7 @@ __all__ = ["int_mm", "int4_mm", "pack_int4", "unpack_int4", "compiled_available"
 
 K_MAX = 1 << 17  # K * 128 * 128 must stay below 2^31 for int32 sums
 _CHUNK = 1024  # 1024 * 128^2 = 2^24: float32 sums of one chunk are exact integers
+_PACK_ROWS = 64  # packing a weight per call costs about a 2 x 2-tile GEMM of 16-32 rows
 _MIN_PART_MACS = 1 << 22  # multiply-adds per thread part (~1 ms): less is not worth a thread
 _state: dict = {}
 _lock = threading.Lock()
@@ -105,32 +106,54 @@ def _avx2(kern):
     return _state["avx2"]
 
 
-def _int_mm_raw(a, b):
-    """int32 ``a @ b`` of int8 arrays (a: (M, K), b: (K, N); a weight's ``w.T`` view is read
-    in place, without a copy)."""
+def pack_weight(w):
+    """The int8 weight ``w`` (N, K) (rows = output features) in the packed-panel layout of the
+    AVX2 kernel, or None where that kernel does not run (no numba or AVX2, or a CuPy array).
+    Layers pack once and pass it to ``_int_mm_raw(a, w.T, packed)``: packing costs a pass over
+    the weight, as much as a GEMM of a few rows."""
+    kern = _compiled() if array_module(w) is np and compiled_available() else None
+    if kern is None or not _avx2(kern):
+        return None
+    return kern.pack_b(np.ascontiguousarray(w))
+
+
+def _int_mm_raw(a, b, packed=None):
+    """int32 ``a @ b`` of int8 arrays (a: (M, K), b: (K, N)); ``packed``: ``pack_weight(b.T)``
+    when the caller keeps one."""
     _check_k(a.shape[1], "int_mm")
     xp = array_module(a)
     kern = _compiled() if xp is np and compiled_available() else None
     if kern is None:
         return _blas(a, b)
-    m, bt = a.shape[0], b.T
-    if _avx2(kern):  # rows of ``a`` widened to int16 once: the operand of ``vpmaddwd``
-        if bt.strides[1] != 1:  # the tiles read weight rows (a weight's .T, a K-slice) in place
-            bt = np.ascontiguousarray(bt)
-        run, a = kern.int_mm_dot, np.ascontiguousarray(a, np.int16)
-        out = np.zeros((m, bt.shape[0]), np.int32)
+    m, n = a.shape[0], b.shape[1]
+    if packed is None and m >= _PACK_ROWS and _avx2(kern):
+        packed = kern.pack_b(b.T)
+    if packed is not None:  # 4-row tiles, and 1-3 row tiles for the rest (batches 1-3 too)
+        return _packed_mm(kern, a, packed, m, n)
+    bt = b.T if b.T.flags.c_contiguous else np.ascontiguousarray(b.T)  # a weight's .T is free
+    if m >= 4:  # 4-row tiles on int16 rows (zero rows pad M to a multiple of 4)
+        a16 = np.zeros((-(-m // 4) * 4, a.shape[1]), np.int16)
+        a16[:m] = a
+        run, a = kern.int_mm_nt4, a16
     else:
-        bt = bt if bt.flags.c_contiguous else np.ascontiguousarray(bt)
-        if m >= 4:  # 4-row tiles on int16 rows (zero rows pad M to a multiple of 4)
-            a16 = np.zeros((-(-m // 4) * 4, a.shape[1]), np.int16)
-            a16[:m] = a
-            run, a = kern.int_mm_nt4, a16
-        else:
-            run, a = kern.int_mm_nt, np.ascontiguousarray(a)
-        out = np.empty((a.shape[0], bt.shape[0]), np.int32)
+        run, a = kern.int_mm_nt, np.ascontiguousarray(a)
+    out = np.empty((a.shape[0], bt.shape[0]), np.int32)
     cols = max(2, _MIN_PART_MACS // max(1, a.shape[0] * a.shape[1]))  # columns per part
     _threads.parallel(bt.shape[0], lambda lo, hi: run(a, bt, out, lo, hi), cols)
     return out[:m]
+
+
+def _packed_mm(kern, a, panels, m, n):
+    # rows of ``a`` widened to int16 (a zero column pads K to pairs), read as int32 pairs; the
+    # panels split over the pool by output columns
+    a16 = np.zeros((m, 2 * panels.shape[1]), np.int16)
+    a16[:, :a.shape[1]] = a
+    pairs = a16.view(np.int32)
+    out = np.zeros((a16.shape[0], panels.shape[0] * kern.TILE_N), np.int32)
+    per_part = max(1, _MIN_PART_MACS // max(1, a16.shape[0] * a16.shape[1] * kern.TILE_N))
+    _threads.parallel(panels.shape[0], lambda lo, hi: kern.int_mm_packed(pairs, panels, out,
+                                                                         lo, hi), per_part)
+    return out[:m, :n]
 
 
 def int_mm(a, b):

@@ -139,8 +139,8 @@ class QuantizedLinear(_QuantizedWeight):
         return _make(out.reshape(tuple(input.shape[:-1]) + (self.out_features,)))
 
     def _int_weight(self) -> IntWeight:
-        # the codes as the integer kernel takes them (int8: the buffer itself, read in place),
-        # made on first use and again whenever weight_codes is replaced or written in place
+        # the codes as the integer kernel takes them (packed: as many bytes again), made on
+        # first use and again whenever weight_codes is replaced or written in place
         # (load_state_dict, .to)
         t = self.weight_codes
         key = (t._data, t._version[0])

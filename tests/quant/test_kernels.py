@@ -24,7 +24,7 @@ CASES = {
 
 @pytest.fixture(params=["compiled", "portable", "blas"])
 def route(request, monkeypatch):
-    # compiled: the AVX2 dot tiles where the CPU has AVX2; portable: the numba 4 x 2 / 2 x 2
+    # compiled: the AVX2 packed tiles where the CPU has AVX2; portable: the numba 4 x 2 / 2 x 2
     # tiles of CPUs without it; blas: the float32-chunk route (no numba, and CuPy)
     if request.param != "blas":
         if not kernels.compiled_available():
@@ -61,25 +61,21 @@ def test_int_mm_weight_transpose_view(rng):
 
 @pytest.mark.parametrize("case", sorted(CASES))
 @pytest.mark.parametrize("m,k,n", [(1, 4096, 50), (2, 1040, 13), (3, 33, 9), (4, 4096, 48),
-                                   (7, 3001, 33), (30, 1025, 17), (53, 160, 40), (9, 1, 3)])
-def test_int_mm_every_tile_exact(route, case, m, k, n, rng):
-    # the AVX2 dot tiles (4 x 3, 3 x 4, 2 x 4, 1 x 8 and their 1-column tails), row blocks of
-    # 24 and the scalar K tail (k % 16) against an int64 reference
+                                   (7, 3001, 33), (64, 1025, 17), (9, 1, 3)])
+def test_int_mm_packed_weight_exact(case, m, k, n, rng):
+    # the AVX2 micro-kernels on a packed weight (pack_weight is None where they do not run):
+    # 4-row tiles and the 1-3 row tiles of the last rows (batches 1-3: only those); padding N
+    # to 16 columns and K to pairs adds nothing
     a, b = (v.astype(np.int8) for v in CASES[case](rng, m, k, n))
-    np.testing.assert_array_equal(kernels._int_mm_raw(a, b), _ref(a, b))
+    packed = kernels.pack_weight(np.ascontiguousarray(b.T))
+    np.testing.assert_array_equal(kernels._int_mm_raw(a, b, packed), _ref(a, b))
 
 
-def test_int_mm_reads_strided_weight_rows(route, rng):
-    # a K-slice of a weight (a group of int_linear) is read in place: rows with a stride
-    w = rng.integers(-128, 128, (37, 256)).astype(np.int8)
-    x = rng.integers(-128, 128, (6, 128)).astype(np.int8)
-    np.testing.assert_array_equal(kernels._int_mm_raw(x, w[:, 128:].T), _ref(x, w[:, 128:].T))
-
-
-def test_int_mm_tiles_reach_int32_edge(route):
+def test_int_mm_packed_reaches_int32_edge():
     k = kernels.K_MAX - 1
-    a = np.full((5, k), -128, np.int8)
-    assert (kernels._int_mm_raw(a, a[:2].T) == k * 128 * 128).all()
+    a = np.full((7, k), -128, np.int8)  # a 4-row and a 3-row tile
+    packed = kernels.pack_weight(a[:1])
+    assert (kernels._int_mm_raw(a, a[:1].T, packed) == k * 128 * 128).all()
 
 
 def test_quantized_linear_repacks_after_load_state_dict(rng):
