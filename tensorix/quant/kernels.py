@@ -146,8 +146,11 @@ def _int_mm_raw(a, b, packed=None):
 def _packed_mm(kern, a, panels, m, n):
     # rows of ``a`` widened to int16 (a zero column pads K to pairs), read as int32 pairs; the
     # panels split over the pool by output columns
-    a16 = np.zeros((m, 2 * panels.shape[1]), np.int16)
-    a16[:, :a.shape[1]] = a
+    if a.shape[1] == 2 * panels.shape[1]:  # even K: one widening pass, no zero fill
+        a16 = np.ascontiguousarray(a, np.int16)
+    else:
+        a16 = np.zeros((m, 2 * panels.shape[1]), np.int16)
+        a16[:, :a.shape[1]] = a
     pairs = a16.view(np.int32)
     out = np.zeros((a16.shape[0], panels.shape[0] * kern.TILE_N), np.int32)
     per_part = max(1, _MIN_PART_MACS // max(1, a16.shape[0] * a16.shape[1] * kern.TILE_N))
