@@ -148,3 +148,27 @@ def test_ozaki_products_run_on_int_mm(backend, route, monkeypatch, rng):
     out = nx.ozaki_gemm(A, B, "II", moduli=12, backend_gemm=backend)
     assert len(calls) == 12  # one exact product per modulus, bit-equal to float64 products
     np.testing.assert_array_equal(out, nx.ozaki_gemm(A, B, "II", moduli=12, backend_gemm="f64"))
+
+
+def test_runtime_nbytes_counts_the_kernels_copies():
+    # int8 activations: after a call the layer also holds the packed panels (as many bytes
+    # as its int8 codes on AVX2); packed int4 codes are unpacked to int8 for the kernel too
+    from tensorix import nn
+    from tensorix.quant import QScheme
+    from tensorix.quant.layers import QuantizedLinear
+
+    lin, x = nn.Linear(64, 32), tx.randn(4, 64)
+    for bits, extra_codes in ((8, 0), (4, 32 * 64)):
+        q = QuantizedLinear.from_float(lin, QScheme(bits, True, "per_channel", axis=0),
+                                       QScheme(8, False))
+        stored = q.weight_nbytes() + q.weight_row_sums.numpy().nbytes
+        assert q.runtime_nbytes() == stored  # nothing made before the first call
+        with tx.no_grad():
+            q(x)
+        w = q._int_weight()
+        panels = 0 if w.packed is None else w.packed.nbytes
+        assert q.runtime_nbytes() == stored + panels + extra_codes
+    wo = QuantizedLinear.from_float(lin, QScheme(8, True, "per_channel", axis=0))
+    with tx.no_grad():
+        wo(x)
+    assert wo.runtime_nbytes() == wo.weight_nbytes()  # weight-only: the stored codes alone
