@@ -89,6 +89,21 @@ def memory(size):
     return out
 
 
+def runtime_memory(size):
+    # what a layer holds once it has run (buffers plus the kernel's copies), against float32
+    from tensorix.quant import QScheme
+
+    lin, x = nn.Linear(size, size), tx.randn(4, size)
+    out = []
+    for name, ws in (("int8 dynamic (int8 per channel)", QScheme(8, True, "per_channel", axis=0)),
+                     ("int4 per channel, int8 dynamic", QScheme(4, True, "per_channel", axis=0))):
+        ql = QuantizedLinear.from_float(lin, ws, QScheme(8, False))
+        with tx.no_grad():
+            ql(x)
+        out.append((name, ql.weight_nbytes(), ql.runtime_nbytes()))
+    return out
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--quick", action="store_true", help="256 x 256, 3 rounds")
@@ -117,6 +132,11 @@ def main(argv=None):
     for name, codes, total in memory(size):
         fp32 = size * size * 4
         print(f"| {name} | {codes} | {total} | {fp32 / codes:.2f}x | {fp32 / total:.2f}x |")
+    print("\n| layer | stored bytes | bytes at run time | float32 / stored | float32 / run time |")
+    print("|---|---|---|---|---|")
+    for name, stored, run in runtime_memory(size):
+        fp32 = size * size * 4
+        print(f"| {name} | {stored} | {run} | {fp32 / stored:.2f}x | {fp32 / run:.2f}x |")
 
 
 if __name__ == "__main__":

@@ -8,11 +8,12 @@ int64 loop is 3-4x slower). A 2 x 2 block of outputs shares each loaded row of b
 The entry points take a range of output columns (or column panels) last, for
 ``_threads.parallel``.
 
-On x86 CPUs with AVX2, batches of at least 4 rows run a register-blocked kernel on a packed
-weight instead (:func:`pack_b`, :func:`int_mm_packed`; 2-3.5x the 4 x 2 tile, measured): LLVM
-does not find ``vpmaddwd`` in a multi-row loop (it emits ``vpmulld``, 8 products per
-instruction instead of 16), so the 4 x 16 micro-tile is written in LLVM IR through
-``numba.extending.intrinsic`` and calls ``llvm.x86.avx2.pmadd.wd`` itself.
+On x86 CPUs with AVX2, products with a packed weight run a register-blocked kernel instead
+(:func:`pack_b`, :func:`int_mm_packed`; 2-3.5x the 4 x 2 tile, measured; its 1-3 row tiles
+1.2-2.6x the 2 x 2 tile at batches 1-2, measured under load 11): LLVM does not find
+``vpmaddwd`` in a multi-row loop (it emits ``vpmulld``, 8 products per instruction instead of
+16), so the R x 16 micro-tiles (R = 4, and 1-3 for the last rows) are written in LLVM IR
+through ``numba.extending.intrinsic`` and call ``llvm.x86.avx2.pmadd.wd`` themselves.
 """
 
 import platform
@@ -126,7 +127,9 @@ def int_mm_nt4(a, bt, out, n_lo, n_hi):
 
 # -- packed weights and the AVX2 micro-kernel --------------------------------------------------
 TILE_M, TILE_N = 4, 16  # rows of ``a`` and weight columns per micro-tile: 8 ymm accumulators
-K_BLOCK = 1024  # k-pairs per pass over a column panel (its 32 KiB stay in L1/L2 across rows)
+K_BLOCK = 4096  # k-pairs per pass over a column panel: K <= 8192 in one pass (measured
+# under load 15, same run, against 1024: 0.95x the time at batch 64, 0.8x at 16, 0.5-0.8x at
+# 1-4, where one linear stream of the weight beats two; 128-256 were 1.1-1.4x slower)
 
 
 def avx2() -> bool:
@@ -153,10 +156,15 @@ _I32, _I16, _I8 = ir.IntType(32), ir.IntType(16), ir.IntType(8)
 _V8I32, _V16I16 = ir.VectorType(_I32, 8), ir.VectorType(_I16, 16)
 
 
-def _tile_codegen(context, builder, signature, args):
-    # acc[r, 0:16] += sum_kp a_pairs[r, kp] . b_panel[kp]: per k-pair one 32-byte panel load
-    # (sign-extended to 16 x int16 twice), and per row one broadcast int16 pair and two
-    # vpmaddwd (8 columns each); the 8 accumulators start from and end in ``out``
+def _tile_codegen(rows):
+    return lambda context, builder, signature, args: _tile_ir(rows, context, builder, args)
+
+
+def _tile_ir(rows, context, builder, args):
+    # acc[r, 0:16] += sum_kp a_pairs[r, kp] . b_panel[kp] for ``rows`` (1-4) rows: per k-pair
+    # one 32-byte panel load (sign-extended to 16 x int16 twice), and per row one broadcast
+    # int16 pair and two vpmaddwd (8 columns each); the accumulators start from and end in
+    # ``out``
     a_ptr, a_stride, b_ptr, o_ptr, o_stride, kp = args
     i64 = a_ptr.type
     madd = builder.module.declare_intrinsic(
@@ -172,7 +180,7 @@ def _tile_codegen(context, builder, signature, args):
         return ir.Constant(i64, v)
 
     out_ptrs = [at(o_ptr, _V8I32, builder.mul(o_stride, c(r)), c(32 * h))
-                for r in range(TILE_M) for h in range(2)]
+                for r in range(rows) for h in range(2)]
     init = [builder.load(p, align=4) for p in out_ptrs]
     entry = builder.block
     loop, done = builder.append_basic_block("tile_loop"), builder.append_basic_block("tile_done")
@@ -186,7 +194,7 @@ def _tile_codegen(context, builder, signature, args):
                                                                list(range(16 * h, 16 * h + 16))))
               for h in range(2)]
     new = []
-    for r in range(TILE_M):
+    for r in range(rows):
         pair = builder.load(at(a_ptr, _I32, builder.mul(a_stride, c(r)), builder.mul(i, c(4))),
                             align=4)
         v = builder.insert_element(ir.Constant(_V8I32, ir.Undefined), pair, ir.Constant(_I32, 0))
@@ -209,21 +217,35 @@ def _tile_codegen(context, builder, signature, args):
     return context.get_dummy_value()
 
 
-@intrinsic
-def _tile(typingctx, a_ptr, a_stride, b_ptr, o_ptr, o_stride, kp):
-    return types.void(*([types.intp] * 6)), _tile_codegen
+def _tile_rows(rows):
+    @intrinsic
+    def tile(typingctx, a_ptr, a_stride, b_ptr, o_ptr, o_stride, kp):
+        return types.void(*([types.intp] * 6)), _tile_codegen(rows)
+    return tile
+
+
+# the 4-row tile, and 1-3 row tiles for the last rows (batches 1-3: no padding rows computed)
+_tile, _tile3, _tile2, _tile1 = (_tile_rows(r) for r in (4, 3, 2, 1))
 
 
 @_jit
 def int_mm_packed(a_pairs, panels, out, p_lo, p_hi):
     # out[:, 16p:16p+16] += a @ panel p for p in [p_lo, p_hi); a_pairs (M, K/2) int32 holds
-    # the int16 pairs of ``a`` (M a multiple of 4), panels from pack_b, out (M, 16 P) int32
+    # the int16 pairs of ``a``, panels from pack_b, out (M, 16 P) int32
     m_rows, kp = a_pairs.shape
+    m4 = m_rows - m_rows % TILE_M
     a0, b0, o0 = a_pairs.ctypes.data, panels.ctypes.data, out.ctypes.data
     sa, so = a_pairs.strides[0], out.strides[0]
     for k0 in range(0, kp, K_BLOCK):
         kn = min(K_BLOCK, kp - k0)
         for p in range(p_lo, p_hi):
             b_ptr = b0 + (p * kp + k0) * 2 * TILE_N
-            for m in range(0, m_rows, TILE_M):
+            for m in range(0, m4, TILE_M):
                 _tile(a0 + m * sa + k0 * 4, sa, b_ptr, o0 + m * so + p * 4 * TILE_N, so, kn)
+            a_m, o_m = a0 + m4 * sa + k0 * 4, o0 + m4 * so + p * 4 * TILE_N
+            if m_rows - m4 == 3:
+                _tile3(a_m, sa, b_ptr, o_m, so, kn)
+            elif m_rows - m4 == 2:
+                _tile2(a_m, sa, b_ptr, o_m, so, kn)
+            elif m_rows - m4 == 1:
+                _tile1(a_m, sa, b_ptr, o_m, so, kn)

@@ -133,13 +133,20 @@ def int_linear(a, weight: IntWeight, act: QScheme, act_qparams=None, bias=None):
             if whole and weight.row_sums is None:
                 weight.row_sums = wq.sum(1, dtype=np.int32)
             sums = weight.row_sums if whole else wq.sum(1, dtype=np.int32)
-            acc = acc - z_a[:, c % z_a.shape[1], None] * sums[None, :]
-        part = acc.astype(np.float32) * s_a[:, c % s_a.shape[1], None] * \
-            s_b[c % s_b.shape[0]][None, :]
-        out = part if out is None else out + part
+            xp.subtract(acc, z_a[:, c % z_a.shape[1], None] * sums[None, :], out=acc,
+                        casting="unsafe")  # int32 sums stay int32 (static zero points: int64)
+        # the rescale in place on one float32 array (the same operations in the same order as
+        # out-of-place ones: the same bits, without four (M, N) temporaries)
+        part = acc.astype(np.float32)
+        part *= s_a[:, c % s_a.shape[1], None]
+        part *= s_b[c % s_b.shape[0]][None, :]
+        if out is None:
+            out = part
+        else:
+            out += part
     if bias is not None:
-        out = out + bias
-    return out.astype(np.float32, copy=False)
+        out += bias  # computed in bias's dtype, rounded once to float32, as out + bias was
+    return out
 
 
 class IntGemm:

@@ -128,7 +128,7 @@ def _int_mm_raw(a, b, packed=None):
     m, n = a.shape[0], b.shape[1]
     if packed is None and m >= _PACK_ROWS and _avx2(kern):
         packed = kern.pack_b(b.T)
-    if packed is not None and m >= kern.TILE_M:
+    if packed is not None:  # 4-row tiles, and 1-3 row tiles for the rest (batches 1-3 too)
         return _packed_mm(kern, a, packed, m, n)
     bt = b.T if b.T.flags.c_contiguous else np.ascontiguousarray(b.T)  # a weight's .T is free
     if m >= 4:  # 4-row tiles on int16 rows (zero rows pad M to a multiple of 4)
@@ -144,10 +144,13 @@ def _int_mm_raw(a, b, packed=None):
 
 
 def _packed_mm(kern, a, panels, m, n):
-    # rows of ``a`` widened to int16 (zero rows and a zero column pad M to the tile and K to
-    # pairs), read as int32 pairs; the panels split over the pool by output columns
-    a16 = np.zeros((-(-m // kern.TILE_M) * kern.TILE_M, 2 * panels.shape[1]), np.int16)
-    a16[:m, :a.shape[1]] = a
+    # rows of ``a`` widened to int16 (a zero column pads K to pairs), read as int32 pairs; the
+    # panels split over the pool by output columns
+    if a.shape[1] == 2 * panels.shape[1]:  # even K: one widening pass, no zero fill
+        a16 = np.ascontiguousarray(a, np.int16)
+    else:
+        a16 = np.zeros((m, 2 * panels.shape[1]), np.int16)
+        a16[:, :a.shape[1]] = a
     pairs = a16.view(np.int32)
     out = np.zeros((a16.shape[0], panels.shape[0] * kern.TILE_N), np.int32)
     per_part = max(1, _MIN_PART_MACS // max(1, a16.shape[0] * a16.shape[1] * kern.TILE_N))

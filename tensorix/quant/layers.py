@@ -151,6 +151,21 @@ class QuantizedLinear(_QuantizedWeight):
             cached = self.__dict__["_int_cache"] = (*key, w)
         return cached[2]
 
+    def runtime_nbytes(self) -> int:
+        """Bytes this layer holds for its weight once it has run: the buffers (codes, scales,
+        zero points, row sums; not the bias) plus the integer kernel's own copies, made on the
+        first call of an int8-activation layer: the AVX2 packed panels of the codes (as many
+        bytes as int8 codes) and, for packed int4 codes, their int8 unpacking.
+        Example: after ``lin(x)``, an int8 dynamic 4096 x 4096 layer holds about 2 x 16 MiB."""
+        bufs = [b._data for k, b in self._buffers.items() if b is not None and k != "bias"]
+        n = sum(a.nbytes for a in bufs)
+        cached = self.__dict__.get("_int_cache")
+        if cached is not None:
+            w = cached[2]
+            n += sum(a.nbytes for a in (w.codes, w.packed)
+                     if a is not None and not any(a is b for b in bufs))
+        return n
+
     def extra_repr(self):
         return (f"in_features={self.in_features}, out_features={self.out_features}, "
                 f"bias={self.bias is not None}, {self._scheme_repr()}"

@@ -22,11 +22,16 @@ CASES = {
 }
 
 
-@pytest.fixture(params=["compiled", "blas"])
+@pytest.fixture(params=["compiled", "portable", "blas"])
 def route(request, monkeypatch):
-    if request.param == "compiled":
+    # compiled: the AVX2 packed tiles where the CPU has AVX2; portable: the numba 4 x 2 / 2 x 2
+    # tiles of CPUs without it; blas: the float32-chunk route (no numba, and CuPy)
+    if request.param != "blas":
         if not kernels.compiled_available():
             pytest.skip("numba is not installed")
+        if request.param == "portable":
+            kernels._compiled()
+            monkeypatch.setitem(kernels._state, "avx2", False)
     else:
         monkeypatch.setattr(kernels, "compiled_available", lambda: False)
     return request.param
@@ -55,10 +60,12 @@ def test_int_mm_weight_transpose_view(rng):
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
-@pytest.mark.parametrize("m,k,n", [(4, 4096, 48), (7, 3001, 33), (64, 1025, 17), (9, 1, 3)])
+@pytest.mark.parametrize("m,k,n", [(1, 4096, 50), (2, 1040, 13), (3, 33, 9), (4, 4096, 48),
+                                   (7, 3001, 33), (64, 1025, 17), (9, 1, 3)])
 def test_int_mm_packed_weight_exact(case, m, k, n, rng):
-    # the AVX2 micro-kernel on a packed weight (pack_weight is None where it does not run):
-    # padding of M to 4 rows, N to 16 columns and K to pairs adds nothing
+    # the AVX2 micro-kernels on a packed weight (pack_weight is None where they do not run):
+    # 4-row tiles and the 1-3 row tiles of the last rows (batches 1-3: only those); padding N
+    # to 16 columns and K to pairs adds nothing
     a, b = (v.astype(np.int8) for v in CASES[case](rng, m, k, n))
     packed = kernels.pack_weight(np.ascontiguousarray(b.T))
     np.testing.assert_array_equal(kernels._int_mm_raw(a, b, packed), _ref(a, b))
@@ -66,7 +73,7 @@ def test_int_mm_packed_weight_exact(case, m, k, n, rng):
 
 def test_int_mm_packed_reaches_int32_edge():
     k = kernels.K_MAX - 1
-    a = np.full((4, k), -128, np.int8)
+    a = np.full((7, k), -128, np.int8)  # a 4-row and a 3-row tile
     packed = kernels.pack_weight(a[:1])
     assert (kernels._int_mm_raw(a, a[:1].T, packed) == k * 128 * 128).all()
 
@@ -141,3 +148,27 @@ def test_ozaki_products_run_on_int_mm(backend, route, monkeypatch, rng):
     out = nx.ozaki_gemm(A, B, "II", moduli=12, backend_gemm=backend)
     assert len(calls) == 12  # one exact product per modulus, bit-equal to float64 products
     np.testing.assert_array_equal(out, nx.ozaki_gemm(A, B, "II", moduli=12, backend_gemm="f64"))
+
+
+def test_runtime_nbytes_counts_the_kernels_copies():
+    # int8 activations: after a call the layer also holds the packed panels (as many bytes
+    # as its int8 codes on AVX2); packed int4 codes are unpacked to int8 for the kernel too
+    from tensorix import nn
+    from tensorix.quant import QScheme
+    from tensorix.quant.layers import QuantizedLinear
+
+    lin, x = nn.Linear(64, 32), tx.randn(4, 64)
+    for bits, extra_codes in ((8, 0), (4, 32 * 64)):
+        q = QuantizedLinear.from_float(lin, QScheme(bits, True, "per_channel", axis=0),
+                                       QScheme(8, False))
+        stored = q.weight_nbytes() + q.weight_row_sums.numpy().nbytes
+        assert q.runtime_nbytes() == stored  # nothing made before the first call
+        with tx.no_grad():
+            q(x)
+        w = q._int_weight()
+        panels = 0 if w.packed is None else w.packed.nbytes
+        assert q.runtime_nbytes() == stored + panels + extra_codes
+    wo = QuantizedLinear.from_float(lin, QScheme(8, True, "per_channel", axis=0))
+    with tx.no_grad():
+        wo(x)
+    assert wo.runtime_nbytes() == wo.weight_nbytes()  # weight-only: the stored codes alone

@@ -57,3 +57,42 @@ def test_bad_input():
     cache.append(tx.randn(1, 2, 2, 32), tx.randn(1, 2, 2, 32))
     with pytest.raises(ValueError, match="does not continue the cache"):
         cache.append(tx.randn(1, 3, 2, 32), tx.randn(1, 3, 2, 32))
+
+
+# -- the integer KV store (COMET's 4-bit cache) -------------------------------------------------
+def test_int_store_is_packed_and_decodes_to_fake_quantize_bits():
+    from tensorix.quant import QScheme, fake_quantize
+    from tensorix.quant.methods import IntKVCache, int_kv_encode
+
+    k, v = _kv(3)
+    scheme = QScheme(4, False, "per_group", group_size=64)
+    block = int_kv_encode(k, 4, 64)
+    assert block.codes.dtype == np.uint8 and block.codes.shape == (2, 3, 12, 32)  # 2 a byte
+    np.testing.assert_array_equal(block.dequantize().numpy(), fake_quantize(k, scheme).numpy())
+    cache = IntKVCache(4)
+    cache.append(k[:, :, :7], v[:, :, :7])
+    cache.append(k[:, :, 7:], v[:, :, 7:])
+    assert len(cache) == 12 and cache.block == 64
+    np.testing.assert_array_equal(cache.values().numpy(), fake_quantize(v, scheme).numpy())
+    # half a byte a value, plus a float32 scale and an int8 zero point per token and head:
+    # 0.5 + 5/64 bytes against float32's 4 (6.9x smaller)
+    n = k.numel() + v.numel()
+    assert cache.nbytes == n // 2 + (n // 64) * 5
+    assert 4 * n / cache.nbytes > 6.9
+    # 8-bit codes stay unpacked (int8); errors shrink with the bits
+    errs = [np.abs(int_kv_encode(k, b, 64).dequantize().numpy() - k.numpy()).max()
+            for b in (2, 4, 8)]
+    assert int_kv_encode(k, 8, 64).codes.dtype == np.int8 and errs[0] > errs[1] > errs[2]
+
+
+def test_int_store_bad_input():
+    from tensorix.quant.methods import IntKVCache, int_kv_encode
+
+    with pytest.raises(ValueError, match="'bits' must be an int in \\[2, 8\\]"):
+        IntKVCache(1)
+    with pytest.raises(ValueError, match="IntKVCache: the cache is empty"):
+        IntKVCache().keys()
+    with pytest.raises(ValueError, match="must be a multiple of group 64"):
+        int_kv_encode(tx.randn(2, 48), 4, 64)
+    with pytest.raises(TypeError, match="must be a float Tensor"):
+        int_kv_encode(tx.ones(2, 64, dtype=tx.int8), 4, 64)

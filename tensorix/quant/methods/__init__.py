@@ -14,7 +14,7 @@ from .awq import AWQResult, awq_, awq_clip, awq_fold_, awq_scales, awq_search
 from .dkm import dkm_cluster
 from .gptq import GPTQResult, gptq_, gptq_quantize
 from .hadamard import HadamardRotation, fwht, hadamard_matrix
-from .kvcache import BFPKVCache
+from .kvcache import BFPKVCache, IntKVCache, int_kv_encode
 from .mixed import MixedPrecisionPlan, layer_sensitivity, mixed_precision_search
 from .presets import PRESETS, Preset, kv_quant_, quantize_preset_
 from .recurrent import LEVELS, binarize, lowbit_recurrent_, quaternarize, ternarize
@@ -28,4 +28,4 @@ __all__ = ["InputStats", "collect_input_stats", "linear_layers", "weight_scheme"
            "smooth_scales", "smoothquant_", "MixedPrecisionPlan", "layer_sensitivity",
            "mixed_precision_search", "LEVELS", "binarize", "ternarize", "quaternarize",
            "lowbit_recurrent_", "BFPKVCache", "dkm_cluster", "awq_fold_", "PRESETS", "Preset",
-           "quantize_preset_", "kv_quant_"]
+           "quantize_preset_", "kv_quant_", "IntKVCache", "int_kv_encode"]

@@ -6,8 +6,9 @@ inference runs the integer kernel) plus an optional low-bit KV cache:
 ``comet-w4a4kv4``  COMET (Liu et al. 2024, arXiv 2410.12168): W4A4 with a 4-bit KV cache.
                    Weights and activations symmetric int4 in groups of 128 along K (per token
                    for activations); keys and values asymmetric int4 per token and head (groups
-                   of ``head_dim``). COMET's mixed 4/8-bit activation blocks for outlier
-                   channels are not modelled: every activation block is 4-bit.
+                   of ``head_dim``), stored packed two per byte (``IntKVCache``'s store).
+                   COMET's mixed 4/8-bit activation blocks for outlier channels are not
+                   modelled: every activation block is 4-bit.
 ``odyssey-w4a8``   OdysseyLLM (Li et al. 2023, arXiv 2311.09550): W4A8, symmetric int4 weights
                    per output channel, int8 activations per token (dynamic).
 ``flexq-w6a6``     FlexQ (2025, arXiv 2508.04405): INT6 weights and activations, symmetric, in
@@ -25,11 +26,13 @@ from __future__ import annotations
 import dataclasses
 
 from ... import nn
+from ...autograd.grad_mode import is_grad_enabled
 from ...ops.shape import cat
 from ..flows import _replace
 from ..quantizer import QScheme, fake_quantize
 from ._calib import linear_layers
 from ._linear import quantize_linears_, token_scheme
+from .kvcache import int_kv_encode
 
 __all__ = ["PRESETS", "Preset", "quantize_preset_", "kv_quant_"]
 
@@ -67,16 +70,27 @@ def _fit(scheme: QScheme, k: int, group_size: int | None) -> QScheme:
 
 
 class _KVQuantHook:
-    """A forward hook on a fused ``qkv`` linear: the key and value thirds of its output are
-    quantize-dequantized per token and head (``bits``, asymmetric, groups of ``head_dim``),
-    as a KV cache stores them; the queries stay as computed."""
+    """A forward hook on a fused ``qkv`` linear: the key and value thirds of its output go
+    through the integer KV store (:func:`~.kvcache.int_kv_encode`: ``bits``-bit asymmetric
+    codes per token and head, packed two per byte at <= 4 bits) and are read back, as a KV
+    cache holds them; the queries stay as computed. ``nbytes`` / ``float_nbytes``: the last
+    call's store and the float32 keys and values it replaced. When the output needs a gradient
+    (training through the hook) it is ``fake_quantize`` instead: the same values, with the
+    straight-through gradient."""
 
     def __init__(self, bits: int, head_dim: int):
-        self.scheme = QScheme(bits, False, "per_group", group_size=head_dim)
+        self.bits, self.head_dim = bits, head_dim
+        self.nbytes = self.float_nbytes = 0
 
     def __call__(self, module, args, out):
         d = out.shape[-1] // 3
-        return cat([out[..., :d], fake_quantize(out[..., d:], self.scheme)], -1)
+        kv = out[..., d:]
+        if kv.requires_grad and is_grad_enabled():
+            scheme = QScheme(self.bits, False, "per_group", group_size=self.head_dim)
+            return cat([out[..., :d], fake_quantize(kv, scheme)], -1)
+        store = int_kv_encode(kv, self.bits, self.head_dim)
+        self.nbytes, self.float_nbytes = store.nbytes, kv.numel() * 4
+        return cat([out[..., :d], store.dequantize()], -1)
 
 
 def kv_quant_(model, bits: int = 4, *, head_dim: int, names=None) -> dict:
