@@ -234,7 +234,7 @@ class Recurrence(Function):
     (r, z, n). Float32 and float64 only (the caller checks, :func:`recurrence`).
 
     On the CPU with the ``jit`` extra each step's LSTM/GRU gate math is one numba pass
-    (kernels/_gates.py: within 4 float32 ulp of the NumPy passes, which stay the fallback;
+    (kernels/_gates.py: within 6 ulp of the NumPy passes per step, which stay the fallback;
     the backward passes give the same bits), split over the pool by batch rows when large.
     """
 
