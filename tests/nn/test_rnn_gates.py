@@ -2,7 +2,8 @@
 nn/layers/_recurrence.py's Recurrence): tanh32 and sigmoid32 within their stated ulp bounds,
 one step of each loop against the NumPy passes it replaces (forward within the stated bound,
 backward bit for bit), whole sequences with and without the loops, float64 gradient checks
-through them, values and gradients against torch, and the split over the pool by rows."""
+through them, and the split over the pool by rows (values against torch at model width:
+tests/nn/test_rnn_fused.py)."""
 
 import numpy as np
 import pytest
@@ -164,29 +165,6 @@ def test_gradcheck_through_the_loops(mode):
     inputs = _inputs(mode, tx.float64, t_len=4, n=3, hid=5, seed=1)
     gradcheck(lambda *a: Recurrence.apply(*a, mode, False), inputs,
               name=f"Recurrence {mode} (numba gates)")
-
-
-@pytest.mark.parametrize("kind", ["LSTM", "GRU"])
-def test_layer_against_torch_at_model_width(kind):
-    torch = pytest.importorskip("torch")
-    _loops()
-    torch.manual_seed(3)
-    ref = getattr(torch.nn, kind)(24, 64)
-    mine = getattr(tx.nn, kind)(24, 64)
-    mine.load_state_dict({k: tx.tensor(v.detach().numpy()) for k, v in ref.state_dict().items()})
-    x = np.random.default_rng(4).standard_normal((16, 8, 24)).astype(np.float32)
-    tx_x, t_x = tx.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
-    out, _ = mine(tx_x)
-    tout, _ = ref(t_x)
-    assert type(out.grad_fn).__name__ == "Recurrence"
-    np.testing.assert_allclose(out.detach().numpy(), tout.detach().numpy(), rtol=1e-5,
-                               atol=2e-6)
-    (out * out).sum().backward()
-    (tout * tout).sum().backward()
-    np.testing.assert_allclose(tx_x.grad.numpy(), t_x.grad.numpy(), rtol=1e-4, atol=1e-5)
-    for name, p in ref.named_parameters():
-        np.testing.assert_allclose(mine._parameters[name].grad.numpy(), p.grad.numpy(),
-                                   rtol=1e-4, atol=1e-4, err_msg=name)
 
 
 def test_split_by_rows_gives_the_same_bits():
