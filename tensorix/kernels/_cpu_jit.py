@@ -15,7 +15,7 @@ import numba
 import numba.extending
 import numpy as np
 
-from . import _math32
+from . import _gates, _math32
 
 # error_model="numpy": a float division by zero gives inf, as in NumPy (the default raises,
 # and its check per element keeps LLVM from vectorising the loop)
@@ -70,18 +70,69 @@ def _sqrt(x):
     return np.sqrt(x)
 
 
+def _scalars(module, names, ns):
+    """``module``'s functions ``names`` as scalar functions (inlined) over ``ns``."""
+    for name in names:
+        fn = getattr(module, name)
+        ns[name] = _inline(types.FunctionType(fn.__code__, ns, name, fn.__defaults__))
+    return ns
+
+
 def _recompile():
     """``_math32``'s bodies as scalar functions (inlined), over a copy of its namespace in
     which the helpers are the scalar ones above, and its element loops compiled over them."""
     ns = dict(vars(_math32))
     ns.update(_sel=_sel, _bits=_bits, _float=_float, _tofloat=_tofloat, _sqrt=_sqrt)
-    for name in _math32.BODIES:
-        fn = getattr(_math32, name)
-        ns[name] = _inline(types.FunctionType(fn.__code__, ns, name, fn.__defaults__))
+    _SCALAR.update(_scalars(_math32, _math32.BODIES, ns))
     return {name: _jit(types.FunctionType(getattr(_math32, "_loop_" + name).__code__, ns,
                                           name))
             for name in _math32.KERNELS + _math32.GRAD_KERNELS}
 
 
+_SCALAR: dict = {}  # _math32's namespace with its bodies in scalar form (the gate loops use it)
+
+
 # ``exp32(out, x)`` etc. on 1-d float32 arrays: _math32's kernel of that name, in one pass
 globals().update(_recompile())
+
+
+# -- the recurrent layers' gate loops (_gates.py) ------------------------------------------------
+# One source, compiled twice: over float32 activations (_gates' tanh32 / sigmoid32 on exp32,
+# which vectorise) and float64 ones (the C library's tanh, as NumPy's float64 path). Each is a
+# numba function of its own name (numba's disk cache is keyed by name and by _gates.py: after
+# an edit to _math32's exp32 alone, clear __pycache__ to rebuild them).
+def _gate_namespace():
+    ns = dict(vars(_gates))
+    ns.update((k, _SCALAR[k]) for k in ("_sel", "_bits", "_float", "_tofloat", "_sqrt")
+              + _math32.BODIES)  # _math32's scalar forms replace its NumPy ones
+    return _scalars(_gates, _gates.SCALARS, ns)
+
+
+@_inline
+def _sigmoid64(x):
+    return 0.5 * np.tanh(0.5 * x) + 0.5  # the NumPy path's formula
+
+
+@_inline
+def _tanh64(x):
+    return np.tanh(x)
+
+
+def _gate_loops():
+    """{name: f(*arrays)} for _gates.LOOPS: the float32 or float64 build, by the first
+    array's dtype (the float64 one compiles on its first call)."""
+    ns32 = _gate_namespace()
+    ns32.update(_sig=ns32["sigmoid32"], _tanh=ns32["tanh32"], _ONE=np.float32(1))
+    ns64 = dict(ns32, _sig=_sigmoid64, _tanh=_tanh64, _ONE=np.float64(1))
+    loops = {}
+    for name in _gates.LOOPS:
+        code = getattr(_gates, "_loop_" + name).__code__
+        table = {np.dtype(dt): _jit(types.FunctionType(
+            code.replace(co_name=name + bits, co_qualname=name + bits), ns, name + bits))
+            for dt, bits, ns in ((np.float32, "32", ns32), (np.float64, "64", ns64))}
+        loops[name] = lambda *arrays, _t=table: _t[arrays[0].dtype](*arrays)
+    return loops
+
+
+# lstm_forward(acts, gemm, x, c_prev, c, tc, h) etc. on 2-d arrays: see _gates.py
+globals().update(_gate_loops())

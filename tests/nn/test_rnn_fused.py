@@ -30,13 +30,14 @@ def test_gru_gates_gradcheck():
 
 
 @pytest.mark.parametrize("kind", ["LSTM", "GRU"])
-def test_fused_layers_match_torch(kind):
+@pytest.mark.parametrize("size,layers,length", [(4, 2, 7), (64, 1, 16)])  # 64: model width
+def test_fused_layers_match_torch(kind, size, layers, length):
     torch = pytest.importorskip("torch")
     torch.manual_seed(0)
-    ref = getattr(torch.nn, kind)(5, 4, num_layers=2, batch_first=True)
-    mine = getattr(tx.nn, kind)(5, 4, num_layers=2, batch_first=True)
+    ref = getattr(torch.nn, kind)(5, size, num_layers=layers, batch_first=True)
+    mine = getattr(tx.nn, kind)(5, size, num_layers=layers, batch_first=True)
     mine.load_state_dict({k: tx.tensor(v.detach().numpy()) for k, v in ref.state_dict().items()})
-    x = np.random.default_rng(2).standard_normal((3, 7, 5)).astype(np.float32)
+    x = np.random.default_rng(2).standard_normal((3, length, 5)).astype(np.float32)
     tx_x, t_x = tx.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
     out, _ = mine(tx_x)
     tout, _ = ref(t_x)

@@ -20,7 +20,10 @@ differentiate the step-by-step composite, so double backward works everywhere.
 
 from __future__ import annotations
 
-from ... import _threads, backend
+import numpy as np
+
+from ... import _threads, backend, kernels
+from ...autograd.dispatch import kernel
 from ...autograd.engine import grad as _autograd_grad
 from ...autograd.function import Function
 from ...autograd.grad_mode import enable_grad, is_grad_enabled
@@ -201,6 +204,24 @@ def _unfused(mode, gi, h, c, w_hh, b_hh, w_hr=None, reverse=False):
     return stack(outs), h, c
 
 
+def _gate_kernel(name, *widths):
+    """The numba gate loop ``name`` of kernels/_gates.py, for float32 and float64, compiled on
+    first use by a call on 1-row arrays of ``widths`` columns (G: the gates, 1: a state)."""
+    return kernels.jit(name, ("float32", "float64"),
+                       lambda: tuple(np.zeros((1, w), np.float32) for w in widths))
+
+
+def _by_rows(fn, *arrays):
+    """``fn(*arrays)`` for a gate loop over 2-d arrays whose rows are independent (the
+    batch): split by rows over the pool when each part has ``COSTLY`` elements of gates."""
+    n, width = arrays[0].shape
+    min_rows = max(1, _threads.COSTLY // max(1, width))
+    if _threads.parts_for(n, min_rows) <= 1:
+        fn(*arrays)
+        return
+    _threads.parallel(n, lambda lo, hi: fn(*[a[lo:hi] for a in arrays]), min_rows)
+
+
 class Recurrence(Function):
     """One direction of a recurrent layer over a whole sequence, fused (module docstring):
     ``(gi, h0, c0, w_hh, b_hh, mode, reverse) -> (out, h_n[, c_n])``.
@@ -211,7 +232,17 @@ class Recurrence(Function):
     and ``c_n`` only for ``mode`` "LSTM" (else ``c0`` is None and two outputs come back).
     Modes and gate order as PyTorch's: "RNN_TANH", "RNN_RELU", "LSTM" (i, f, g, o), "GRU"
     (r, z, n). Float32 and float64 only (the caller checks, :func:`recurrence`).
+
+    On the CPU with the ``jit`` extra each step's LSTM/GRU gate math is one numba pass
+    (kernels/_gates.py: within 6 ulp of the NumPy passes per step, which stay the fallback;
+    the backward passes give the same bits), split over the pool by batch rows when large.
     """
+
+    # the gate loops, by role; arguments as in kernels/_gates.py (G = gates columns, 1 = H)
+    _kernels = {"lstm_forward": (_gate_kernel("lstm_forward", 4, 4, 4, 1, 1, 1, 1),),
+                "lstm_backward": (_gate_kernel("lstm_backward", 4, 1, 4, 1, 1, 1, 1),),
+                "gru_forward": (_gate_kernel("gru_forward", 3, 3, 3, 1, 1),),
+                "gru_backward": (_gate_kernel("gru_backward", 3, 3, 1, 3, 3, 1, 1),)}
 
     @staticmethod
     def forward(ctx, gi, h0, c0, w_hh, b_hh, mode, reverse):
@@ -228,6 +259,7 @@ class Recurrence(Function):
         # apart: r multiplies it)
         if b_hh is not None and mode != "GRU":
             x = x + b_hh._data
+        x = xp.ascontiguousarray(x)  # the gate loops take C-contiguous steps
         acts = xp.empty((t_len,) + x.shape[1:], dtype=x.dtype)  # activated gates per step
         order = range(t_len - 1, -1, -1) if reverse else range(t_len)
         with quiet():
@@ -235,8 +267,13 @@ class Recurrence(Function):
                 cs = xp.empty((t_len + 1,) + h0.shape, dtype=x.dtype)
                 cs[0] = c0._data
                 tcs = xp.empty((t_len,) + h0.shape, dtype=x.dtype)  # tanh(c) per step
+                fused = kernel(Recurrence, "lstm_forward", gi.device, gi._dtype)
                 for k, t in enumerate(order):
                     a = acts[k]
+                    if fused is not None:  # one pass: gates, c, tanh(c), h
+                        _by_rows(fused, a, _threads.matmul(hs[k], wt), x[t], cs[k], cs[k + 1],
+                                 tcs[k], hs[k + 1])
+                        continue
                     xp.add(_threads.matmul(hs[k], wt), x[t], out=a)
                     i, f, g, o = a[:, :hid], a[:, hid:2 * hid], a[:, 2 * hid:3 * hid], \
                         a[:, 3 * hid:]
@@ -252,12 +289,16 @@ class Recurrence(Function):
             elif mode == "GRU":
                 ghs = xp.empty_like(acts)  # h W_hh^T + b_hh per step (backward needs n's part)
                 b = None if b_hh is None else b_hh._data
+                fused = kernel(Recurrence, "gru_forward", gi.device, gi._dtype)
                 for k, t in enumerate(order):
                     gh, a = ghs[k], acts[k]
                     if b is None:
                         gh[...] = _threads.matmul(hs[k], wt)
                     else:
                         xp.add(_threads.matmul(hs[k], wt), b, out=gh)
+                    if fused is not None:  # one pass: gates and h
+                        _by_rows(fused, a, gh, x[t], hs[k], hs[k + 1])
+                        continue
                     rz, n = a[:, :2 * hid], a[:, 2 * hid:]
                     xp.add(x[t, :, :2 * hid], gh[:, :2 * hid], out=rz)
                     _sigmoid(xp, rz)
@@ -298,11 +339,28 @@ class Recurrence(Function):
         dgh = dgi = xp.empty((t_len,) + hs.shape[1:-1] + w.shape[:1], dtype=hs.dtype)
         if mode == "GRU":
             dgi = xp.empty_like(dgh)
+        fused = None if mode.startswith("RNN") else kernel(
+            Recurrence, mode.lower() + "_backward", w_hh.device, w_hh._dtype)
+        if fused is not None:
+            scratch = (xp.empty_like(dh), xp.empty_like(dh))  # c's gradient (LSTM) or dz (GRU)
+            if mode == "LSTM":
+                dc = xp.zeros_like(dh) if dc is None else xp.ascontiguousarray(dc)
         with quiet():
             for k in range(t_len - 1, -1, -1):
                 if go is not None:
                     dh += go[order[k]]
-                if mode == "LSTM":
+                if fused is not None and mode == "LSTM":
+                    _, a, cs, tcs = ctx.buffers
+                    dc_new = scratch[k % 2]  # never the dc it reads
+                    _by_rows(fused, dgh[k], dc_new, a[k], tcs[k], cs[k], dh, dc)
+                    dc = dc_new
+                    dh = _threads.matmul(dgh[k], w)
+                elif fused is not None:
+                    _, a, ghs = ctx.buffers
+                    _by_rows(fused, dgi[k], dgh[k], scratch[0], a[k], ghs[k], hs[k], dh)
+                    dh = _threads.matmul(dgh[k], w)
+                    dh += scratch[0]
+                elif mode == "LSTM":
                     _, a, cs, tcs = ctx.buffers
                     a = a[k]
                     _, dc = _lstm_grads(a[:, :hid], a[:, hid:2 * hid], a[:, 2 * hid:3 * hid],
