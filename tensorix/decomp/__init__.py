@@ -8,7 +8,8 @@
 * Tucker (``_tucker``): :func:`tucker` (HOSVD / HOOI), :func:`non_negative_tucker`,
   :class:`TuckerTensor`;
 * tensor train and ring (``_tt``): :func:`tensor_train` (TT-SVD), :func:`tt_round`,
-  :func:`tensor_ring` (TR-SVD), :class:`TTTensor`, :class:`TRTensor`;
+  :func:`tensor_ring` (TR-SVD),
+  :func:`tensor_ring_als` (TR-ALS), :class:`TTTensor`, :class:`TRTensor`;
 * NMF (``_nmf``): :func:`non_negative_factorization`, :func:`shift_nmf`; TT-cross
   (``_cross``): :func:`tensor_train_cross`; completion (``_completion``): :func:`cp_wopt`,
   :func:`tt_completion`; symmetric tensors (``_spm``): :func:`subspace_power_method`;
@@ -49,6 +50,7 @@ from ._tt import (
     TRTensor,
     TTTensor,
     tensor_ring,
+    tensor_ring_als,
     tensor_train,
     tr_to_tensor,
     tt_round,
@@ -67,8 +69,8 @@ __all__ = ["unfold", "fold", "khatri_rao", "kronecker", "mode_dot", "multi_mode_
            "CPTensor", "cp_to_tensor", "cp_norm", "cp_normalize", "parafac",
            "non_negative_parafac", "TuckerTensor", "tucker_to_tensor", "tucker",
            "non_negative_tucker", "TTTensor", "TRTensor", "tt_to_tensor", "tr_to_tensor",
-           "tensor_train", "tt_round", "tensor_ring", "non_negative_factorization",
-           "shift_nmf", "ShiftNMFResult", "tensor_train_cross",
+           "tensor_train", "tt_round", "tensor_ring", "tensor_ring_als",
+           "non_negative_factorization", "shift_nmf", "ShiftNMFResult", "tensor_train_cross",
            "cp_wopt", "tt_completion", "subspace_power_method", "tucker_rank_for_budget"]
 
 
