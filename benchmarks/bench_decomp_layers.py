@@ -31,6 +31,7 @@ from tensorix import nn, optim
 from tensorix.data import DataLoader, TensorDataset, load_digits, random_split
 from tensorix.decomp.layers import (
     BTTLinear,
+    CPConv2d,
     LowRankLinear,
     MonarchLinear,
     TTLinear,
@@ -140,6 +141,35 @@ def conv_rows(train, test, epochs, budgets):
         errors = ", ".join(f"{m} {e:.2f}" for m, (_, _, e) in report.items())
         rows.append(("CNN conv 16->32 3x3", f"{method} (budget {budget}; kernel errors "
                      f"{errors})", layer.rank, n, base / n, before, accuracy(model, test)))
+    return rows
+
+
+def cp_stability_rows(train, test, epochs, ranks, lrs=(1e-3, 3e-3)):
+    """The trained CNN's 16 -> 32 conv as plain CP and as CP with the error-preserving
+    correction (``stabilize=True``) at high ranks: kernel error, the largest rank-1 term's norm
+    and the terms' total energy ``sum ||term_r||^2 / ||K||^2`` (1 for orthogonal terms, large
+    when terms cancel: degeneracy), accuracy before and after one fine-tuning epoch per lr."""
+    from tensorix.decomp import cp_normalize
+
+    tx.manual_seed(0)
+    dense = _train(digits_cnn(), train, epochs)
+    kernel = dense[2].weight.detach()
+    rows = []
+    for rank in ranks:
+        for stabilize in (False, True):
+            model = copy.deepcopy(dense)
+            layer = CPConv2d.from_conv(model[2], rank, stabilize=stabilize)
+            model[2] = layer
+            with tx.no_grad():
+                err = float((layer.to_dense() - kernel).norm() / kernel.norm())
+                cores = [layer.pointwise_out[:, :, 0, 0], layer.pointwise_in[:, :, 0, 0].mT,
+                         layer.vertical[:, 0, :, 0].mT, layer.horizontal[:, 0, 0, :].mT]
+                terms = cp_normalize((None, cores)).weights.abs()
+                energy = float((terms ** 2).sum() / kernel.norm() ** 2)
+            before = accuracy(model, test)
+            tuned = [accuracy(_train(copy.deepcopy(model), train, 1, lr=lr), test) for lr in lrs]
+            rows.append((rank, "CP + EPC" if stabilize else "CP", err,
+                         float(terms.max() / kernel.norm()), energy, before, tuned))
     return rows
 
 
