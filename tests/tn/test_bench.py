@@ -25,3 +25,5 @@ def test_bench_tn_quick_tables():
     assert all(float(r[2]) < 1e-10 for r in contractions)
     accuracy = [r for r in rows if "MPS classifier" in r[0]]
     assert accuracy and float(accuracy[0][3].strip(" %")) > 50
+    tree = [r for r in rows if "tree TN classifier" in r[0]]
+    assert tree and float(tree[0][3].strip(" %")) > 50
