@@ -12,7 +12,10 @@ on the bundled 8x8 digits (seeded 80/20 split, Adam, short training; float32 on 
 3. Rank compensation on the trained MLP's hidden weight: a rank-r float32 factorization
    against bf16 / MXFP8 / MXFP4 factors at the rank that fits the same bytes; the weight's
    relative error and the MLP's accuracy with that layer in place (no fine-tuning).
-4. Speed (``--speed``): forward + backward of a 4096 x 4096 layer on a batch of 256, dense
+4. Degenerate CP (``--cp-stability``): the CNN's conv as plain CP and with the
+   error-preserving correction (``stabilize=True``) at high ranks, before and after
+   fine-tuning at three learning rates.
+5. Speed (``--speed``): forward + backward of a 4096 x 4096 layer on a batch of 256, dense
    ``nn.Linear`` against TTLinear, MonarchLinear and BTTLinear, and torch's dense Linear in
    the same run (best of ``--repeat``).
 
@@ -212,6 +215,8 @@ def main(argv=None):
     parser.add_argument("--quick", action="store_true", help="one epoch, two settings each")
     parser.add_argument("--epochs", type=int, default=8)
     parser.add_argument("--speed", action="store_true", help="only the speed table")
+    parser.add_argument("--cp-stability", action="store_true",
+                        help="only the plain CP against CP + EPC table (docs/decomp.md)")
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args(argv)
     if args.speed:
@@ -221,6 +226,15 @@ def main(argv=None):
             print(f"| {name} | {weights} | {ms:.1f} |", flush=True)
         return
     epochs = 1 if args.quick else args.epochs
+    if args.cp_stability:
+        print("| rank | fit | kernel error | largest term / ||K|| | sum ||term||^2 / ||K||^2 | "
+              "acc | fine-tuned per lr |\n|---|---|---|---|---|---|---|")
+        ranks = (20,) if args.quick else (20, 40, 80, 120)
+        for rank, fit, err, top, energy, acc, tuned in cp_stability_rows(
+                *_data(), 1 if args.quick else 4, ranks, lrs=(1e-3, 3e-3, 1e-2)):
+            print(f"| {rank} | {fit} | {err:.3f} | {top:.2f} | {energy:.1f} | {acc:.1%} | "
+                  + " / ".join(f"{a:.1%}" for a in tuned) + " |", flush=True)
+        return
     ranks = (2, 8) if args.quick else (1, 2, 4, 8, 16)
     budgets = (0.5, 0.1) if args.quick else (0.5, 0.3, 0.15, 0.08)
     train, test = _data()
