@@ -5,9 +5,10 @@ import numpy as np
 import pytest
 
 import tensorix as tx
-from tensorix import nn, optim
 from tensorix.testing import assert_close, gradcheck
 from tensorix.tn import TTNClassifier, pixel_feature_map, zorder
+
+from ._digits import train_on_digits
 
 
 def _numpy_tree(model, x):
@@ -62,25 +63,9 @@ def test_zorder_groups_two_d_blocks():
 
 
 def test_ttn_classifier_learns_the_digits_fast_variant():
-    from tensorix.data import load_digits
-
-    images, labels = load_digits()
-    x = images.reshape(len(labels), -1)
-    gen = tx.Generator().manual_seed(0)
-    perm = tx.randperm(len(labels), generator=gen)
-    train, test = perm[:1400], perm[1400:]
-    model = TTNClassifier(64, 10, bond_dim=8, image_shape=(8, 8), generator=gen)
-    opt = optim.Adam(model.parameters(), lr=0.01)
-    for _ in range(3):
-        order = tx.randperm(len(train), generator=gen)
-        for k in range(0, len(train), 32):
-            idx = train[order[k:k + 32]]
-            loss = nn.functional.cross_entropy(model(x[idx]), labels[idx])
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-    with tx.no_grad():
-        accuracy = float((model(x[test]).argmax(1) == labels[test]).float().mean())
+    accuracy = train_on_digits(
+        lambda gen: TTNClassifier(64, 10, bond_dim=8, image_shape=(8, 8), generator=gen),
+        epochs=3, lr=0.01, batch=32)
     assert accuracy > 0.85  # 3 epochs; benchmarks/bench_tn.py and docs/tn.md: a longer run
 
 
