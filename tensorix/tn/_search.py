@@ -225,6 +225,9 @@ def tnale(tensor, ranks=None, start=None, lam=1.0, radius=2, n_rounds=10, search
         raise ValueError(f"{op}: ranks must be {n} ints in [1, max_rank={max_rank}], got "
                          f"{ranks}")
     if not search.ring:
+        if start is not None and ranks[0] != 1:
+            raise ValueError(f"{op}: topology='tt' needs a start whose closing bond is 1, got "
+                             f"ranks {tuple(ranks)}")
         ranks[0] = 1
     state = _State(search, ranks, order, None if start is None else start.network)
     for _ in range(n_rounds):

@@ -148,5 +148,10 @@ def test_structure_search_bad_input():
         tn.greedy_rank_search(X, max_rank=0)
     with pytest.raises(ValueError, match="tnale: start must be a StructureSearchResult"):
         tn.tnale(X, start=(2, 2, 2))
+    _, planted_ring = planted([2, 2, 2], (4, 4, 4), seed=0)
+    ring = tn.greedy_rank_search(planted_ring, tol=1e-8, random_state=0)
+    assert ring.ranks[0] == 2
+    with pytest.raises(ValueError, match="tnale: topology='tt' needs a start whose closing"):
+        tn.tnale(planted_ring, start=ring, topology="tt")
     with pytest.raises(TypeError, match="greedy_rank_search: expected tensor to be a tensorix"):
         tn.greedy_rank_search(np.ones((3, 3)))
