@@ -12,7 +12,10 @@ on the bundled 8x8 digits (seeded 80/20 split, Adam, short training; float32 on 
 3. Rank compensation on the trained MLP's hidden weight: a rank-r float32 factorization
    against bf16 / MXFP8 / MXFP4 factors at the rank that fits the same bytes; the weight's
    relative error and the MLP's accuracy with that layer in place (no fine-tuning).
-4. Speed (``--speed``): forward + backward of a 4096 x 4096 layer on a batch of 256, dense
+4. Degenerate CP (``--cp-stability``): the CNN's conv as plain CP and with the
+   error-preserving correction (``stabilize=True``) at high ranks, before and after
+   fine-tuning at three learning rates.
+5. Speed (``--speed``): forward + backward of a 4096 x 4096 layer on a batch of 256, dense
    ``nn.Linear`` against TTLinear, MonarchLinear and BTTLinear, and torch's dense Linear in
    the same run (best of ``--repeat``).
 
@@ -31,6 +34,7 @@ from tensorix import nn, optim
 from tensorix.data import DataLoader, TensorDataset, load_digits, random_split
 from tensorix.decomp.layers import (
     BTTLinear,
+    CPConv2d,
     LowRankLinear,
     MonarchLinear,
     TTLinear,
@@ -143,6 +147,37 @@ def conv_rows(train, test, epochs, budgets):
     return rows
 
 
+def cp_stability_rows(train, test, epochs, ranks, lrs=(1e-3, 3e-3), seeds=(1,)):
+    """The trained CNN's 16 -> 32 conv as plain CP and as CP with the error-preserving
+    correction (``stabilize=True``) at high ranks: kernel error, the largest rank-1 term's norm
+    and the terms' total energy ``sum ||term_r||^2 / ||K||^2`` (1 for orthogonal terms, large
+    when terms cancel: degeneracy), accuracy before and after one fine-tuning epoch per lr
+    (a list over the data-order ``seeds`` for each lr)."""
+    from tensorix.decomp import cp_normalize
+
+    tx.manual_seed(0)
+    dense = _train(digits_cnn(), train, epochs)
+    kernel = dense[2].weight.detach()
+    rows = []
+    for rank in ranks:
+        for stabilize in (False, True):
+            model = copy.deepcopy(dense)
+            layer = CPConv2d.from_conv(model[2], rank, stabilize=stabilize)
+            model[2] = layer
+            with tx.no_grad():
+                err = float((layer.to_dense() - kernel).norm() / kernel.norm())
+                cores = [layer.pointwise_out[:, :, 0, 0], layer.pointwise_in[:, :, 0, 0].mT,
+                         layer.vertical[:, 0, :, 0].mT, layer.horizontal[:, 0, 0, :].mT]
+                terms = cp_normalize((None, cores)).weights.abs()
+                energy = float((terms ** 2).sum() / kernel.norm() ** 2)
+            before = accuracy(model, test)
+            tuned = [[accuracy(_train(copy.deepcopy(model), train, 1, lr=lr, seed=seed), test)
+                      for seed in seeds] for lr in lrs]
+            rows.append((rank, "CP + EPC" if stabilize else "CP", err,
+                         float(terms.max() / kernel.norm()), energy, before, tuned))
+    return rows
+
+
 def _best_ms(step, repeat):
     step()  # warm-up
     times = []
@@ -182,6 +217,8 @@ def main(argv=None):
     parser.add_argument("--quick", action="store_true", help="one epoch, two settings each")
     parser.add_argument("--epochs", type=int, default=8)
     parser.add_argument("--speed", action="store_true", help="only the speed table")
+    parser.add_argument("--cp-stability", action="store_true",
+                        help="only the plain CP against CP + EPC table (docs/decomp.md)")
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args(argv)
     if args.speed:
@@ -191,6 +228,19 @@ def main(argv=None):
             print(f"| {name} | {weights} | {ms:.1f} |", flush=True)
         return
     epochs = 1 if args.quick else args.epochs
+    if args.cp_stability:
+        lrs = (3e-3, 1e-2)
+        print("| rank | fit | kernel error | largest term / ||K|| | sum ||term||^2 / ||K||^2 | "
+              "acc | " + " | ".join(f"fine-tuned, lr {lr:g}: mean (min-max) of 4 orders"
+                                   for lr in lrs) + " |\n|---|---|---|---|---|---|---|---|")
+        ranks = (20,) if args.quick else (40, 80)
+        for rank, fit, err, top, energy, acc, tuned in cp_stability_rows(
+                *_data(), 1 if args.quick else 4, ranks, lrs=lrs,
+                seeds=(1,) if args.quick else (1, 2, 3, 4)):
+            print(f"| {rank} | {fit} | {err:.3f} | {top:.2f} | {energy:.1f} | {acc:.1%} | "
+                  + " | ".join(f"{sum(a) / len(a):.1%} ({min(a):.1%}-{max(a):.1%})"
+                               for a in tuned) + " |", flush=True)
+        return
     ranks = (2, 8) if args.quick else (1, 2, 4, 8, 16)
     budgets = (0.5, 0.1) if args.quick else (0.5, 0.3, 0.15, 0.08)
     train, test = _data()

@@ -191,31 +191,71 @@ def classifier_rows(quick):
     perm = tx.randperm(len(labels), generator=gen)
     train, test = perm[:1437], perm[1437:]
     epochs, bond = (1, 6) if quick else (20, 10)
-    model = tn.MPSClassifier(64, 10, bond_dim=bond, generator=gen)
-    opt = optim.Adam(model.parameters(), lr=0.01)
-    sched = optim.lr_scheduler.CosineAnnealingLR(opt, epochs)
-    t0 = time.perf_counter()
-    for _ in range(epochs):
-        order = tx.randperm(len(train), generator=gen)
-        for k in range(0, len(train), 32):
-            idx = train[order[k:k + 32]]
-            loss = nn.functional.cross_entropy(model(x[idx]), labels[idx])
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-        sched.step()
-    sec = time.perf_counter() - t0
-    with tx.no_grad():
-        acc = float((model(x[test]).argmax(1) == labels[test]).float().mean())
-    print("\n| model | bond | epochs | held-out accuracy (360 digits) | train seconds |\n"
-          "|---|---|---|---|---|")
-    print(f"| MPS classifier, 64 sites | {bond} | {epochs} | {acc:.1%} | {sec:.0f} |")
+    models = [("MPS classifier, 64 sites", bond,
+               lambda: tn.MPSClassifier(64, 10, bond_dim=bond, generator=gen)),
+              ("tree TN classifier, 64 sites (Z-order)", bond,
+               lambda: tn.TTNClassifier(64, 10, bond_dim=bond, image_shape=(8, 8),
+                                        generator=gen))]
+    print("\n| model | bond | epochs | held-out accuracy (360 digits) | train seconds | "
+          "parameters |\n|---|---|---|---|---|---|")
+    for name, dim, make in models:
+        model = make()
+        opt = optim.Adam(model.parameters(), lr=0.01)
+        sched = optim.lr_scheduler.CosineAnnealingLR(opt, epochs)
+        t0 = time.perf_counter()
+        for _ in range(epochs):
+            order = tx.randperm(len(train), generator=gen)
+            for k in range(0, len(train), 32):
+                idx = train[order[k:k + 32]]
+                loss = nn.functional.cross_entropy(model(x[idx]), labels[idx])
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+            sched.step()
+        sec = time.perf_counter() - t0
+        with tx.no_grad():
+            acc = float((model(x[test]).argmax(1) == labels[test]).float().mean())
+        size = sum(p.numel() for p in model.parameters())
+        print(f"| {name} | {dim} | {epochs} | {acc:.1%} | {sec:.0f} | {size} |")
+
+
+def search_rows(quick, rng):
+    """Structure search on a planted tensor ring (plus 1e-4 relative noise): greedy rank
+    growth, TnALE from it and from all-2 ranks, against TT-SVD rounded to the same error."""
+    import tensorix as tx
+    from tensorix import decomp, tn
+
+    shape, ranks = ((5,) * 4, [2, 3, 2, 2]) if quick else ((6,) * 5, [3, 2, 4, 2, 3])
+    n = len(shape)
+    cores = [rng.standard_normal((ranks[k], shape[k], ranks[(k + 1) % n])) for k in range(n)]
+    full = decomp.TRTensor([tx.tensor(c) for c in cores]).to_tensor().numpy()
+    full = full + 1e-4 * np.linalg.norm(full) / math.sqrt(full.size) * rng.standard_normal(
+        full.shape)
+    X = tx.tensor(full)
+    print(f"\n| search on a planted ring {ranks} of {shape} (+1e-4 noise) | ranks | parameters | "
+          "compression | rel. error | fits | seconds |\n|---|---|---|---|---|---|---|")
+    greedy, sec = _timed(lambda: tn.greedy_rank_search(X, tol=1e-3, random_state=0))
+    rows = [("greedy_rank_search (tol 1e-3)", greedy, sec)]
+    res, sec = _timed(lambda: tn.tnale(X, start=greedy, lam=10.0, random_state=0))
+    rows.append(("tnale from the greedy result (lam 10)", res, sec + rows[0][2]))
+    res, sec = _timed(lambda: tn.tnale(X, lam=10.0, random_state=0))
+    rows.append(("tnale from all ranks 2 (lam 10)", res, sec))
+    for name, r, sec in rows:
+        print(f"| {name} | {r.ranks} | {r.size} | {r.compression:.1f}x | {r.error:.1e} | "
+              f"{len(r.history)} | {sec:.2f} |")
+    (tt, sec) = _timed(lambda: decomp.tt_round(decomp.tensor_train(X, rank=max(X.shape) ** 2),
+                                               tol=greedy.error))
+    size = sum(f.numel() for f in tt.factors)
+    err = float((tt.to_tensor() - X).norm() / X.norm())
+    print(f"| TT-SVD + rounding to the greedy error | {tt.rank} | {size} | "
+          f"{full.size / size:.1f}x | {err:.1e} | 1 | {sec:.2f} |")
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="small sizes, for a smoke run")
-    parser.add_argument("--only", choices=["dmrg", "trg", "circuit", "contract", "classifier"])
+    parser.add_argument("--only", choices=["dmrg", "trg", "circuit", "contract", "classifier",
+                                           "search"])
     args = parser.parse_args(argv)
     from tensorix._threads import set_num_threads
 
@@ -224,7 +264,8 @@ def main(argv=None):
     sections = {"dmrg": lambda: dmrg_rows(args.quick), "trg": lambda: trg_rows(args.quick),
                 "circuit": lambda: circuit_rows(args.quick, rng),
                 "contract": lambda: contraction_rows(args.quick, rng),
-                "classifier": lambda: classifier_rows(args.quick)}
+                "classifier": lambda: classifier_rows(args.quick),
+                "search": lambda: search_rows(args.quick, rng)}
     for name, run in sections.items():
         if args.only in (None, name):
             run()

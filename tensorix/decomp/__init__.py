@@ -8,11 +8,14 @@
 * Tucker (``_tucker``): :func:`tucker` (HOSVD / HOOI), :func:`non_negative_tucker`,
   :class:`TuckerTensor`;
 * tensor train and ring (``_tt``): :func:`tensor_train` (TT-SVD), :func:`tt_round`,
-  :func:`tensor_ring` (TR-SVD), :class:`TTTensor`, :class:`TRTensor`;
-* NMF (``_nmf``): :func:`non_negative_factorization`, :func:`shift_nmf`; TT-cross
+  :func:`tensor_ring` (TR-SVD),
+  :func:`tensor_ring_als` (TR-ALS), :class:`TTTensor`, :class:`TRTensor`;
+* NMF (``_nmf``): :func:`non_negative_factorization`, :func:`shift_nmf`,
+  :func:`stretch_nmf`; TT-cross
   (``_cross``): :func:`tensor_train_cross`; completion (``_completion``): :func:`cp_wopt`,
   :func:`tt_completion`; symmetric tensors (``_spm``): :func:`subspace_power_method`;
-  Tucker packing: :func:`tucker_rank_for_budget`.
+  Tucker packing: :func:`tucker_rank_for_budget`; stable CP (``_stable``): :func:`cp_stabilize`
+  (the error-preserving correction of degenerate CP), :func:`cp_sensitivity`.
 
 Every function takes Tensors of any device and floating dtype (16-bit ones are fitted in
 float32). Fitting runs without autograd; reconstructions (``to_tensor``), mode products and
@@ -43,12 +46,20 @@ from ._base import (
 from ._completion import cp_wopt, tt_completion
 from ._cp import CPTensor, cp_norm, cp_normalize, cp_to_tensor, non_negative_parafac, parafac
 from ._cross import tensor_train_cross
-from ._nmf import ShiftNMFResult, non_negative_factorization, shift_nmf
+from ._nmf import (
+    ShiftNMFResult,
+    StretchNMFResult,
+    non_negative_factorization,
+    shift_nmf,
+    stretch_nmf,
+)
 from ._spm import subspace_power_method
+from ._stable import cp_sensitivity, cp_stabilize
 from ._tt import (
     TRTensor,
     TTTensor,
     tensor_ring,
+    tensor_ring_als,
     tensor_train,
     tr_to_tensor,
     tt_round,
@@ -67,9 +78,11 @@ __all__ = ["unfold", "fold", "khatri_rao", "kronecker", "mode_dot", "multi_mode_
            "CPTensor", "cp_to_tensor", "cp_norm", "cp_normalize", "parafac",
            "non_negative_parafac", "TuckerTensor", "tucker_to_tensor", "tucker",
            "non_negative_tucker", "TTTensor", "TRTensor", "tt_to_tensor", "tr_to_tensor",
-           "tensor_train", "tt_round", "tensor_ring", "non_negative_factorization",
-           "shift_nmf", "ShiftNMFResult", "tensor_train_cross",
-           "cp_wopt", "tt_completion", "subspace_power_method", "tucker_rank_for_budget"]
+           "tensor_train", "tt_round", "tensor_ring", "tensor_ring_als",
+           "non_negative_factorization", "shift_nmf", "stretch_nmf", "StretchNMFResult",
+           "ShiftNMFResult", "tensor_train_cross",
+           "cp_wopt", "tt_completion", "subspace_power_method", "tucker_rank_for_budget",
+           "cp_stabilize", "cp_sensitivity"]
 
 
 def __getattr__(name):

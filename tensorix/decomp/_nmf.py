@@ -1,11 +1,14 @@
 """Non-negative matrix factorisation ``X ~ W H``: the two-way case of non-negative CP (HALS or
 Lee & Seung's multiplicative updates), and shift-invariant NMF (Morup, Madsen & Hansen 2008,
 "ShiftNMF"), where each component may appear in each row delayed: ``X[n, t] ~ sum_d W[n, d]
-H[d, t - tau[n, d]]``, fitted in the frequency domain, where a delay is a phase.
+H[d, t - tau[n, d]]``, fitted in the frequency domain, where a delay is a phase; and
+stretch-invariant NMF, where each component may appear stretched (``H_d(f / s[n, d])``): on a
+logarithmic axis a stretch is a shift, so it is shift-invariant NMF of the log-resampled rows.
 """
 
 from __future__ import annotations
 
+import math
 from collections import namedtuple
 
 from ..backend import array_module
@@ -13,7 +16,8 @@ from ..tensor import _make
 from ._base import _fro, check_tensor, make_generator, random_like, working
 from ._cp import non_negative_parafac
 
-__all__ = ["non_negative_factorization", "shift_nmf", "ShiftNMFResult"]
+__all__ = ["non_negative_factorization", "shift_nmf", "ShiftNMFResult", "stretch_nmf",
+           "StretchNMFResult"]
 
 
 def non_negative_factorization(X, n_components, method="hals", n_iter_max=200, init="svd",
@@ -166,3 +170,63 @@ def _update_component(xp, residual, h, lags, allowed, T):
     part = w[:, None] * _irfft(xp, _shifted(xp, xp.fft.rfft(h)[None, None], tau[:, None], T),
                                T)[:, 0]
     return w, h, tau, part
+
+
+StretchNMFResult = namedtuple("StretchNMFResult", ["W", "H", "stretches", "grid", "errors"])
+StretchNMFResult.__doc__ = """Result of :func:`stretch_nmf`: ``W (m, k)``, the components ``H (k,
+L)`` sampled at the log-spaced axis values ``grid (L,)``, ``stretches (m, k)`` (row ``n`` sees
+component ``d`` as ``H_d(f / stretches[n, d])``; one factor per component is free, as a delay
+is in shift-invariant NMF) and the relative error on the log grid after each iteration."""
+
+
+def stretch_nmf(X, n_components, axis=None, n_bins=None, max_stretch=2.0, n_iter_max=200,
+                tol=1e-9, n_starts=8, random_state=None):
+    """Stretch-invariant NMF of a non-negative ``X (m, F)`` sampled at positive, increasing
+    ``axis (F,)`` values (default ``1, ..., F``; e.g. frequencies of spectra, where a change
+    of pitch stretches the harmonic pattern): ``X[n](f) ~ sum_d W[n, d] H_d(f / s[n, d])``
+    with ``W, H >= 0`` and ``1 / max_stretch <= s <= max_stretch``.
+
+    On ``u = log f`` a stretch by ``s`` is a shift by ``log s`` (the constant-Q view of
+    Morup & Schmidt's shift-invariant models), so the rows are resampled by linear
+    interpolation onto ``n_bins`` (default ``2 F``) log-spaced points, zero-padded on both
+    sides by the largest shift (so that the circular shifts do not wrap), and fitted by
+    :func:`shift_nmf` in the frequency domain; the stretch is ``exp(delay * du)`` for the grid
+    step ``du``, so its resolution is ``du``. Returns a :class:`StretchNMFResult` (errors
+    measured on the log grid).
+
+    Example::
+
+        res = stretch_nmf(spectra, 2, max_stretch=1.5)   # res.stretches (m, 2)
+    """
+    op = "stretch_nmf"
+    check_tensor(op, X, "X", min_ndim=2, finite=True)
+    if X.ndim != 2:
+        raise ValueError(f"{op}: expected a matrix X (rows, axis), got shape {tuple(X.shape)}")
+    m, F = X.shape
+    work = working(X)
+    x = work._data
+    xp = array_module(x)
+    f = xp.arange(1, F + 1, dtype=x.dtype) if axis is None else \
+        working(axis).to(work.dtype).to(work.device)._data
+    if f.shape != (F,) or not bool((f > 0).all()) or not bool((f[1:] > f[:-1]).all()):
+        raise ValueError(f"{op}: axis must hold {F} positive, increasing values (one per "
+                         "column of X)")
+    if not max_stretch > 1:
+        raise ValueError(f"{op}: max_stretch must be > 1, got {max_stretch!r}")
+    n_bins = 2 * F if n_bins is None else n_bins
+    if not isinstance(n_bins, int) or n_bins < 2:
+        raise ValueError(f"{op}: n_bins must be an int >= 2, got {n_bins!r}")
+    lo, hi = float(xp.log(f[0])), float(xp.log(f[-1]))
+    du = (hi - lo) / (n_bins - 1)
+    reach = math.log(max_stretch) / du  # the largest shift, in grid steps
+    pad = math.ceil(reach)
+    u = lo + du * xp.arange(-pad, n_bins + pad, dtype=x.dtype)
+    logf = xp.log(f)
+    # outside the sampled range the rows are zero (the padding the shifts move into)
+    rows = xp.stack([xp.interp(u, logf, x[n], left=0.0, right=0.0) for n in range(m)])
+    res = shift_nmf(_make(rows), n_components, n_iter_max=n_iter_max, max_delay=int(reach), tol=tol,
+                    n_starts=n_starts, random_state=random_state)
+    stretches = xp.exp(res.delays._data.astype(x.dtype) * du)
+    dtype = X.dtype
+    return StretchNMFResult(res.W.to(dtype), res.H.to(dtype), _make(stretches).to(dtype),
+                            _make(xp.exp(u)).to(dtype), res.errors)

@@ -11,10 +11,10 @@ from ..backend import array_module
 from ..linalg import qr
 from ..ops.linalg import tensordot
 from ..tensor import _make
-from ._base import check_tensor, make_generator, svd_interface, working
+from ._base import _fro, check_tensor, make_generator, random_like, svd_interface, working
 
 __all__ = ["TTTensor", "TRTensor", "tt_to_tensor", "tr_to_tensor", "tensor_train", "tt_round",
-           "tensor_ring"]
+           "tensor_ring", "tensor_ring_als"]
 
 
 def _check_cores(op, factors, ring):
@@ -259,3 +259,75 @@ def tensor_ring(tensor, rank, mode=0, svd="truncated_svd", random_state=None):
     factors = factors[n - mode:] + factors[:n - mode] if mode else factors
     xp = array_module(unfolding)
     return TRTensor([_make(xp.ascontiguousarray(f)).to(tensor.dtype) for f in factors])
+
+
+def _ring_unfolding(xp, data, k):
+    """``X`` with its modes rolled to ``k, k+1, ..., k-1`` and unfolded ``(I_k, rest)``."""
+    n = data.ndim
+    order = list(range(k, n)) + list(range(k))
+    return xp.ascontiguousarray(data.transpose(order)).reshape(data.shape[k], -1)
+
+
+def _ring_design(cores, k):
+    """The subchain of every core but ``k`` as the ``(rest, r_k * r_{k+1})`` design matrix of
+    core ``k``'s least-squares problem (rest in the order of :func:`_ring_unfolding`)."""
+    n = len(cores)
+    chain = cores[(k + 1) % n]
+    for j in range(2, n):
+        nxt = cores[(k + j) % n]
+        chain = (chain.reshape(-1, chain.shape[-1]) @ nxt.reshape(nxt.shape[0], -1)
+                 ).reshape(chain.shape[0], -1, nxt.shape[-1])
+    # chain (r_{k+1}, rest, r_k) -> (rest, r_k, r_{k+1})
+    return chain.transpose(1, 2, 0).reshape(chain.shape[1], -1)
+
+
+def tensor_ring_als(tensor, rank, n_iter_max=100, tol=1e-6, init=None, random_state=None,
+                    return_errors=False):
+    """Tensor-ring decomposition of ``tensor (I_0, ..., I_{N-1})`` by alternating least
+    squares (Zhao et al. 2016, Alg. 2; TensorLy's ``tensor_ring_als``): each sweep solves for
+    one core at a time with the others fixed, by least squares against the product of the
+    others (minimum-norm, so ranks above what the data need are harmless).
+
+    ``rank``: one int or ``N + 1`` ints with ``rank[0] == rank[-1]`` (``rank[0] == 1`` closes
+    the ring into a tensor train). ``init``: None (normal cores, seeded by ``random_state``)
+    or a :class:`TRTensor` / list of cores of those ranks to start from (a warm start). Stops
+    when the relative error decreases by less than ``tol`` in a sweep. Returns a
+    :class:`TRTensor` with cores ``(r_k, I_k, r_{k+1})`` (and the relative error after each
+    sweep with ``return_errors``).
+
+    Example: ``tr = tensor_ring_als(X, rank=[2, 3, 3, 2], random_state=0)``;
+    ``tr.to_tensor()`` approximates ``X``.
+    """
+    op = "tensor_ring_als"
+    check_tensor(op, tensor, min_ndim=2, finite=True)
+    shape, n = tuple(tensor.shape), tensor.ndim
+    rank = _check_rank(op, shape, rank, ring=True)
+    if not isinstance(n_iter_max, int) or n_iter_max < 1:
+        raise ValueError(f"{op}: n_iter_max must be a positive int, got {n_iter_max!r}")
+    work = working(tensor)
+    data = work._data
+    xp = array_module(data)
+    if init is None:
+        gen = make_generator(random_state)
+        cores = [random_like((rank[k], shape[k], rank[k + 1]), data, gen) for k in range(n)]
+    else:
+        given = init if isinstance(init, TRTensor) else TRTensor(init)
+        if given.shape != shape or list(given.rank) != rank:
+            raise ValueError(f"{op}: init must have shape {shape} and ranks {rank}, got shape "
+                             f"{given.shape} and ranks {list(given.rank)}")
+        cores = [working(f).to(device=work.device)._data.copy() for f in given.factors]
+    norm_x = max(_fro(data), 1e-300)
+    unfoldings = [_ring_unfolding(xp, data, k) for k in range(n)]  # fixed: computed once
+    errors = []
+    for _ in range(n_iter_max):
+        for k in range(n):
+            design = _ring_design(cores, k)
+            sol = xp.linalg.lstsq(design, unfoldings[k].T, rcond=None)[0]
+            cores[k] = xp.ascontiguousarray(
+                sol.reshape(rank[k], rank[k + 1], shape[k]).transpose(0, 2, 1))
+        # the last solve's residual is the whole tensor's error: no reconstruction needed
+        errors.append(_fro(design @ sol - unfoldings[n - 1].T) / norm_x)
+        if len(errors) > 1 and errors[-2] - errors[-1] < tol:
+            break
+    result = TRTensor([_make(c).to(tensor.dtype) for c in cores])
+    return (result, errors) if return_errors else result

@@ -14,8 +14,11 @@ differentiable where it means something).
   gradients through gate angles), :func:`gate_matrix`;
 * Pauli strings (``_pauli``): :func:`pauli_matrix`, :func:`pauli_apply`,
   :func:`pauli_decompose`, :func:`pauli_compose`, :func:`pauli_terms`;
-* learning (``_classifier``): :class:`MPSClassifier` (Stoudenmire & Schwab) and its
-  :func:`pixel_feature_map`.
+* learning (``_classifier``): :class:`MPSClassifier` (Stoudenmire & Schwab), the tree
+  :class:`TTNClassifier` and :func:`zorder`, and their :func:`pixel_feature_map`;
+* structure search (``_search``): :func:`greedy_rank_search` (greedy rank growth),
+  :func:`tnale` (alternating local enumeration over ranks and mode order),
+  :class:`StructureSearchResult`.
 
 Example::
 
@@ -26,11 +29,12 @@ Example::
 """
 
 from ._circuit import GATES, Circuit, gate_matrix
-from ._classifier import MPSClassifier, pixel_feature_map
+from ._classifier import MPSClassifier, TTNClassifier, pixel_feature_map, zorder
 from ._dmrg import DMRGResult, dmrg2, lanczos_ground, tebd, trotter_gates
 from ._mps import MPO, MPS, heisenberg_mpo, ising_mpo, svd_split
 from ._network import Node, TensorNetwork, contract_path
 from ._pauli import pauli_apply, pauli_compose, pauli_decompose, pauli_matrix, pauli_terms
+from ._search import StructureSearchResult, greedy_rank_search, tnale
 from ._trg import ISING_BETA_C, hotrg, ising_tensor, onsager_free_energy, trg
 
 __all__ = ["Node", "TensorNetwork", "contract_path", "MPS", "MPO", "heisenberg_mpo",
@@ -38,4 +42,5 @@ __all__ = ["Node", "TensorNetwork", "contract_path", "MPS", "MPO", "heisenberg_m
            "trotter_gates", "trg", "hotrg", "ising_tensor", "onsager_free_energy",
            "ISING_BETA_C", "Circuit", "gate_matrix", "GATES", "pauli_matrix",
            "pauli_apply", "pauli_decompose", "pauli_compose", "pauli_terms", "MPSClassifier",
-           "pixel_feature_map"]
+           "pixel_feature_map", "TTNClassifier", "zorder", "greedy_rank_search", "tnale",
+           "StructureSearchResult"]

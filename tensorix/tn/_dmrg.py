@@ -37,6 +37,7 @@ def _lanczos(matvec, x, xp, krylov, tol, restarts):
     # the Krylov basis as the rows of one array: reorthogonalisation is two GEMVs per step,
     # not 2k vector updates in Python (which were a third of a DMRG's time)
     basis = xp.empty((steps, size), dtype=x.dtype)
+    complex_basis = xp.iscomplexobj(basis)
 
     def apply(v):
         return matvec(v.reshape(shape)).reshape(-1)
@@ -50,8 +51,10 @@ def _lanczos(matvec, x, xp, krylov, tol, restarts):
             # full reorthogonalisation, twice ("twice is enough", Giraud et al. 2005): one
             # classical Gram-Schmidt pass leaves components of size eps * ||w|| / ||w_new||
             live = basis[:j + 1]
+            # why not always .conj(): on a real array it copies the whole basis, twice a step
+            dual = live.conj() if complex_basis else live
             for _ in range(2):
-                w = w - live.T @ (live.conj() @ w)
+                w = w - live.T @ (dual @ w)
             b = float(xp.linalg.norm(w))
             # an invariant subspace (the Krylov space exhausted a small block): relative test,
             # or w / b would be rounding noise and the Ritz values spurious

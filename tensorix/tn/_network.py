@@ -296,7 +296,7 @@ def _raw_ok(nodes):
 
 
 def _contract_raw(nodes, path, output):
-    """The path run as ``xp.tensordot`` on the nodes' arrays, wrapped once at the end.
+    """The path run as GEMMs on the nodes' arrays (:func:`_pair_raw`), wrapped once at the end.
 
     Why: a network of many small tensors paid tensorix's per-op dispatch (tens of
     microseconds) at every pairwise step, 4-100x quimb/cotengra's time on random regular
@@ -318,9 +318,30 @@ def _contract_raw(nodes, path, output):
 
 
 def _pair_raw(xp, x, ia, y, ib):
-    shared = [i for i in ia if i in ib]
+    """One pairwise step as a GEMM. Why not ``xp.tensordot``: it always moves the contracted
+    axes of its first operand last, copying it; here the larger operand keeps its memory
+    order (its shared axes, when they form a block at either end, reshape for free, as they
+    mostly do along a path: a step's result holds each operand's free axes together), and
+    only the smaller one is transposed. The result's index order follows the GEMM's."""
     if x.dtype != y.dtype:  # real gates on complex states: promote, as contract_pair does
         dtype = xp.result_type(x.dtype, y.dtype)
         x, y = x.astype(dtype), y.astype(dtype)
-    data = xp.tensordot(x, y, axes=([ia.index(i) for i in shared], [ib.index(i) for i in shared]))
-    return data, tuple(i for i in ia if i not in shared) + tuple(i for i in ib if i not in shared)
+    if y.size > x.size:
+        x, ia, y, ib = y, ib, x, ia
+    dims = dict(zip(ia, x.shape)) | dict(zip(ib, y.shape))
+    shared = [i for i in ia if i in ib]
+    pos = [ia.index(i) for i in shared]
+    free_x = [i for i in ia if i not in shared]
+    free_y = [i for i in ib if i not in shared]
+    k = math.prod(dims[i] for i in shared)
+    front = pos == list(range(len(pos)))
+    if not front and pos != list(range(len(ia) - len(pos), len(ia))):
+        x = x.transpose([ia.index(i) for i in free_x] + pos)  # shared axes scattered: move
+    ymat = y.transpose([ib.index(i) for i in shared] + [ib.index(i) for i in free_y]
+                       ).reshape(k, -1)
+    shape_x, shape_y = [dims[i] for i in free_x], [dims[i] for i in free_y]
+    if front:  # x (shared..., free...): (free_y, free_x) = y^T x
+        data = ymat.T @ x.reshape(k, -1)
+        return data.reshape(shape_y + shape_x), tuple(free_y) + tuple(free_x)
+    data = x.reshape(-1, k) @ ymat
+    return data.reshape(shape_x + shape_y), tuple(free_x) + tuple(free_y)

@@ -33,3 +33,18 @@ def test_bench_decomp_layers_quick_table():
     assert [r[1] for r in compensation] == ["fp32", "bf16", "mx_fp8_e4m3", "mx_fp4_e2m1"]
     assert all(int(r[3]) <= budget for r in compensation)
     assert [int(r[2]) for r in compensation] == sorted(int(r[2]) for r in compensation)
+
+
+def test_bench_decomp_layers_cp_stability_quick_table():
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bench_decomp_layers.py"),
+                           "--cp-stability", "--quick"], capture_output=True, text=True,
+                          timeout=600, env=env)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    rows = [[c.strip() for c in line.split("|")[1:-1]] for line in proc.stdout.splitlines()
+            if line.startswith("| 20 ")]
+    assert [r[1] for r in rows] == ["CP", "CP + EPC"], proc.stdout
+    plain, stable = rows
+    # the correction keeps the kernel error and bounds the terms (largest, total energy)
+    assert abs(float(plain[2]) - float(stable[2])) < 1e-3
+    assert float(stable[3]) <= float(plain[3]) and float(stable[4]) < float(plain[4])

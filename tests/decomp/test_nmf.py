@@ -105,3 +105,58 @@ def test_shift_nmf_on_device_and_bad_input(device, rng):
         decomp.shift_nmf(tx.tensor(np.full((3, 4), np.nan)), 1)
     with pytest.raises(ValueError, match="shift_nmf: n_starts must be a positive int"):
         decomp.shift_nmf(tx.tensor(x), 1, n_starts=0)
+
+
+def _stretched_mixture(seed, m=8, F=256):
+    """Two harmonic spectra (three partials, log-Gaussian peaks) on f = 1..F, each row holding
+    both at its own pitch: stretches ``exp(k du)`` on the log grid ``stretch_nmf`` uses."""
+    rng = np.random.default_rng(seed)
+    f = np.arange(1, F + 1.0)
+    du = np.log(F) / (2 * F - 1)
+
+    def spectrum(f0, fr):
+        return sum(np.exp(-(np.log(fr) - np.log(h * f0)) ** 2 / (2 * 0.1 ** 2)) / h
+                   for h in range(1, 4))
+
+    k = rng.integers(-10, 11, (m, 2))
+    W = rng.uniform(0.5, 2, (m, 2))
+    x = sum(W[:, d:d + 1] * spectrum(f0, f[None] / np.exp(k[:, d:d + 1] * du))
+            for d, f0 in enumerate((20.0, 29.0)))
+    return x, k, du
+
+
+def test_stretch_nmf_follows_pitch_changes_plain_nmf_cannot():
+    x, k, du = _stretched_mixture(0)
+    res = decomp.stretch_nmf(tx.tensor(x), 2, max_stretch=1.3, n_starts=4, n_iter_max=100,
+                             random_state=0)
+    assert res.W.shape == (8, 2) and res.H.shape == (2, res.grid.shape[0])
+    assert res.stretches.shape == (8, 2) and float(res.stretches.min()) >= 1 / 1.3 - 1e-9
+    assert float(res.W.min()) >= 0 and float(res.H.min()) >= 0
+    # the residual is the linear interpolation onto the log grid (peaks ~2 samples wide)
+    assert res.errors[-1] < 0.05
+    W, H = decomp.non_negative_factorization(tx.tensor(x), 2)
+    assert rel_err(W @ H, x) > 4 * res.errors[-1]
+    # stretches are defined up to one factor per component: compare relative to row 0, in
+    # grid steps, matching components by the better fit
+    found = np.rint(np.log(res.stretches.numpy()) / du).astype(int)
+    rel_found, rel_true = found - found[:1], k - k[:1]
+    miss = min(max(np.abs(rel_found[:, p] - rel_true[:, d]).max() for d, p in enumerate(perm))
+               for perm in ((0, 1), (1, 0)))
+    assert miss <= 2
+
+
+def test_stretch_nmf_device_and_bad_input(device):
+    x, _, _ = _stretched_mixture(1, m=3, F=32)
+    res = decomp.stretch_nmf(tx.tensor(x.astype(np.float32)).to(device), 1, n_iter_max=3,
+                             n_starts=1, tol=0)
+    assert res.W.device.type == device and res.stretches.dtype == tx.float32
+    with pytest.raises(ValueError, match="stretch_nmf: axis must hold 32 positive, increasing"):
+        decomp.stretch_nmf(tx.tensor(x), 1, axis=tx.arange(32.0))
+    with pytest.raises(ValueError, match="stretch_nmf: max_stretch must be > 1"):
+        decomp.stretch_nmf(tx.tensor(x), 1, max_stretch=1.0)
+    with pytest.raises(ValueError, match="stretch_nmf: n_bins must be an int >= 2"):
+        decomp.stretch_nmf(tx.tensor(x), 1, n_bins=1)
+    with pytest.raises(ValueError, match="stretch_nmf: expected a matrix X"):
+        decomp.stretch_nmf(tx.tensor(x[None]), 1)
+    with pytest.raises(ValueError, match="shift_nmf: X must be non-negative"):
+        decomp.stretch_nmf(tx.tensor(-x), 1)

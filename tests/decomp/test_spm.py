@@ -53,7 +53,33 @@ def test_spm_bad_input(rng):
     T, _, _ = _symmetric(rng, 4, 2)
     with pytest.raises(ValueError, match=r"rank must be an int in \[1, 10\]"):
         decomp.subspace_power_method(tx.tensor(T), 11)
-    with pytest.raises(ValueError, match="expected a tensor of even order"):
-        decomp.subspace_power_method(tx.tensor(T[..., 0]), 2)
+    with pytest.raises(ValueError, match="expected a tensor of order >= 3 with equal dims"):
+        decomp.subspace_power_method(tx.tensor(T[..., 0, 0]), 2)
+    with pytest.raises(ValueError, match="expected a tensor of order >= 3 with equal dims"):
+        decomp.subspace_power_method(tx.tensor(T[:3]), 2)
     with pytest.raises(ValueError, match="tensor is not symmetric"):
         decomp.subspace_power_method(tx.tensor(rng.standard_normal((3, 3, 3, 3))), 2)
+
+
+@pytest.mark.parametrize("size, rank, order", [(5, 5, 3), (5, 10, 5)])
+def test_spm_odd_order_recovers_components_up_to_rank_binom(rng, size, rank, order):
+    # order 3: rank up to I (the flattening's row side); order 5 in dim 5: rank 10 > I
+    T, A, lam = _symmetric(rng, size, rank, order=order)
+    cp = decomp.subspace_power_method(tx.tensor(T), rank, random_state=0)
+    assert len(cp.factors) == order and rel_err(cp.to_tensor(), T) < 1e-8
+    found = cp.factors[0].numpy()
+    match = (A.T @ found)                           # (true, found) cosines
+    pairs = np.abs(match).argmax(1)
+    assert np.abs(match).max(1).min() > 1 - 1e-8
+    # odd order: a found -a_i carries the sign in its weight
+    signed = cp.weights.numpy()[pairs] * np.sign(match[np.arange(rank), pairs])
+    np.testing.assert_allclose(signed, lam, rtol=1e-6)
+
+
+def test_spm_odd_order_rank_bound_and_symmetry_check(rng):
+    T, _, _ = _symmetric(rng, 4, 3, order=3)
+    with pytest.raises(ValueError, match=r"rank must be an int in \[1, 4\]"):
+        decomp.subspace_power_method(tx.tensor(T), 5)
+    skew = T + 0.1 * rng.standard_normal(T.shape)
+    with pytest.raises(ValueError, match="tensor is not symmetric"):
+        decomp.subspace_power_method(tx.tensor(skew), 2)

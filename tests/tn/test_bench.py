@@ -25,3 +25,9 @@ def test_bench_tn_quick_tables():
     assert all(float(r[2]) < 1e-10 for r in contractions)
     accuracy = [r for r in rows if "MPS classifier" in r[0]]
     assert accuracy and float(accuracy[0][3].strip(" %")) > 50
+    tree = [r for r in rows if "tree TN classifier" in r[0]]
+    assert tree and float(tree[0][3].strip(" %")) > 50
+    # the structure searches find a ring smaller than the TT at the same error
+    greedy = [r for r in rows if "greedy_rank_search" in r[0]]
+    tt = [r for r in rows if "TT-SVD + rounding" in r[0]]
+    assert greedy and tt and int(greedy[0][2]) < int(tt[0][2])

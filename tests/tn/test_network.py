@@ -154,3 +154,24 @@ def test_no_grad_contraction_runs_on_the_arrays_and_equals_the_graph_path(rng, d
     # a half-precision network keeps the Tensor path (its widening rules live in the ops)
     half = TensorNetwork([Node(n.data.to(tx.bfloat16), n.inds) for n in tn]).contract()
     assert half.data.dtype is tx.bfloat16
+
+
+@pytest.mark.parametrize("ia, ib", [("abcd", "abef"),     # x's shared axes leading
+                                    ("cdab", "efab"),     # trailing
+                                    ("acbd", "ebfa"),     # scattered
+                                    ("ab", "efab"),       # the second operand larger
+                                    ("abc", "abc")])      # everything contracted
+def test_raw_pairwise_step_equals_tensordot_in_every_axis_layout(rng, device, ia, ib):
+    from tensorix.backend import array_module
+    from tensorix.tensor import _make
+    from tensorix.tn._network import _pair_raw
+
+    size = dict(a=2, b=3, c=4, d=5, e=3, f=2)
+    x = rng.standard_normal([size[i] for i in ia])
+    y = rng.standard_normal([size[i] for i in ib])
+    xd, yd = tx.tensor(x).to(device)._data, tx.tensor(y).to(device)._data
+    data, inds = _pair_raw(array_module(xd), xd, tuple(ia), yd, tuple(ib))
+    out = "".join(i for i in ia + ib if (i in ia) != (i in ib))
+    expected = np.einsum(f"{ia},{ib}->{''.join(inds)}", x, y)
+    assert sorted(inds) == sorted(out)
+    assert_close(_make(data).cpu(), expected)

@@ -6,7 +6,6 @@ import numpy as np
 import pytest
 
 import tensorix as tx
-from tensorix import nn, optim
 from tensorix.testing import assert_close, gradcheck
 from tensorix.tn import (
     MPSClassifier,
@@ -18,6 +17,7 @@ from tensorix.tn import (
     pixel_feature_map,
 )
 
+from ._digits import train_on_digits
 from ._oracles import I2, SX, SY, SZ
 
 PAULI = {"I": I2, "X": SX, "Y": SY, "Z": SZ}
@@ -105,25 +105,8 @@ def test_mps_classifier_matches_a_dense_contraction(rng):
 
 
 def test_mps_classifier_learns_the_digits_fast_variant():
-    from tensorix.data import load_digits
-
-    images, labels = load_digits()
-    x = images.reshape(len(labels), -1)
-    gen = tx.Generator().manual_seed(0)
-    perm = tx.randperm(len(labels), generator=gen)
-    train, test = perm[:1400], perm[1400:]
-    model = MPSClassifier(64, 10, bond_dim=6, generator=gen)
-    opt = optim.Adam(model.parameters(), lr=0.02)
-    for _ in range(4):
-        order = tx.randperm(len(train), generator=gen)
-        for k in range(0, len(train), 50):
-            idx = train[order[k:k + 50]]
-            loss = nn.functional.cross_entropy(model(x[idx]), labels[idx])
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-    with tx.no_grad():
-        accuracy = float((model(x[test]).argmax(1) == labels[test]).float().mean())
+    accuracy = train_on_digits(lambda gen: MPSClassifier(64, 10, bond_dim=6, generator=gen),
+                               epochs=4, lr=0.02, batch=50)
     assert accuracy > 0.8  # 4 epochs; docs/tn.md reports a longer run
 
 

@@ -30,6 +30,7 @@ from ...nn.layers._util import new_param, optional_param, pair
 from ...ops.einsum import einsum
 from .._base import multi_mode_dot, truncated_svd
 from .._cp import parafac
+from .._stable import cp_stabilize
 from .._tucker import tucker
 from ._util import scaled_normal_
 
@@ -128,12 +129,17 @@ class CPConv2d(_FactorizedConv2d):
                     rank)
 
     @classmethod
-    def from_conv(cls, conv, rank, n_iter_max=200, random_state=0):
+    def from_conv(cls, conv, rank, n_iter_max=200, random_state=0, stabilize=False):
         """CP-ALS (``decomp.parafac``, SVD start) of ``conv``'s kernel; the CP weights go to
-        the last pointwise conv. Example: ``CPConv2d.from_conv(conv, rank=8)``."""
+        the last pointwise conv. ``stabilize``: then the error-preserving correction
+        (``decomp.cp_stabilize``, Phan et al. 2020): the same kernel error with the rank-1
+        terms' norms bounded, which a degenerate high-rank fit lets grow and fine-tuning then
+        fights. Example: ``CPConv2d.from_conv(conv, rank=8, stabilize=True)``."""
         layer = cls(rank=rank, **cls._geometry("CPConv2d.from_conv", conv))
         cp = parafac(conv.weight.detach(), rank, n_iter_max=n_iter_max,
                      random_state=random_state)
+        if stabilize:
+            cp = cp_stabilize(conv.weight.detach(), cp)
         (t, s, h, w), weights = cp.factors, cp.weights
         return layer._load(conv, dict(
             pointwise_in=s.mT.reshape(rank, -1, 1, 1), vertical=h.mT.reshape(rank, 1, -1, 1),
@@ -305,11 +311,12 @@ CONV_METHODS = {"svd": LowRankConv2d, "separable": SeparableConv2d, "cp": CPConv
                 "tucker": TuckerConv2d}
 
 
-def decompose_conv2d(conv, budget=0.25, methods=("svd", "cp"), cp_iter=200):
+def decompose_conv2d(conv, budget=0.25, methods=("svd", "cp"), cp_iter=200, stabilize=False):
     """Replace a trained ``nn.Conv2d`` by the factorized conv with the smallest relative kernel
     error ``||K - K_hat|| / ||K||`` among ``methods`` (any of ``'svd'`` (low-rank channel),
     ``'separable'`` (one-way filters), ``'cp'``, ``'tucker'``), each at the largest rank whose
-    kernel fits ``budget`` (a fraction of the dense kernel's entries).
+    kernel fits ``budget`` (a fraction of the dense kernel's entries). ``stabilize``: CP fits
+    get the error-preserving correction (see :meth:`CPConv2d.from_conv`).
 
     Returns ``(layer, report)``: ``report[method] = (rank, kernel entries, relative error)``
     for every method that fits; ``layer`` is ``conv`` itself when none does. Example::
@@ -331,7 +338,7 @@ def decompose_conv2d(conv, budget=0.25, methods=("svd", "cp"), cp_iter=200):
         rank = _largest_rank(method, t, s, kh, kw, budget * dense.numel())
         if rank is None:
             continue
-        kwargs = dict(n_iter_max=cp_iter) if method == "cp" else {}
+        kwargs = dict(n_iter_max=cp_iter, stabilize=stabilize) if method == "cp" else {}
         layer = CONV_METHODS[method].from_conv(conv, rank, **kwargs)
         with no_grad():
             err = float((layer.to_dense() - dense).norm() / dense.norm())
@@ -342,9 +349,11 @@ def decompose_conv2d(conv, budget=0.25, methods=("svd", "cp"), cp_iter=200):
     return (best[0] if best[0] is not None else conv), report
 
 
-def factorize_convs(model, budget=0.25, methods=("svd", "cp"), skip=(), cp_iter=200):
+def factorize_convs(model, budget=0.25, methods=("svd", "cp"), skip=(), cp_iter=200,
+                    stabilize=False):
     """Replace, in place, every ``nn.Conv2d`` of ``model`` (groups 1, zero padding, not named
-    in ``skip``) by :func:`decompose_conv2d`'s choice at ``budget``. Returns
+    in ``skip``) by :func:`decompose_conv2d`'s choice at ``budget`` (``stabilize``: for CP
+    fits, as there). Returns
     ``{qualified name: (chosen method, rank, relative kernel error)}``.
 
     Example: ``factorize_convs(cnn, budget=0.3, methods=("svd", "cp", "tucker"))``.
@@ -356,7 +365,7 @@ def factorize_convs(model, budget=0.25, methods=("svd", "cp"), skip=(), cp_iter=
             if not isinstance(child, Conv2d) or full in skip or child.groups != 1 or \
                     child.padding_mode != "zeros" or isinstance(child.padding, str):
                 continue
-            layer, report = decompose_conv2d(child, budget, methods, cp_iter)
+            layer, report = decompose_conv2d(child, budget, methods, cp_iter, stabilize)
             if layer is child:
                 continue
             method = next(m for m, cls in CONV_METHODS.items() if isinstance(layer, cls))
