@@ -21,9 +21,10 @@ PyTorch.
 
 from __future__ import annotations
 
-import concurrent.futures
+import itertools
 import math
 import os
+import queue
 import threading
 
 import numpy as np
@@ -76,7 +77,7 @@ def set_num_threads(n: int) -> None:
     with _pool_lock:
         _threads = n
         if _pool is not None:
-            _pool.shutdown(wait=False)
+            _pool.close()
             _pool = None
 
 
@@ -114,17 +115,40 @@ def get_num_interop_threads() -> int:
     return _interop
 
 
-def _worker_init():
-    _local.worker = True
-    _pin_blas()  # per-thread limits (OpenMP-threaded OpenBLAS, MKL) need each worker to set it
+class _Pool:
+    """``threads - 1`` daemon threads that run claim loops put on one queue; the caller is the
+    last thread. Idle threads block in ``SimpleQueue.get`` (a futex wait, no spinning).
+
+    Why not ``concurrent.futures``: its submit + result costs ~30 us of the calling thread
+    (a Future, a work item, a condition per call); a put on a SimpleQueue and one lock are
+    about half that (benchmarks/bench_threads.py, "hand-off")."""
+
+    def __init__(self, threads):
+        self.queue = queue.SimpleQueue()
+        self.threads = [threading.Thread(target=self._serve, name=f"tensorix_{i}", daemon=True)
+                        for i in range(threads - 1)]
+        for t in self.threads:
+            t.start()
+
+    def _serve(self):
+        _local.worker = True
+        _pin_blas()  # per-thread limits (OpenMP-threaded OpenBLAS, MKL) need each worker to set it
+        while True:
+            job = self.queue.get()
+            if job is None:
+                return
+            job()
+
+    def close(self):
+        for _ in self.threads:
+            self.queue.put(None)
 
 
 def _get_pool():
     global _pool
     with _pool_lock:
         if _pool is None:
-            _pool = concurrent.futures.ThreadPoolExecutor(_threads, "tensorix",
-                                                          initializer=_worker_init)
+            _pool = _Pool(_threads)
         return _pool
 
 
@@ -140,12 +164,40 @@ if hasattr(os, "register_at_fork"):  # POSIX only; there is no fork elsewhere
 
 
 def _run_parts(tasks):
-    """Run the callables in ``tasks`` on the pool (the last one on this thread) and wait."""
+    """Run the callables in ``tasks`` (independent parts of one op, fixed in advance) on this
+    thread and the pool's, and return when all have run.
+
+    Each thread claims the next part not yet claimed, the calling thread too, so a part
+    waits for no thread that is not running: on a busy machine, where a woken pool thread
+    may get no core for milliseconds, the caller runs every part itself at the cost of one
+    queue put, instead of waiting (``--background-load``). The caller waits only for parts
+    a pool thread has started. Who runs a part never changes its result."""
+    n = len(tasks)
+    claim, finished = itertools.count(), itertools.count()  # next() is atomic under the GIL
+    last = threading.Lock()
+    last.acquire()  # released by the thread that finishes the last part, if not the caller
+    errors = []
+
+    def drain(caller=False):
+        """Run unclaimed parts; True when this thread finished the last part to finish."""
+        last_done = False
+        while (i := next(claim)) < n:
+            try:
+                tasks[i]()
+            except BaseException as e:  # raised again on the calling thread
+                errors.append(e)
+            last_done = next(finished) == n - 1
+        if last_done and not caller:
+            last.release()
+        return last_done
+
     pool = _get_pool()
-    futures = [pool.submit(t) for t in tasks[:-1]]
-    tasks[-1]()
-    for fut in futures:
-        fut.result()
+    for _ in range(min(n - 1, len(pool.threads))):
+        pool.queue.put(drain)
+    if not drain(caller=True):
+        last.acquire()
+    if errors:
+        raise errors[0]
 
 
 def parts_for(work: int, min_part: int) -> int:

@@ -142,18 +142,23 @@ def test_parallel_covers_the_range_and_nests_without_deadlock():
     old = tx.get_num_threads()
     tx.set_num_threads(2)
     try:
-        seen, names = [], set()
+        started, seen, names = threading.Event(), [], {}
 
         def inner(a, b):
-            seen.append((a, b))
+            seen.append((threading.current_thread().name, a, b))
 
         def outer(a, b):
-            names.add(threading.current_thread().name)
+            names[a] = threading.current_thread().name
+            if a == 0:  # the caller's part waits for a pool thread to take the other
+                assert started.wait(30), "no pool thread ran the second part"
+            else:
+                started.set()
             _threads.parallel(100, inner, 1)  # inside a worker: runs whole, in this thread
 
         _threads.parallel(10, outer, 1)
-        assert len(names) == 2
-        assert sorted(seen).count((0, 100)) >= 1
+        assert names[0] == threading.current_thread().name
+        assert names[5].startswith("tensorix_")
+        assert (names[5], 0, 100) in seen  # no nested split on a pool thread
         hits = np.zeros(1000, int)
 
         def mark(a, b):
@@ -162,6 +167,34 @@ def test_parallel_covers_the_range_and_nests_without_deadlock():
         _threads.parallel(1000, mark, 10)
         assert (hits == 1).all()
     finally:
+        tx.set_num_threads(old)
+
+
+def test_busy_pool_threads_never_hold_up_the_caller():
+    """A pool thread that gets no core (here: busy with another caller's part) is not waited
+    for: the caller runs the parts nobody took, and an error in a part reaches the caller."""
+    old = tx.get_num_threads()
+    tx.set_num_threads(2)
+    release, busy = threading.Event(), threading.Event()
+    try:
+        def hold():  # the pool's one thread, busy elsewhere (a machine with no core free)
+            busy.set()
+            release.wait(30)
+
+        _threads._get_pool().queue.put(hold)
+        assert busy.wait(30)
+        ran = []
+        _threads.parallel(4, lambda a, b: ran.append((threading.current_thread().name, a)), 1)
+        me = threading.current_thread().name
+        assert sorted(ran) == [(me, 0), (me, 2)]  # both parts here, none lost or doubled
+
+        def fail(a, b):
+            raise ValueError(f"part {a}")
+
+        with pytest.raises(ValueError, match="part"):
+            _threads.parallel(4, fail, 1)
+    finally:
+        release.set()
         tx.set_num_threads(old)
 
 
