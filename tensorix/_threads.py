@@ -208,9 +208,21 @@ def parts_for(work: int, min_part: int) -> int:
     return max(1, min(_threads, work // max(1, min_part)))
 
 
+# Pieces per part of a split: threads claim pieces, so a pool thread that loses its core
+# mid-op holds back one piece, not half the op (the caller takes the rest).
+OVERSPLIT = 4
+
+
+def _cuts(n, parts, most):
+    """Cut points of ``[0, n)`` into ``parts`` to ``parts * OVERSPLIT`` pieces, at most
+    ``most`` (the work over the smallest piece worth a numpy call), one unit at least."""
+    pieces = min(n, max(parts, min(parts * OVERSPLIT, most)))
+    return [n * i // pieces for i in range(pieces + 1)]
+
+
 def parallel(n: int, work, min_part: int) -> None:
-    """``work(a, b)`` over ``[0, n)``: one contiguous part per thread, each at least
-    ``min_part`` long, or all in this thread when ``n`` is small.
+    """``work(a, b)`` over ``[0, n)`` in contiguous pieces that this thread and the pool's
+    claim, when each thread gets at least ``min_part`` (else all in this thread).
 
     Example: ``parallel(len(x), lambda a, b: np.exp(x[a:b], out=y[a:b]), 1 << 16)``.
     """
@@ -218,7 +230,7 @@ def parallel(n: int, work, min_part: int) -> None:
     if parts <= 1:
         work(0, n)
         return
-    cuts = [n * i // parts for i in range(parts + 1)]
+    cuts = _cuts(n, parts, n)
     _run_parts([lambda a=a, b=b: work(a, b) for a, b in zip(cuts[:-1], cuts[1:])])
 
 
@@ -284,8 +296,8 @@ def matmul(a, b):
 
         def part(lo, hi):
             np.matmul(a, b[..., lo:hi], out=out[..., lo:hi])
-    parts = min(parts, nb)
-    cuts = [nb * i // parts for i in range(parts + 1)]
+    # pieces of at least _GEMM_MIN_PART each (a piece re-packs the shared operand)
+    cuts = _cuts(nb, min(parts, nb), math.prod(batch) * m * n * k // _GEMM_MIN_PART)
     _run_parts([lambda lo=lo, hi=hi: part(lo, hi) for lo, hi in zip(cuts[:-1], cuts[1:])])
     return out
 
@@ -352,6 +364,7 @@ def over_parts(items, sizes, work, min_part):
 # whole-array NumPy ops on a large array streams every temporary through memory (gelu ran
 # about 2x faster blocked).
 BLOCK = 1 << 16
+BLOCKWISE_MIN_PART = 4  # blocks per thread (256 Ki elements): see COSTLY below
 
 
 def blockwise(kernel, out, *arrays, finish=None):
@@ -374,7 +387,7 @@ def blockwise(kernel, out, *arrays, finish=None):
         if finish is not None:
             finish(dst[lo:hi], *[f[lo:hi] for f in flat])
 
-    parallel(-(-n // BLOCK), run, 4)  # >= 4 blocks (256 Ki elements) per thread
+    parallel(-(-n // BLOCK), run, BLOCKWISE_MIN_PART)
     return out
 
 
@@ -438,7 +451,7 @@ def elementwise(fn, out, *inputs, min_part=None):
         fn(_split_view(out, shape, lo, hi, flat),
            *[_split_view(a, shape, lo, hi, flat) for a in inputs])
 
-    cuts = [n * i // parts for i in range(parts + 1)]
+    cuts = _cuts(n, parts, n)
     _run_parts([lambda a=a, b=b: work(a, b) for a, b in zip(cuts[:-1], cuts[1:])])
     return out
 

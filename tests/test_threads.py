@@ -15,6 +15,8 @@ import pytest
 import tensorix as tx
 from tensorix import _threads
 
+OVER = _threads.OVERSPLIT  # pieces per thread's part
+
 
 @pytest.fixture
 def two_threads_split_small(monkeypatch, counted_parts):
@@ -99,7 +101,7 @@ def test_split_gemm_matches_numpy(two_threads_split_small, sa, sb, dtype):
     a = rng.standard_normal(sa).astype(dtype)
     b = rng.standard_normal(sb).astype(dtype)
     got = (tx.tensor(a) @ tx.tensor(b)).numpy()
-    assert two_threads_split_small == [2]
+    assert len(two_threads_split_small) == 1 and 2 <= two_threads_split_small[0] <= 2 * OVER
     np.testing.assert_allclose(got, a @ b, rtol=1e-5, atol=1e-5)
 
 
@@ -186,7 +188,7 @@ def test_busy_pool_threads_never_hold_up_the_caller():
         ran = []
         _threads.parallel(4, lambda a, b: ran.append((threading.current_thread().name, a)), 1)
         me = threading.current_thread().name
-        assert sorted(ran) == [(me, 0), (me, 2)]  # both parts here, none lost or doubled
+        assert sorted(ran) == [(me, i) for i in range(4)]  # all here, none lost or doubled
 
         def fail(a, b):
             raise ValueError(f"part {a}")
