@@ -26,6 +26,7 @@ import math
 import os
 import queue
 import threading
+import time
 
 import numpy as np
 
@@ -202,10 +203,52 @@ def _run_parts(tasks):
 
 def parts_for(work: int, min_part: int) -> int:
     """How many parts ``work`` units split into: at most the thread count, each at least
-    ``min_part``; 1 inside a pool worker (a nested split would wait on its own pool)."""
+    ``min_part``; 1 inside a pool worker (a nested split would wait on its own pool) and
+    while the machine is busy (:func:`_machine_busy`)."""
     if _threads == 1 or getattr(_local, "worker", False):
         return 1
-    return max(1, min(_threads, work // max(1, min_part)))
+    parts = min(_threads, work // max(1, min_part))
+    if parts > 1 and _machine_busy():
+        return 1
+    return max(1, parts)
+
+
+# -- a busy machine: no core to split onto ---------------------------------------------------
+# When other processes keep every core of the machine busy, a pool thread gets a core only by
+# taking a time slice from someone, and a split op then costs more than it gains (measured at
+# load 8-14 on 2 cores: split GEMMs and elementwise kernels 1.2-3x slower in median wall time
+# than whole, torch's two threads the same; benchmarks/bench_threads.py). So the run queue is
+# sampled (the kernel's count of runnable threads, /proc/loadavg) at most every _BUSY_EVERY
+# seconds, smoothed, and ops do not split while it exceeds the machine's CPUs.
+_BUSY_EVERY = 0.02
+_busy_state = {"next": 0.0, "runnable": 0.0, "ok": os.path.exists("/proc/loadavg")}
+
+
+def _runnable() -> int:
+    """Threads runnable on the machine now, this one included (/proc/loadavg's 4th field)."""
+    fd = os.open("/proc/loadavg", os.O_RDONLY)
+    try:
+        return int(os.read(fd, 128).split()[3].split(b"/")[0])
+    finally:
+        os.close(fd)
+
+
+def _machine_busy() -> bool:
+    """True while the smoothed count of runnable threads exceeds the machine's CPUs by at
+    least half a thread: every core has other work, beside this thread. ~50 ns between
+    samples, ~10 us a sample (Linux only; elsewhere never busy)."""
+    st = _busy_state
+    now = time.monotonic()
+    if now >= st["next"] and st["ok"]:
+        st["next"] = now + _BUSY_EVERY
+        try:
+            st["runnable"] += 0.25 * (_runnable() - st["runnable"])
+        except (OSError, ValueError, IndexError):
+            st["ok"], st["runnable"] = False, 0.0
+    return st["runnable"] >= _cpus + 0.5
+
+
+_cpus = os.cpu_count() or 1  # the machine's, not this process's: the run queue is the machine's
 
 
 # Pieces per part of a split: threads claim pieces, so a pool thread that loses its core

@@ -236,3 +236,24 @@ def test_linear_backward_runs_its_gemms_together_with_the_recorded_path_bits(con
         want = tx.autograd.grad(F.linear(x, w, b), (x, w, b), g, create_graph=True)
         for a, c in zip(got, want):
             assert np.array_equal(a.numpy(), c.detach().numpy())
+
+
+def test_no_split_while_every_core_of_the_machine_is_busy(monkeypatch):
+    """With more runnable threads than the machine's CPUs (other processes' work), ops run
+    whole on the calling thread; the run queue is sampled at most every _BUSY_EVERY s."""
+    monkeypatch.undo()  # the suite-wide fixture that ignores the machine's load
+    samples = iter([1] * 5 + [_threads._cpus + 9] * 40 + [1] * 50)
+    monkeypatch.setattr(_threads, "_runnable", lambda: next(samples))
+    monkeypatch.setattr(_threads, "_BUSY_EVERY", 0.0)
+    monkeypatch.setattr(_threads, "_busy_state", {"next": 0.0, "runnable": 0.0, "ok": True})
+    old = tx.get_num_threads()
+    tx.set_num_threads(2)
+    try:
+        seen = [_threads.parts_for(1 << 20, 1) for _ in range(45)]
+        assert seen[:5] == [2] * 5 and seen[-1] == 1  # busy once the smoothed count is high
+        seen = [_threads.parts_for(1 << 20, 1) for _ in range(50)]
+        assert seen[-1] == 2  # free again
+        monkeypatch.setattr(_threads, "_busy_state", {"next": 0.0, "runnable": 0.0, "ok": False})
+        assert _threads.parts_for(1 << 20, 1) == 2  # no run queue to read: never busy
+    finally:
+        tx.set_num_threads(old)
