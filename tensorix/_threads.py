@@ -8,7 +8,10 @@ from 0.2 ms into 40 ms and a 1024^3 one from 124 ms into 172 ms (benchmarks/resu
 the BLAS is set to one thread, once, through its own API (threadpoolctl finds it), and
 tensorix splits large GEMMs itself: by batch for batches of small GEMMs, by rows or columns
 for one large GEMM, each part a single-threaded BLAS call on a thread of the pool below.
-The pool's idle threads sleep on a lock; they never spin.
+The pool's idle threads sleep on a queue; they never spin. A split op is cut into a few pieces
+per thread that the threads claim in turn, the calling thread too, so a pool thread that gets
+no core never holds the op up; and while other processes keep every core of the machine busy,
+ops do not split at all (:func:`_machine_busy`).
 
 Large NumPy kernels elsewhere split their work over the same pool: :func:`elementwise` (and
 :func:`ufunc`, its one-ufunc form) for the unary, binary and activation kernels, :func:`blockwise`
@@ -66,6 +69,8 @@ def set_num_threads(n: int) -> None:
     binary, activations, erf/gelu, numerics) and float32 sums.
     The default is the number of cores this process may run on (``os.sched_getaffinity``);
     no environment variable is read. Results do not depend on it, except a GEMM's last bits.
+    It is an upper bound: ops too small to gain run on the calling thread, and so does
+    everything while other processes keep every core of the machine busy.
 
     Example::
 
