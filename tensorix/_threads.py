@@ -296,9 +296,9 @@ def _pin_blas():
 
 
 # Multiply-adds below which a part of a split GEMM does not repay the hand-off to a pool
-# thread (~20-50 us): 2^22 is ~0.1 ms of one core's float32 GEMM. On the busy 2-core machine a
-# 128^3 GEMM (2^21) split in two took 0.5 ms against 0.2 ms whole; a 256^3 one (2^24) 2.1 ms
-# against 2.2 ms; a batch of 64 128^3 GEMMs 21 ms against 23 ms.
+# thread: 2^22 is ~0.1 ms of one core's float32 GEMM. Measured (benchmarks/bench_threads.py,
+# docs/benchmarks.md; the best of 5 rounds at load 8 on 2 cores): split in two, 192^3 (2^22.8)
+# took 1.24x its whole time, a 1024x128x65 GEMM (2^23) 0.76x, 256^3 (2^24) 0.72x.
 _GEMM_MIN_PART = 1 << 22
 _BLAS_TYPES = frozenset(np.dtype(t) for t in (np.float32, np.float64, np.complex64,
                                               np.complex128))
@@ -441,11 +441,12 @@ def blockwise(kernel, out, *arrays, finish=None):
 
 # -- elementwise and reductions ------------------------------------------------------------
 
-# Elements per part below which a split does not repay the hand-off to a pool thread (~20-50 us
-# on a busy machine). A memory-bound op (add, mul, compare: ~0.3 ns an element) gains little
-# from a second core, so it splits only on multi-million-element arrays; a transcendental one
-# (exp, tanh, log: 3-10 ns an element) gains from 256 Ki elements (measured: exp and tanh on
-# 2^18 float32 1.5x faster split in two, add on 2^22 no faster; benchmarks/results.md).
+# Elements per part below which a split does not repay the hand-off to a pool thread. A
+# memory-bound op (add, mul, compare: ~0.3 ns an element) gains little from a second core, so
+# it splits only on multi-million-element arrays; a transcendental one (exp, tanh, log: 3-10 ns
+# an element) from 256 Ki elements. Measured (benchmarks/bench_threads.py, docs/benchmarks.md,
+# load 9-14): no memory-bound split below 4 Mi elements and no transcendental one below 1 Mi
+# paid, so neither is lower.
 CHEAP = 1 << 21
 COSTLY = 1 << 17
 SUM_MIN_PART = 1 << 19  # a sum reads once and writes nothing: it gains from 1 Mi elements
