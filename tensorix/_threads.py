@@ -11,7 +11,7 @@ for one large GEMM, each part a single-threaded BLAS call on a thread of the poo
 The pool's idle threads sleep on a queue; they never spin. A split op is cut into a few pieces
 per thread that the threads claim in turn, the calling thread too, so a pool thread that gets
 no core never holds the op up; and while other processes keep every core of the machine busy,
-ops do not split at all (:func:`_machine_busy`).
+only long ops split (:func:`_machine_busy`, ``BUSY_FACTOR``).
 
 Large NumPy kernels elsewhere split their work over the same pool: :func:`elementwise` (and
 :func:`ufunc`, its one-ufunc form) for the unary, binary and activation kernels, :func:`blockwise`
@@ -69,8 +69,8 @@ def set_num_threads(n: int) -> None:
     binary, activations, erf/gelu, numerics) and float32 sums.
     The default is the number of cores this process may run on (``os.sched_getaffinity``);
     no environment variable is read. Results do not depend on it, except a GEMM's last bits.
-    It is an upper bound: ops too small to gain run on the calling thread, and so does
-    everything while other processes keep every core of the machine busy.
+    It is an upper bound: ops too small to gain run on the calling thread, and while other
+    processes keep every core of the machine busy only long ops split.
 
     Example::
 
@@ -208,13 +208,14 @@ def _run_parts(tasks):
 
 def parts_for(work: int, min_part: int) -> int:
     """How many parts ``work`` units split into: at most the thread count, each at least
-    ``min_part``; 1 inside a pool worker (a nested split would wait on its own pool) and
-    while the machine is busy (:func:`_machine_busy`)."""
+    ``min_part`` (``BUSY_FACTOR`` times that while the machine is busy:
+    :func:`_machine_busy`); 1 inside a pool worker (a nested split would wait on its own
+    pool)."""
     if _threads == 1 or getattr(_local, "worker", False):
         return 1
     parts = min(_threads, work // max(1, min_part))
-    if parts > 1 and _machine_busy():
-        return 1
+    if parts > 1 and _machine_busy():  # only parts long enough to outlast a time slice
+        parts = min(_threads, work // max(1, min_part * BUSY_FACTOR))
     return max(1, parts)
 
 
@@ -224,7 +225,13 @@ def parts_for(work: int, min_part: int) -> int:
 # load 8-14 on 2 cores: split GEMMs and elementwise kernels 1.2-3x slower in median wall time
 # than whole, torch's two threads the same; benchmarks/bench_threads.py). So the run queue is
 # sampled (the kernel's count of runnable threads, /proc/loadavg) at most every _BUSY_EVERY
-# seconds, smoothed, and ops do not split while it exceeds the machine's CPUs.
+# seconds, smoothed, and while it exceeds the machine's CPUs only ops whose parts are
+# BUSY_FACTOR times the usual minimum split: at load 11-13 splits paid in median wall time
+# only from 2^26 multiply-adds (GEMMs; 2^22 a part quiet) and from 1-4 Mi elements
+# (transcendental kernels; 128 Ki a part quiet). There, a pool thread that gets a slice adds
+# to this process's share of the cores, and one that does not costs one queue put (the
+# caller claims the pieces nobody took).
+BUSY_FACTOR = 8
 _BUSY_EVERY = 0.02
 _busy_state = {"next": 0.0, "runnable": 0.0, "ok": os.path.exists("/proc/loadavg")}
 

@@ -239,8 +239,9 @@ def test_linear_backward_runs_its_gemms_together_with_the_recorded_path_bits(con
 
 
 def test_no_split_while_every_core_of_the_machine_is_busy(monkeypatch):
-    """With more runnable threads than the machine's CPUs (other processes' work), ops run
-    whole on the calling thread; the run queue is sampled at most every _BUSY_EVERY s."""
+    """With more runnable threads than the machine's CPUs (other processes' work), only ops
+    of BUSY_FACTOR times the usual minimum part split; the run queue is sampled at most every
+    _BUSY_EVERY s."""
     monkeypatch.undo()  # the suite-wide fixture that ignores the machine's load
     samples = iter([1] * 5 + [_threads._cpus + 9] * 40 + [1] * 50)
     monkeypatch.setattr(_threads, "_runnable", lambda: next(samples))
@@ -249,11 +250,13 @@ def test_no_split_while_every_core_of_the_machine_is_busy(monkeypatch):
     old = tx.get_num_threads()
     tx.set_num_threads(2)
     try:
-        seen = [_threads.parts_for(1 << 20, 1) for _ in range(45)]
+        small = 2 * _threads.BUSY_FACTOR - 1  # work of just under two busy-machine parts
+        seen = [_threads.parts_for(small, 1) for _ in range(44)]
         assert seen[:5] == [2] * 5 and seen[-1] == 1  # busy once the smoothed count is high
-        seen = [_threads.parts_for(1 << 20, 1) for _ in range(50)]
+        assert _threads.parts_for(2 * _threads.BUSY_FACTOR, 1) == 2  # long enough: splits
+        seen = [_threads.parts_for(small, 1) for _ in range(50)]
         assert seen[-1] == 2  # free again
         monkeypatch.setattr(_threads, "_busy_state", {"next": 0.0, "runnable": 0.0, "ok": False})
-        assert _threads.parts_for(1 << 20, 1) == 2  # no run queue to read: never busy
+        assert _threads.parts_for(small, 1) == 2  # no run queue to read: never busy
     finally:
         tx.set_num_threads(old)
