@@ -10,6 +10,11 @@ the ops run (``Function.apply`` calls, forward and backward), the CPU time of th
 of the calling thread (the rest, "pool", ran on the pool's threads: the share of the step that
 used a second core), and the share of the CPU time spent in GEMMs (profiled on one thread).
 CPU times, unlike wall times, mean something on a loaded machine.
+
+``--gemms`` (CASE as for ``--summary``) lists the GEMMs of one step, (m, k, n) with batch
+dims and how many times each runs, as ``_threads.matmul`` / ``matmuls`` see them: the shapes
+``bench_threads.py`` times to set the split thresholds ("(matmuls)": a layer's backward pair,
+run side by side when balanced).
 """
 
 from __future__ import annotations
@@ -72,6 +77,44 @@ def _shares(work, n):
     return ops / n, gemm / total
 
 
+def gemms(cases):
+    """Print the GEMM shapes of one step of each case (see ``--gemms``)."""
+    import collections
+
+    from tensorix import _threads
+
+    seen = collections.Counter()
+    matmul, matmuls = _threads.matmul, _threads.matmuls
+
+    def counted(a, b):
+        seen[(a.shape[:-2], a.shape[-2], a.shape[-1], b.shape[-1], "")] += 1
+        return matmul(a, b)
+
+    def counted_pairs(pairs):
+        for a, b in pairs:
+            seen[(a.shape[:-2], a.shape[-2], a.shape[-1], b.shape[-1], " (matmuls)")] += 1
+        _threads.matmul = matmul  # its own fallback to matmul is not counted twice
+        try:
+            return matmuls(pairs)
+        finally:
+            _threads.matmul = counted
+
+    for case in cases:
+        work, _ = wl.build(tensorix, case, _weights(case) if case in wl.TRAIN else None)
+        work.step()
+        seen.clear()
+        # a profiling tool's wrap, undone below: the library calls _threads.matmul(s) by name
+        _threads.matmul, _threads.matmuls = counted, counted_pairs
+        try:
+            work.step()
+        finally:
+            _threads.matmul, _threads.matmuls = matmul, matmuls
+        print(f"{case}: GEMMs per step (batch, m x k x n, multiply-adds)")
+        for (batch, m, k, n, how), count in sorted(seen.items(), key=lambda kv: -kv[1]):
+            macs = m * k * n * int(np.prod(batch))
+            print(f"  {count:3d} x {str(batch or ''):14s} {m}x{k}x{n}  2^{np.log2(macs):.1f}{how}")
+
+
 def summary(cases, n):
     """Print the per-step summary of ``--summary`` for ``cases``."""
     print(f"threads {tensorix.get_num_threads()}; GEMM share profiled on one thread")
@@ -94,6 +137,7 @@ def main(argv=None):
     p.add_argument("--top", type=int, default=30)
     p.add_argument("--pyinstrument", action="store_true")
     p.add_argument("--summary", action="store_true", help="ops, CPU split and GEMM share per step")
+    p.add_argument("--gemms", action="store_true", help="the GEMM shapes of one step")
     args = p.parse_args(argv)
     cases = list(wl.TRAIN) if args.case == "train" else args.case.split(",")
     bad = [c for c in cases if c not in wl.CASES]
@@ -101,6 +145,9 @@ def main(argv=None):
         p.error(f"unknown case(s) {bad}; known: {', '.join(wl.CASES)}")
     if args.summary:
         summary(cases, args.n)
+        return
+    if args.gemms:
+        gemms(cases)
         return
     weights = _weights(args.case) if args.case in wl.TRAIN else None
     work, _ = wl.build(tensorix, args.case, weights)

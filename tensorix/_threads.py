@@ -8,7 +8,10 @@ from 0.2 ms into 40 ms and a 1024^3 one from 124 ms into 172 ms (benchmarks/resu
 the BLAS is set to one thread, once, through its own API (threadpoolctl finds it), and
 tensorix splits large GEMMs itself: by batch for batches of small GEMMs, by rows or columns
 for one large GEMM, each part a single-threaded BLAS call on a thread of the pool below.
-The pool's idle threads sleep on a lock; they never spin.
+The pool's idle threads sleep on a queue; they never spin. A split op is cut into a few pieces
+per thread that the threads claim in turn, the calling thread too, so a pool thread that gets
+no core never holds the op up; and while other processes keep every core of the machine busy,
+only long ops split (:func:`_machine_busy`, ``BUSY_FACTOR``).
 
 Large NumPy kernels elsewhere split their work over the same pool: :func:`elementwise` (and
 :func:`ufunc`, its one-ufunc form) for the unary, binary and activation kernels, :func:`blockwise`
@@ -21,10 +24,12 @@ PyTorch.
 
 from __future__ import annotations
 
-import concurrent.futures
+import itertools
 import math
 import os
+import queue
 import threading
+import time
 
 import numpy as np
 
@@ -64,6 +69,8 @@ def set_num_threads(n: int) -> None:
     binary, activations, erf/gelu, numerics) and float32 sums.
     The default is the number of cores this process may run on (``os.sched_getaffinity``);
     no environment variable is read. Results do not depend on it, except a GEMM's last bits.
+    It is an upper bound: ops too small to gain run on the calling thread, and while other
+    processes keep every core of the machine busy only long ops split.
 
     Example::
 
@@ -76,7 +83,7 @@ def set_num_threads(n: int) -> None:
     with _pool_lock:
         _threads = n
         if _pool is not None:
-            _pool.shutdown(wait=False)
+            _pool.close()
             _pool = None
 
 
@@ -114,17 +121,40 @@ def get_num_interop_threads() -> int:
     return _interop
 
 
-def _worker_init():
-    _local.worker = True
-    _pin_blas()  # per-thread limits (OpenMP-threaded OpenBLAS, MKL) need each worker to set it
+class _Pool:
+    """``threads - 1`` daemon threads that run claim loops put on one queue; the caller is the
+    last thread. Idle threads block in ``SimpleQueue.get`` (a futex wait, no spinning).
+
+    Why not ``concurrent.futures``: its submit + result costs ~30 us of the calling thread
+    (a Future, a work item, a condition per call); a put on a SimpleQueue and one lock are
+    about half that (benchmarks/bench_threads.py, "hand-off")."""
+
+    def __init__(self, threads):
+        self.queue = queue.SimpleQueue()
+        self.threads = [threading.Thread(target=self._serve, name=f"tensorix_{i}", daemon=True)
+                        for i in range(threads - 1)]
+        for t in self.threads:
+            t.start()
+
+    def _serve(self):
+        _local.worker = True
+        _pin_blas()  # per-thread limits (OpenMP-threaded OpenBLAS, MKL) need each worker to set it
+        while True:
+            job = self.queue.get()
+            if job is None:
+                return
+            job()
+
+    def close(self):
+        for _ in self.threads:
+            self.queue.put(None)
 
 
 def _get_pool():
     global _pool
     with _pool_lock:
         if _pool is None:
-            _pool = concurrent.futures.ThreadPoolExecutor(_threads, "tensorix",
-                                                          initializer=_worker_init)
+            _pool = _Pool(_threads)
         return _pool
 
 
@@ -140,25 +170,114 @@ if hasattr(os, "register_at_fork"):  # POSIX only; there is no fork elsewhere
 
 
 def _run_parts(tasks):
-    """Run the callables in ``tasks`` on the pool (the last one on this thread) and wait."""
+    """Run the callables in ``tasks`` (independent parts of one op, fixed in advance) on this
+    thread and the pool's, and return when all have run.
+
+    Each thread claims the next part not yet claimed, the calling thread too, so a part
+    waits for no thread that is not running: on a busy machine, where a woken pool thread
+    may get no core for milliseconds, the caller runs every part itself at the cost of one
+    queue put, instead of waiting (``--background-load``). The caller waits only for parts
+    a pool thread has started. Who runs a part never changes its result."""
+    n = len(tasks)
+    claim, finished = itertools.count(), itertools.count()  # next() is atomic under the GIL
+    last = threading.Lock()
+    last.acquire()  # released by the thread that finishes the last part, if not the caller
+    errors = []
+
+    def drain(caller=False):
+        """Run unclaimed parts; True when this thread finished the last part to finish."""
+        last_done = False
+        while (i := next(claim)) < n:
+            try:
+                tasks[i]()
+            except BaseException as e:  # raised again on the calling thread
+                errors.append(e)
+            last_done = next(finished) == n - 1
+        if last_done and not caller:
+            last.release()
+        return last_done
+
     pool = _get_pool()
-    futures = [pool.submit(t) for t in tasks[:-1]]
-    tasks[-1]()
-    for fut in futures:
-        fut.result()
+    for _ in range(min(n - 1, len(pool.threads))):
+        pool.queue.put(drain)
+    if not drain(caller=True):
+        last.acquire()
+    if errors:
+        raise errors[0]
 
 
 def parts_for(work: int, min_part: int) -> int:
     """How many parts ``work`` units split into: at most the thread count, each at least
-    ``min_part``; 1 inside a pool worker (a nested split would wait on its own pool)."""
+    ``min_part`` (``BUSY_FACTOR`` times that while the machine is busy:
+    :func:`_machine_busy`); 1 inside a pool worker (a nested split would wait on its own
+    pool)."""
     if _threads == 1 or getattr(_local, "worker", False):
         return 1
-    return max(1, min(_threads, work // max(1, min_part)))
+    parts = min(_threads, work // max(1, min_part))
+    if parts > 1 and _machine_busy():  # only parts long enough to outlast a time slice
+        parts = min(_threads, work // max(1, min_part * BUSY_FACTOR))
+    return max(1, parts)
+
+
+# -- a busy machine: no core to split onto ---------------------------------------------------
+# When other processes keep every core of the machine busy, a pool thread gets a core only by
+# taking a time slice from someone, and a split op then costs more than it gains (measured at
+# load 8-14 on 2 cores: split GEMMs and elementwise kernels 1.2-3x slower in median wall time
+# than whole, torch's two threads the same; benchmarks/bench_threads.py). So the run queue is
+# sampled (the kernel's count of runnable threads, /proc/loadavg) at most every _BUSY_EVERY
+# seconds, smoothed, and while it exceeds the machine's CPUs only ops whose parts are
+# BUSY_FACTOR times the usual minimum split: at load 11-13 splits paid in median wall time
+# only from 2^26 multiply-adds (GEMMs; 2^22 a part quiet) and from 1-4 Mi elements
+# (transcendental kernels; 128 Ki a part quiet). There, a pool thread that gets a slice adds
+# to this process's share of the cores, and one that does not costs one queue put (the
+# caller claims the pieces nobody took).
+BUSY_FACTOR = 8
+_BUSY_EVERY = 0.02
+_busy_state = {"next": 0.0, "runnable": 0.0, "ok": os.path.exists("/proc/loadavg")}
+
+
+def _runnable() -> int:
+    """Threads runnable on the machine now, this one included (/proc/loadavg's 4th field)."""
+    fd = os.open("/proc/loadavg", os.O_RDONLY)
+    try:
+        return int(os.read(fd, 128).split()[3].split(b"/")[0])
+    finally:
+        os.close(fd)
+
+
+def _machine_busy() -> bool:
+    """True while the smoothed count of runnable threads exceeds the machine's CPUs by at
+    least half a thread: every core has other work, beside this thread. ~50 ns between
+    samples, ~10 us a sample (Linux only; elsewhere never busy)."""
+    st = _busy_state
+    now = time.monotonic()
+    if now >= st["next"] and st["ok"]:
+        st["next"] = now + _BUSY_EVERY
+        try:
+            st["runnable"] += 0.25 * (_runnable() - st["runnable"])
+        except (OSError, ValueError, IndexError):
+            st["ok"], st["runnable"] = False, 0.0
+    return st["runnable"] >= _cpus + 0.5
+
+
+_cpus = os.cpu_count() or 1  # the machine's, not this process's: the run queue is the machine's
+
+
+# Pieces per part of a split: threads claim pieces, so a pool thread that loses its core
+# mid-op holds back one piece, not half the op (the caller takes the rest).
+OVERSPLIT = 4
+
+
+def _cuts(n, parts, most):
+    """Cut points of ``[0, n)`` into ``parts`` to ``parts * OVERSPLIT`` pieces, at most
+    ``most`` (the work over the smallest piece worth a numpy call), one unit at least."""
+    pieces = min(n, max(parts, min(parts * OVERSPLIT, most)))
+    return [n * i // pieces for i in range(pieces + 1)]
 
 
 def parallel(n: int, work, min_part: int) -> None:
-    """``work(a, b)`` over ``[0, n)``: one contiguous part per thread, each at least
-    ``min_part`` long, or all in this thread when ``n`` is small.
+    """``work(a, b)`` over ``[0, n)`` in contiguous pieces that this thread and the pool's
+    claim, when each thread gets at least ``min_part`` (else all in this thread).
 
     Example: ``parallel(len(x), lambda a, b: np.exp(x[a:b], out=y[a:b]), 1 << 16)``.
     """
@@ -166,7 +285,7 @@ def parallel(n: int, work, min_part: int) -> None:
     if parts <= 1:
         work(0, n)
         return
-    cuts = [n * i // parts for i in range(parts + 1)]
+    cuts = _cuts(n, parts, n)
     _run_parts([lambda a=a, b=b: work(a, b) for a, b in zip(cuts[:-1], cuts[1:])])
 
 
@@ -184,9 +303,9 @@ def _pin_blas():
 
 
 # Multiply-adds below which a part of a split GEMM does not repay the hand-off to a pool
-# thread (~20-50 us): 2^22 is ~0.1 ms of one core's float32 GEMM. On the busy 2-core machine a
-# 128^3 GEMM (2^21) split in two took 0.5 ms against 0.2 ms whole; a 256^3 one (2^24) 2.1 ms
-# against 2.2 ms; a batch of 64 128^3 GEMMs 21 ms against 23 ms.
+# thread: 2^22 is ~0.1 ms of one core's float32 GEMM. Measured (benchmarks/bench_threads.py,
+# docs/benchmarks.md; the best of 5 rounds at load 8 on 2 cores): split in two, 192^3 (2^22.8)
+# took 1.24x its whole time, a 1024x128x65 GEMM (2^23) 0.76x, 256^3 (2^24) 0.72x.
 _GEMM_MIN_PART = 1 << 22
 _BLAS_TYPES = frozenset(np.dtype(t) for t in (np.float32, np.float64, np.complex64,
                                               np.complex128))
@@ -232,8 +351,8 @@ def matmul(a, b):
 
         def part(lo, hi):
             np.matmul(a, b[..., lo:hi], out=out[..., lo:hi])
-    parts = min(parts, nb)
-    cuts = [nb * i // parts for i in range(parts + 1)]
+    # pieces of at least _GEMM_MIN_PART each (a piece re-packs the shared operand)
+    cuts = _cuts(nb, min(parts, nb), math.prod(batch) * m * n * k // _GEMM_MIN_PART)
     _run_parts([lambda lo=lo, hi=hi: part(lo, hi) for lo, hi in zip(cuts[:-1], cuts[1:])])
     return out
 
@@ -300,6 +419,7 @@ def over_parts(items, sizes, work, min_part):
 # whole-array NumPy ops on a large array streams every temporary through memory (gelu ran
 # about 2x faster blocked).
 BLOCK = 1 << 16
+BLOCKWISE_MIN_PART = 4  # blocks per thread (256 Ki elements): see COSTLY below
 
 
 def blockwise(kernel, out, *arrays, finish=None):
@@ -322,17 +442,18 @@ def blockwise(kernel, out, *arrays, finish=None):
         if finish is not None:
             finish(dst[lo:hi], *[f[lo:hi] for f in flat])
 
-    parallel(-(-n // BLOCK), run, 4)  # >= 4 blocks (256 Ki elements) per thread
+    parallel(-(-n // BLOCK), run, BLOCKWISE_MIN_PART)
     return out
 
 
 # -- elementwise and reductions ------------------------------------------------------------
 
-# Elements per part below which a split does not repay the hand-off to a pool thread (~20-50 us
-# on a busy machine). A memory-bound op (add, mul, compare: ~0.3 ns an element) gains little
-# from a second core, so it splits only on multi-million-element arrays; a transcendental one
-# (exp, tanh, log: 3-10 ns an element) gains from 256 Ki elements (measured: exp and tanh on
-# 2^18 float32 1.5x faster split in two, add on 2^22 no faster; benchmarks/results.md).
+# Elements per part below which a split does not repay the hand-off to a pool thread. A
+# memory-bound op (add, mul, compare: ~0.3 ns an element) gains little from a second core, so
+# it splits only on multi-million-element arrays; a transcendental one (exp, tanh, log: 3-10 ns
+# an element) from 256 Ki elements. Measured (benchmarks/bench_threads.py, docs/benchmarks.md,
+# load 9-14): no memory-bound split below 4 Mi elements and no transcendental one below 1 Mi
+# paid, so neither is lower.
 CHEAP = 1 << 21
 COSTLY = 1 << 17
 SUM_MIN_PART = 1 << 19  # a sum reads once and writes nothing: it gains from 1 Mi elements
@@ -386,7 +507,7 @@ def elementwise(fn, out, *inputs, min_part=None):
         fn(_split_view(out, shape, lo, hi, flat),
            *[_split_view(a, shape, lo, hi, flat) for a in inputs])
 
-    cuts = [n * i // parts for i in range(parts + 1)]
+    cuts = _cuts(n, parts, n)
     _run_parts([lambda a=a, b=b: work(a, b) for a, b in zip(cuts[:-1], cuts[1:])])
     return out
 

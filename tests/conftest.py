@@ -92,6 +92,15 @@ def counted_parts(monkeypatch):
 
 
 @pytest.fixture(autouse=True)
+def _splits_ignore_machine_load(monkeypatch):
+    """Whether an op splits over the pool never depends on how busy the test machine is
+    (tests/test_threads.py tests the busy-machine rule itself)."""
+    from tensorix import _threads
+
+    monkeypatch.setattr(_threads, "_machine_busy", lambda: False)
+
+
+@pytest.fixture(autouse=True)
 def _restore_global_state():
     """Tests that change global modes or the default dtype don't leak into others."""
     default = tx.get_default_dtype()

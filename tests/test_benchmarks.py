@@ -80,3 +80,18 @@ def test_bench_elementwise_section_survives_run(tmp_path):
     text = out.read_text()
     assert "| matmul 256x256 @ 256x256 | ms |" in text and "| exp |" in text
     assert text.count("bench_elementwise: begin") == 1
+
+
+def test_thread_split_tables_and_gemm_shapes_run():
+    """bench_threads.py (the split tables behind _threads' thresholds) and profile_case.py
+    --gemms (the model steps' GEMM shapes it times) run end to end at tiny settings."""
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bench_threads.py"),
+                           "--rounds", "1", "--min-time", "0.0001", "--only", "handoff,gemm"],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "| empty split (2 parts) |" in proc.stdout and "| GPT qkv fwd (1024x128x384) |" in \
+        proc.stdout
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "profile_case.py"),
+                           "mlp_step", "--gemms"], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "128x784x512  2^25.6" in proc.stdout and "(matmuls)" in proc.stdout

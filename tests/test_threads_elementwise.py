@@ -50,14 +50,14 @@ def test_ufunc_split_is_bit_identical(split_small, sa, sb, fn, dtype):
     want = fn(a, b)
     assert got.dtype == want.dtype and got.shape == want.shape
     assert np.array_equal(_bits(got), _bits(want))
-    assert split_small and split_small[-1] == 2
+    assert split_small and 2 <= split_small[-1] <= 2 * _threads.OVERSPLIT
 
 
 @pytest.mark.parametrize("fn", [np.exp, np.tanh, np.log1p, np.sin, np.arcsinh, np.sqrt])
 def test_unary_split_is_bit_identical_on_a_strided_view(split_small, fn):
     x = np.random.default_rng(1).uniform(0, 3, (64, 40)).astype(np.float32)[:, ::3]
     assert np.array_equal(_bits(_threads.ufunc(fn, x)), _bits(fn(x)))
-    assert split_small == [2]
+    assert len(split_small) == 1 and 2 <= split_small[0] <= 2 * _threads.OVERSPLIT
 
 
 def test_no_split_on_one_thread_or_small_arrays(monkeypatch):
