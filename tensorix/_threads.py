@@ -169,9 +169,12 @@ if hasattr(os, "register_at_fork"):  # POSIX only; there is no fork elsewhere
     os.register_at_fork(after_in_child=_forget_pool)
 
 
-def _run_parts(tasks):
+def _run_parts(tasks, work=None, min_part=1):
     """Run the callables in ``tasks`` (independent parts of one op, fixed in advance) on this
-    thread and the pool's, and return when all have run.
+    thread and the pool's, and return when all have run. ``work`` (the op's units, each part
+    at least ``min_part``): while the machine is busy an op whose parts are shorter than
+    ``BUSY_FACTOR * min_part`` runs every part on this thread (:func:`_machine_busy`); the
+    parts, so the result, stay the same.
 
     Each thread claims the next part not yet claimed, the calling thread too, so a part
     waits for no thread that is not running: on a busy machine, where a woken pool thread
@@ -179,6 +182,10 @@ def _run_parts(tasks):
     queue put, instead of waiting (``--background-load``). The caller waits only for parts
     a pool thread has started. Who runs a part never changes its result."""
     n = len(tasks)
+    if work is not None and work < _threads * min_part * BUSY_FACTOR and _machine_busy():
+        for task in tasks:  # no core to hand a part to: the same parts, on this thread
+            task()
+        return
     claim, finished = itertools.count(), itertools.count()  # next() is atomic under the GIL
     last = threading.Lock()
     last.acquire()  # released by the thread that finishes the last part, if not the caller
@@ -208,15 +215,13 @@ def _run_parts(tasks):
 
 def parts_for(work: int, min_part: int) -> int:
     """How many parts ``work`` units split into: at most the thread count, each at least
-    ``min_part`` (``BUSY_FACTOR`` times that while the machine is busy:
-    :func:`_machine_busy`); 1 inside a pool worker (a nested split would wait on its own
-    pool)."""
+    ``min_part``; 1 inside a pool worker (a nested split would wait on its own pool). Never
+    depends on the machine's load: a split GEMM or sum rounds differently from a whole one,
+    and a program's results must not change with what else the machine runs (the load only
+    decides who runs the parts: :func:`_run_parts`)."""
     if _threads == 1 or getattr(_local, "worker", False):
         return 1
-    parts = min(_threads, work // max(1, min_part))
-    if parts > 1 and _machine_busy():  # only parts long enough to outlast a time slice
-        parts = min(_threads, work // max(1, min_part * BUSY_FACTOR))
-    return max(1, parts)
+    return max(1, min(_threads, work // max(1, min_part)))
 
 
 # -- a busy machine: no core to split onto ---------------------------------------------------
@@ -226,7 +231,8 @@ def parts_for(work: int, min_part: int) -> int:
 # than whole, torch's two threads the same; benchmarks/bench_threads.py). So the run queue is
 # sampled (the kernel's count of runnable threads, /proc/loadavg) at most every _BUSY_EVERY
 # seconds, smoothed, and while it exceeds the machine's CPUs only ops whose parts are
-# BUSY_FACTOR times the usual minimum split: at load 11-13 splits paid in median wall time
+# BUSY_FACTOR times the usual minimum hand parts to the pool (the others run the same parts
+# on the calling thread): at load 11-13 splits paid in median wall time
 # only from 2^26 multiply-adds (GEMMs; 2^22 a part quiet) and from 1-4 Mi elements
 # (transcendental kernels; 128 Ki a part quiet). There, a pool thread that gets a slice adds
 # to this process's share of the cores, and one that does not costs one queue put (the
@@ -286,7 +292,7 @@ def parallel(n: int, work, min_part: int) -> None:
         work(0, n)
         return
     cuts = _cuts(n, parts, n)
-    _run_parts([lambda a=a, b=b: work(a, b) for a, b in zip(cuts[:-1], cuts[1:])])
+    _run_parts([lambda a=a, b=b: work(a, b) for a, b in zip(cuts[:-1], cuts[1:])], n, min_part)
 
 
 # -- BLAS ------------------------------------------------------------------------------------
@@ -353,7 +359,8 @@ def matmul(a, b):
             np.matmul(a, b[..., lo:hi], out=out[..., lo:hi])
     # pieces of at least _GEMM_MIN_PART each (a piece re-packs the shared operand)
     cuts = _cuts(nb, min(parts, nb), math.prod(batch) * m * n * k // _GEMM_MIN_PART)
-    _run_parts([lambda lo=lo, hi=hi: part(lo, hi) for lo, hi in zip(cuts[:-1], cuts[1:])])
+    _run_parts([lambda lo=lo, hi=hi: part(lo, hi) for lo, hi in zip(cuts[:-1], cuts[1:])],
+               math.prod(batch) * m * n * k, _GEMM_MIN_PART)
     return out
 
 
@@ -386,7 +393,8 @@ def matmuls(pairs):
         out[i] = pairs[i][0] @ pairs[i][1]
 
     for lo in range(0, len(pairs), _threads):  # at most one GEMM per thread at a time
-        _run_parts([lambda i=i: task(i) for i in range(lo, min(lo + _threads, len(pairs)))])
+        _run_parts([lambda i=i: task(i) for i in range(lo, min(lo + _threads, len(pairs)))],
+                   sum(works), _GEMM_MIN_PART)
     return out
 
 
@@ -412,7 +420,8 @@ def over_parts(items, sizes, work, min_part):
             if len(cuts) == parts:
                 break
     cuts.append(len(items))
-    _run_parts([lambda a=a, b=b: work(items[a:b]) for a, b in zip(cuts[:-1], cuts[1:])])
+    _run_parts([lambda a=a, b=b: work(items[a:b]) for a, b in zip(cuts[:-1], cuts[1:])],
+               total, min_part)
 
 
 # Blocks of this many elements keep a fused kernel's temporaries in cache: a chain of ~10
@@ -508,7 +517,8 @@ def elementwise(fn, out, *inputs, min_part=None):
            *[_split_view(a, shape, lo, hi, flat) for a in inputs])
 
     cuts = _cuts(n, parts, n)
-    _run_parts([lambda a=a, b=b: work(a, b) for a, b in zip(cuts[:-1], cuts[1:])])
+    _run_parts([lambda a=a, b=b: work(a, b) for a, b in zip(cuts[:-1], cuts[1:])],
+               out.size, COSTLY if min_part is None else min_part)
     return out
 
 
@@ -549,5 +559,5 @@ def reduce_sum(x):
     def work(i):
         sums[i] = np.add.reduce(flat[cuts[i]:cuts[i + 1]])
 
-    _run_parts([lambda i=i: work(i) for i in range(parts)])
+    _run_parts([lambda i=i: work(i) for i in range(parts)], x.size, SUM_MIN_PART)
     return np.add.reduce(sums)

@@ -82,9 +82,9 @@ def counted_parts(monkeypatch):
     calls = []
     run = _threads._run_parts
 
-    def counting(tasks):
+    def counting(tasks, *args):
         calls.append(len(tasks))
-        run(tasks)
+        run(tasks, *args)
 
     monkeypatch.setattr(_threads, "_run_parts", counting)
     yield calls

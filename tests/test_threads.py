@@ -107,7 +107,7 @@ def test_split_gemm_matches_numpy(two_threads_split_small, sa, sb, dtype):
 
 def test_small_gemm_and_one_thread_do_not_split(monkeypatch):
     calls = []
-    monkeypatch.setattr(_threads, "_run_parts", calls.append)
+    monkeypatch.setattr(_threads, "_run_parts", lambda tasks, *a: calls.append(tasks))
     a = tx.randn(8, 8)
     _ = a @ a  # far below the split size
     old = tx.get_num_threads()
@@ -238,10 +238,13 @@ def test_linear_backward_runs_its_gemms_together_with_the_recorded_path_bits(con
             assert np.array_equal(a.numpy(), c.detach().numpy())
 
 
-def test_no_split_while_every_core_of_the_machine_is_busy(monkeypatch):
-    """With more runnable threads than the machine's CPUs (other processes' work), only ops
-    of BUSY_FACTOR times the usual minimum part split; the run queue is sampled at most every
-    _BUSY_EVERY s."""
+def test_a_busy_machine_changes_who_runs_the_parts_never_the_parts(monkeypatch):
+    """With more runnable threads than the machine's CPUs (other processes' work), an op whose
+    parts are shorter than BUSY_FACTOR times the usual minimum runs every part on the calling
+    thread; the cuts (so a split GEMM's or sum's rounding) never depend on the load. The run
+    queue is sampled at most every _BUSY_EVERY s."""
+    import threading
+
     monkeypatch.undo()  # the suite-wide fixture that ignores the machine's load
     samples = iter([1] * 5 + [_threads._cpus + 9] * 40 + [1] * 50)
     monkeypatch.setattr(_threads, "_runnable", lambda: next(samples))
@@ -249,14 +252,26 @@ def test_no_split_while_every_core_of_the_machine_is_busy(monkeypatch):
     monkeypatch.setattr(_threads, "_busy_state", {"next": 0.0, "runnable": 0.0, "ok": True})
     old = tx.get_num_threads()
     tx.set_num_threads(2)
+    me = threading.get_ident()
+
+    def run(n):
+        seen = []
+        _threads.parallel(n, lambda a, b: seen.append((a, b, threading.get_ident())), 1)
+        return sorted(seen)
+
     try:
-        small = 2 * _threads.BUSY_FACTOR - 1  # work of just under two busy-machine parts
-        seen = [_threads.parts_for(small, 1) for _ in range(44)]
-        assert seen[:5] == [2] * 5 and seen[-1] == 1  # busy once the smoothed count is high
-        assert _threads.parts_for(2 * _threads.BUSY_FACTOR, 1) == 2  # long enough: splits
-        seen = [_threads.parts_for(small, 1) for _ in range(50)]
-        assert seen[-1] == 2  # free again
+        small = 2 * _threads.BUSY_FACTOR - 1  # just under two busy-machine parts of work
+        quiet = run(small)
+        assert len(quiet) > 1 and _threads.parts_for(small, 1) == 2
+        for _ in range(40):  # the smoothed count rises past the CPUs
+            busy = run(small)
+        assert [p[:2] for p in busy] == [p[:2] for p in quiet]  # the same parts ...
+        assert {p[2] for p in busy} == {me}  # ... all run here
+        assert _threads.parts_for(small, 1) == 2  # the plan never depends on the load
+        for _ in range(50):
+            again = run(small)
+        assert [p[:2] for p in again] == [p[:2] for p in quiet]
         monkeypatch.setattr(_threads, "_busy_state", {"next": 0.0, "runnable": 0.0, "ok": False})
-        assert _threads.parts_for(small, 1) == 2  # no run queue to read: never busy
+        assert not _threads._machine_busy()  # no run queue to read: never busy
     finally:
         tx.set_num_threads(old)

@@ -62,7 +62,7 @@ def test_unary_split_is_bit_identical_on_a_strided_view(split_small, fn):
 
 def test_no_split_on_one_thread_or_small_arrays(monkeypatch):
     calls = []
-    monkeypatch.setattr(_threads, "_run_parts", calls.append)
+    monkeypatch.setattr(_threads, "_run_parts", lambda tasks, *a: calls.append(tasks))
     x = np.ones(1000, np.float32)
     assert np.array_equal(_threads.ufunc(np.exp, x), np.exp(x))  # below 2 * COSTLY
     old = tx.get_num_threads()
