@@ -60,3 +60,38 @@ def test_igamma_float32_against_torch(rng, op):
     got = getattr(tx, op)(tx.tensor(a), tx.tensor(x)).numpy()
     want = getattr(torch, op)(torch.tensor(a).double(), torch.tensor(x).double()).numpy()
     np.testing.assert_allclose(got, want, rtol=2e-7, atol=1e-30)
+
+
+def _cum_inputs(rng):
+    ties = rng.integers(0, 4, (3, 50, 5)).astype(np.float32)
+    nans = rng.standard_normal((4, 7, 33)).astype(np.float64)
+    nans[rng.random(nans.shape) < 0.05] = np.nan
+    ints = rng.integers(-3, 3, (6, 40))
+    return [(ties, 1), (ties, 0), (ties, -1), (nans, 2), (nans, 1), (ints, 1), (ints, 0),
+            (np.float32([2.0]), 0)]
+
+
+@pytest.mark.parametrize("op", ["cummax", "cummin"])
+def test_cum_extreme_kernel_matches_the_numpy_path_and_torch(rng, op, monkeypatch):
+    torch = pytest.importorskip("torch")
+    from tensorix.ops import reduce
+
+    for x, d in _cum_inputs(rng):
+        got = getattr(tx, op)(tx.tensor(x), d)
+        want = getattr(torch, op)(torch.tensor(x), d)
+        np.testing.assert_array_equal(got.values.numpy(), want.values.numpy())
+        np.testing.assert_array_equal(got.indices.numpy(), want.indices.numpy())
+        with monkeypatch.context() as m:  # the NumPy passes, as where no kernel serves
+            m.setattr(reduce, "running_extreme", lambda *a: None)
+            slow = getattr(tx, op)(tx.tensor(x), d)
+        np.testing.assert_array_equal(got.values.numpy(), slow.values.numpy())
+        np.testing.assert_array_equal(got.indices.numpy(), slow.indices.numpy())
+
+
+def test_cum_extreme_gradient_goes_to_the_indexed_elements():
+    torch = pytest.importorskip("torch")
+    x = np.float32([[1, 3, 3, 2, 5], [4, 4, 1, 0, 4]])
+    a, t = tx.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    (tx.cummax(a, 1).values * tx.arange(5.0)).sum().backward()
+    (torch.cummax(t, 1).values * torch.arange(5.0)).sum().backward()
+    np.testing.assert_array_equal(a.grad.numpy(), t.grad.numpy())

@@ -144,3 +144,33 @@ def igamma64(out, a, x, upper, tol):
             out[i] = 0.0 if upper else 1.0
         else:
             out[i] = _igamma_inner(ai, xi, upper, tol)
+
+
+@_jit
+def cumextreme(vals, idx, x, is_max):
+    """The running maximum (``is_max``) or minimum along axis 1 of the 3-d array ``x`` into
+    ``vals``, with in ``idx`` the position it was taken from: torch's rule, the latest on ties,
+    and nan once seen (the latest nan's position)."""
+    if x.shape[2] == 1:  # along the last axis: the running pair stays in registers
+        for o in range(x.shape[0]):
+            best = x[o, 0, 0]
+            at = 0
+            for i in range(x.shape[1]):
+                v = x[o, i, 0]
+                if v != v or (best == best and ((v >= best) if is_max else (v <= best))):
+                    best = v
+                    at = i
+                vals[o, i, 0] = best
+                idx[o, i, 0] = at
+        return
+    for o in range(x.shape[0]):
+        for k in range(x.shape[2]):
+            vals[o, 0, k] = x[o, 0, k]
+            idx[o, 0, k] = 0
+        for i in range(1, x.shape[1]):
+            for k in range(x.shape[2]):
+                v = x[o, i, k]
+                best = vals[o, i - 1, k]
+                take = v != v or (best == best and ((v >= best) if is_max else (v <= best)))
+                vals[o, i, k] = v if take else best
+                idx[o, i, k] = i if take else idx[o, i - 1, k]

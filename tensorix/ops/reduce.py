@@ -24,7 +24,7 @@ from ..autograd.dispatch import NARROW
 from ..autograd.function import Function
 from ..tensor import Tensor, _make
 from . import elementwise
-from ._along import Flip, Shift, TakeAlong, return_type, running, scan
+from ._along import Flip, Shift, TakeAlong, Taken, return_type, running, running_extreme, scan
 from ._common import check_tensor, float_input, norm_dim, norm_dims
 from .elementwise import exp, log
 from .pointwise import where
@@ -631,6 +631,9 @@ def _cum_extreme(x, dim, op, ufunc, rtype):
     d = _cum_dim(x, dim, op)
     if x.ndim == 0:
         return rtype(x.reshape(()), _make(x.xp.zeros((), dtype=np.int64)))
+    fused = running_extreme(x, d, ufunc == "maximum")
+    if fused is not None:
+        return rtype(Taken.apply(x, fused[1], d, fused[0]), _make(fused[1]))
     xp, data = x.xp, x._data
     with np.errstate(invalid="ignore"):
         extreme = running(xp, data, d, getattr(xp, ufunc))
