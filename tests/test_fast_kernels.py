@@ -95,3 +95,57 @@ def test_cum_extreme_gradient_goes_to_the_indexed_elements():
     (tx.cummax(a, 1).values * tx.arange(5.0)).sum().backward()
     (torch.cummax(t, 1).values * torch.arange(5.0)).sum().backward()
     np.testing.assert_array_equal(a.grad.numpy(), t.grad.numpy())
+
+
+def _sweep32():
+    bits = np.arange(0, 0x7F800000, 4099, dtype=np.uint32).view(np.float32)
+    special_values = np.float32([0.0, -0.0, np.inf, -np.inf, np.nan, -87.3, -88.8, -104.0])
+    return np.concatenate([bits, -bits, np.linspace(-20, 20, 1 << 19, dtype=np.float32),
+                           special_values])
+
+
+def _within(got, ref, scale, x, bound):
+    """Error in ulp of ``scale`` where e^x is normal (x >= -87.3), 2^-142 absolute below."""
+    fin = np.isfinite(ref)
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(ref))
+    ulp = np.maximum(np.spacing(np.abs(scale).astype(np.float32)).astype(np.float64), 2.0 ** -149)
+    np.testing.assert_array_equal(got[np.isinf(ref)], ref[np.isinf(ref)])
+    with np.errstate(invalid="ignore"):
+        err = np.abs(got.astype(np.float64) - ref)
+    normal = fin & (x >= -87.3)
+    assert (err[normal] / ulp[normal]).max() <= bound, x[normal][np.argmax(err[normal] /
+                                                                          ulp[normal])]
+    assert err[fin & ~normal].max() <= 2.0 ** -142
+
+
+def test_silu_float32_within_its_ulp_bounds():
+    from tensorix.kernels import _math32
+
+    x = _sweep32()
+    xd = x.astype(np.float64)
+    with np.errstate(all="ignore"):
+        s = 1 / (1 + np.exp(-xd))
+        ref, dref = xd * s, s * (1 + xd * (1 - s))
+        dscale = np.abs(s) + np.abs(s * xd * (1 - s))
+    ref[x == -np.inf] = np.nan
+    dref[np.isinf(x)] = np.nan
+    got = tx.silu(tx.tensor(x)).numpy()
+    _within(got, ref, ref, x, _math32.SILU_ULP)
+    t = tx.tensor(x, requires_grad=True)
+    tx.silu(t).backward(tx.ones_like(t))
+    _within(t.grad.numpy(), dref, dscale, x, _math32.SILU_GRAD_ULP)
+
+
+def test_silu_against_torch_and_double_backward():
+    torch = pytest.importorskip("torch")
+    x = np.linspace(-30, 30, 2001, dtype=np.float32)
+    a, t = tx.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    (g,) = tx.autograd.grad(tx.silu(a).sum(), [a], create_graph=True)
+    (gt,) = torch.autograd.grad(torch.nn.functional.silu(t).sum(), [t], create_graph=True)
+    np.testing.assert_allclose(tx.silu(a).detach().numpy(),
+                               torch.nn.functional.silu(t).detach().numpy(), rtol=4e-7,
+                               atol=1e-30)
+    np.testing.assert_allclose(g.detach().numpy(), gt.detach().numpy(), rtol=1e-6, atol=3e-7)
+    g.sum().backward()
+    gt.sum().backward()
+    np.testing.assert_allclose(a.grad.numpy(), t.grad.numpy(), rtol=1e-5, atol=1e-6)

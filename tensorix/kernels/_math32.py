@@ -27,7 +27,8 @@ import numpy as np
 
 __all__ = ["KERNELS", "BODIES", "ULP", "GAMMA_BOUNDS", "exp32", "log32", "expm1_32",
            "log1p32", "sinh32", "cosh32", "atanh32", "softplus32", "lgamma32", "digamma32",
-           "i0_32", "gelu32", "gelu_grad32", "GRAD_KERNELS", "GELU_GRAD_ULP"]
+           "i0_32", "gelu32", "gelu_grad32", "GRAD_KERNELS", "GELU_GRAD_ULP", "silu32",
+           "silu_grad32", "SILU_ULP", "SILU_GRAD_ULP"]
 
 
 # -- the helpers, NumPy forms (``_cpu_jit.py`` supplies the scalar ones) ----------------------
@@ -442,12 +443,37 @@ def gelu_grad32(x, g):
     return g * d
 
 
+# -- silu: x sigmoid(x), and its derivative s (1 + x (1 - s)) ---------------------------------
+def _sigmoid_parts(x):
+    """(s, c) = (sigmoid(x), 1 - sigmoid(x)) from e = e^-|x| (no overflow, and each side of
+    the pair is a product, not a difference: no cancellation near 1)."""
+    e = exp32(-_sel(x < _ZERO, -x, x))
+    q = _ONE / (_ONE + e)
+    eq = e * q
+    return _sel(x < _ZERO, eq, q), _sel(x < _ZERO, q, eq)
+
+
+def silu32(x):
+    """x sigmoid(x): x / (1 + e^-x) for x >= 0, x e^x / (1 + e^x) below (so the left tail
+    keeps its relative accuracy where e^-x overflows): one exp and one division. nan at -inf
+    (as -inf * 0)."""
+    e = exp32(-_sel(x < _ZERO, -x, x))
+    return _sel(x < _ZERO, x * e, x) / (_ONE + e)
+
+
+def silu_grad32(x, g):
+    """g s (1 + x (1 - s)) for s = sigmoid(x), silu's backward; nan at -inf and nan."""
+    s, c = _sigmoid_parts(x)
+    return g * (s * (_ONE + x * c))
+
+
 KERNELS = ("exp32", "log32", "log1p32", "expm1_32", "sinh32", "cosh32", "atanh32",
-           "softplus32", "lgamma32", "digamma32", "i0_32", "gelu32")
-GRAD_KERNELS = ("gelu_grad32",)  # two inputs: out = f(x, g)
+           "softplus32", "lgamma32", "digamma32", "i0_32", "gelu32", "silu32")
+GRAD_KERNELS = ("gelu_grad32", "silu_grad32")  # two inputs: out = f(x, g)
 # what _cpu_jit.py recompiles as scalar functions, inlined into the loops below
 BODIES = ("_poly", "_exp_reduced", "_log_core", "_split", "_log_special", "_exp_parts",
-          "_sincospi", "_lgamma_pos", "_cheb", "_exp_neg_half_sq", "_gelu_parts") + KERNELS + \
+          "_sincospi", "_lgamma_pos", "_cheb", "_exp_neg_half_sq", "_gelu_parts",
+          "_sigmoid_parts") + KERNELS + \
     GRAD_KERNELS
 
 
@@ -504,6 +530,11 @@ ULP = {"exp32": 1, "log32": 1, "log1p32": 2, "expm1_32": 2, "sinh32": 3, "cosh32
 # where no float32 sum of the two terms keeps relative accuracy); measured 3.25, and gelu32
 # 3.47 (tests/test_gelu_exact.py)
 GELU_GRAD_ULP = 4
+# silu32, and silu_grad32 in ulp of |s| + |s x (1 - s)| (a zero of the derivative at -1.28),
+# where e^x is normal (x >= -87.3; below, both are within 2^-142 absolute: e^x's subnormal
+# rounding times |x|); measured 3.04 and 4.03 (tests/test_fast_kernels.py); torch's float
+# x / (1 + e^-x) is -0 from x = -88.7 on
+SILU_ULP, SILU_GRAD_ULP = 4, 5
 GAMMA_BOUNDS = {"lgamma32": ((4, 2e-7), (18, 1e-6)), "digamma32": ((15, 8e-7), (30, 2e-6))}
 
 
@@ -530,3 +561,13 @@ def _loop_gelu32(out, x):
 def _loop_gelu_grad32(out, x, g):
     for i in range(x.shape[0]):
         out[i] = gelu_grad32(x[i], g[i])
+
+
+def _loop_silu32(out, x):
+    for i in range(x.shape[0]):
+        out[i] = silu32(x[i])
+
+
+def _loop_silu_grad32(out, x, g):
+    for i in range(x.shape[0]):
+        out[i] = silu_grad32(x[i], g[i])
