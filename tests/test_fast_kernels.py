@@ -149,3 +149,67 @@ def test_silu_against_torch_and_double_backward():
     g.sum().backward()
     gt.sum().backward()
     np.testing.assert_allclose(a.grad.numpy(), t.grad.numpy(), rtol=1e-5, atol=1e-6)
+
+
+GATES = {"hardshrink": ((0.5,), {}), "softshrink": ((0.5,), {}), "threshold": ((0.5, -2.0), {})}
+
+
+def _gate_input():
+    x = np.float32([-np.inf, -1.0, -0.5, -0.49, -0.0, 0.0, 0.3, 0.5, 0.5000001, 2.0, np.inf,
+                    np.nan])
+    return np.concatenate([x, np.linspace(-3, 3, 1001, dtype=np.float32)])
+
+
+@pytest.mark.parametrize("name", sorted(GATES))
+def test_gate_values_and_gradient_match_torch(name, device):
+    torch = pytest.importorskip("torch")
+    F = tx.nn.functional
+    args, _ = GATES[name]
+    for dtype in (np.float32, np.float64):
+        x = _gate_input().astype(dtype)
+        a = tx.tensor(x, requires_grad=True, device=device)
+        t = torch.tensor(x, requires_grad=True)
+        out = getattr(F, name)(a, *args)
+        want = getattr(torch.nn.functional, name)(t, *args)
+        np.testing.assert_array_equal(out.detach().cpu().numpy(), want.detach().numpy())
+        out.backward(tx.ones_like(a))
+        want.backward(torch.ones_like(t))
+        np.testing.assert_array_equal(a.grad.cpu().numpy(), t.grad.numpy())
+
+
+@pytest.mark.parametrize("name", sorted(GATES))
+def test_gate_kernel_gives_the_numpy_forms_bits(name):
+    pytest.importorskip("numba")
+    from tensorix.ops import activation
+
+    cls = getattr(activation, name.capitalize())
+    args, _ = GATES[name]
+    for dtype in (np.float32, np.float64):
+        with np.errstate(invalid="ignore"):  # signalling nan payloads
+            x = np.concatenate([_gate_input(), np.arange(0, 0xFFFFFFFF, 4099, dtype=np.uint32)
+                                .view(np.float32)]).astype(dtype)
+        p = tuple(dtype(v) for v in args)
+        k = jit_kernel(name, np.empty(1, dtype), np.ones(1, dtype), *p)
+        assert k is not None
+        got = np.empty_like(x)
+        k(got, x, *p)
+        with np.errstate(all="ignore"):
+            want = cls.numpy_form(np, x, *p)
+        assert np.array_equal(got.view(np.uint8), want.view(np.uint8))
+
+
+def test_gate_double_backward_and_integer_threshold():
+    x = tx.tensor([-1.0, 0.2, 1.5], dtype=tx.float64, requires_grad=True)
+    (g,) = tx.autograd.grad((tx.nn.functional.softshrink(x) ** 2).sum(), [x],
+                            create_graph=True)
+    (h,) = tx.autograd.grad(g.sum(), [x])
+    np.testing.assert_array_equal(h.numpy(), [2.0, 0.0, 2.0])
+    out = tx.nn.functional.threshold(tx.tensor([1, 5, 3]), 3, -7)
+    assert out.dtype is tx.int64 and out.tolist() == [-7, 5, -7]
+
+
+def test_kernels_keep_zero_dim_shapes():
+    for out in (tx.igamma(tx.tensor(2.0), tx.tensor(1.0)), tx.silu(tx.tensor(2.0)),
+                tx.nn.functional.softshrink(tx.tensor(2.0)), tx.cummax(tx.tensor(2.0), 0).values):
+        assert out.shape == ()
+    assert abs(tx.igamma(tx.tensor(2.0), tx.tensor(1.0)).item() - 0.26424111765711533) < 1e-7

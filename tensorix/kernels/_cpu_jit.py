@@ -174,3 +174,31 @@ def cumextreme(vals, idx, x, is_max):
                 take = v != v or (best == best and ((v >= best) if is_max else (v <= best)))
                 vals[o, i, k] = v if take else best
                 idx[o, i, k] = i if take else idx[o, i - 1, k]
+
+
+# -- piecewise-linear activations of slope 0 or 1 (ops/activation.py's _Gate) ------------------
+# Each is its NumPy form element by element (selects and one subtraction: the same values).
+@_jit
+def hardshrink(out, x, lambd):
+    """out = 0 where -lambd <= x <= lambd, else x (nan stays)."""
+    for i in range(x.shape[0]):
+        v = x[i]
+        out[i] = 0 if (v >= -lambd and v <= lambd) else v
+
+
+@_jit
+def softshrink(out, x, lambd):
+    """out = x - clip(x, -lambd, lambd) (nan stays)."""
+    for i in range(x.shape[0]):
+        v = x[i]
+        c = -lambd if v < -lambd else v
+        c = lambd if c > lambd else c
+        out[i] = v - c
+
+
+@_jit
+def threshold(out, x, th, value):
+    """out = value where x <= th, else x (nan stays, as in torch)."""
+    for i in range(x.shape[0]):
+        v = x[i]
+        out[i] = value if v <= th else v

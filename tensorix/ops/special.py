@@ -401,7 +401,7 @@ class Igamma(Function):
         if fused is None:
             out = igamma_kernel(av, xv, upper, tol)
         else:  # one pass over contiguous copies, split over the pool
-            av, xv = (np.ascontiguousarray(v) for v in np.broadcast_arrays(av, xv))
+            av, xv = (np.require(v, requirements="C") for v in np.broadcast_arrays(av, xv))
             out = _threads.elementwise(lambda o, p, q: fused(
                 o.reshape(-1), p.reshape(-1), q.reshape(-1), upper, tol),
                 np.empty(av.shape), av, xv)
