@@ -74,7 +74,7 @@ def _cum_inputs(rng):
 @pytest.mark.parametrize("op", ["cummax", "cummin"])
 def test_cum_extreme_kernel_matches_the_numpy_path_and_torch(rng, op, monkeypatch):
     torch = pytest.importorskip("torch")
-    from tensorix.ops import reduce
+    from tensorix.ops import _along
 
     for x, d in _cum_inputs(rng):
         got = getattr(tx, op)(tx.tensor(x), d)
@@ -82,7 +82,7 @@ def test_cum_extreme_kernel_matches_the_numpy_path_and_torch(rng, op, monkeypatc
         np.testing.assert_array_equal(got.values.numpy(), want.values.numpy())
         np.testing.assert_array_equal(got.indices.numpy(), want.indices.numpy())
         with monkeypatch.context() as m:  # the NumPy passes, as where no kernel serves
-            m.setattr(reduce, "running_extreme", lambda *a: None)
+            m.setattr(_along, "running_extreme", lambda *a: None)
             slow = getattr(tx, op)(tx.tensor(x), d)
         np.testing.assert_array_equal(got.values.numpy(), slow.values.numpy())
         np.testing.assert_array_equal(got.indices.numpy(), slow.indices.numpy())
@@ -213,3 +213,34 @@ def test_kernels_keep_zero_dim_shapes():
                 tx.nn.functional.softshrink(tx.tensor(2.0)), tx.cummax(tx.tensor(2.0), 0).values):
         assert out.shape == ()
     assert abs(tx.igamma(tx.tensor(2.0), tx.tensor(1.0)).item() - 0.26424111765711533) < 1e-7
+
+
+def test_logcumsumexp_scan_kernel_is_its_numpy_body_in_order(rng):
+    pytest.importorskip("numba")
+    from tensorix.kernels import _math32
+
+    x = rng.uniform(-30, 30, (3, 200, 4)).astype(np.float32)
+    x[0, 5, 0], x[1, 7, 1], x[2, 0, 2], x[2, 1, 2] = np.inf, -np.inf, -np.inf, -np.inf
+    x[1, 50, 3] = np.nan
+    k = jit_kernel("logcumsumexp32", np.empty((1, 2, 1), np.float32),
+                   np.ones((1, 2, 1), np.float32))
+    assert k is not None
+    for v in (x, np.ascontiguousarray(x.transpose(0, 2, 1)).reshape(12, 200, 1)):
+        got = np.empty_like(v)
+        k(got, v)
+        want = v.copy()
+        with np.errstate(all="ignore"):
+            for i in range(1, v.shape[1]):  # the body, one position after the other
+                want[:, i] = _math32._logaddexp32(want[:, i - 1], v[:, i])
+        assert np.array_equal(got.view(np.uint32), want.view(np.uint32))
+
+
+@pytest.mark.parametrize("dim", [0, 1, -1])
+def test_logcumsumexp_float32_against_torch(rng, dim):
+    torch = pytest.importorskip("torch")
+    x = rng.uniform(-20, 20, (64, 300)).astype(np.float32)
+    got = tx.logcumsumexp(tx.tensor(x), dim).numpy()
+    want = torch.logcumsumexp(torch.tensor(x).double(), dim).numpy()
+    np.testing.assert_allclose(got, want, rtol=3e-6, atol=1e-6)
+    np.testing.assert_allclose(got, torch.logcumsumexp(torch.tensor(x), dim).numpy(),
+                               rtol=3e-6, atol=1e-6)

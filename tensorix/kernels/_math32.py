@@ -78,6 +78,7 @@ _EXPM1_T = tuple(_F(c) for c in (1 / 362880, 1 / 40320, 1 / 5040, 1 / 720, 1 / 1
                                  1 / 6, 1 / 2))
 _BIG = _F(88.0)  # sinh/cosh beyond: e^|x| / 2 = e^(|x| - 88) * e^88 / 2, which is finite
 _HALF_E88 = _F(0.5 * np.exp(88.0))
+_LN2 = _F(np.log(2.0))
 
 
 def _poly(x, c):
@@ -473,7 +474,7 @@ GRAD_KERNELS = ("gelu_grad32", "silu_grad32")  # two inputs: out = f(x, g)
 # what _cpu_jit.py recompiles as scalar functions, inlined into the loops below
 BODIES = ("_poly", "_exp_reduced", "_log_core", "_split", "_log_special", "_exp_parts",
           "_sincospi", "_lgamma_pos", "_cheb", "_exp_neg_half_sq", "_gelu_parts",
-          "_sigmoid_parts") + KERNELS + \
+          "_sigmoid_parts", "_logaddexp32") + KERNELS + \
     GRAD_KERNELS
 
 
@@ -571,3 +572,35 @@ def _loop_silu32(out, x):
 def _loop_silu_grad32(out, x, g):
     for i in range(x.shape[0]):
         out[i] = silu_grad32(x[i], g[i])
+
+
+# Scans (``_cpu_jit.py`` compiles them with the loops above): along axis 1 of 3-d arrays, each
+# row in order as torch's CPU scan does (NumPy's fallback, ops/_along.scan, pairs elements in
+# log2(n) steps instead: the same formula per pair, but other pairs, so other roundings)
+SCANS = ("logcumsumexp32",)
+
+
+def _logaddexp32(a, b):
+    """log(e^a + e^b) as kernels.logaddexp's float32 formula: max + softplus32(-|a - b|), and
+    a + log 2 where a == b (inf, inf gives inf)."""
+    d = a - b
+    d = _sel(d < _ZERO, d, -d)
+    m = _sel(a < b, b, a)
+    return _sel(a == b, a + _LN2, m + softplus32(d))
+
+
+def _loop_logcumsumexp32(out, x):
+    if x.shape[2] == 1:  # along the last axis: the running value stays in a register
+        for o in range(x.shape[0]):
+            acc = x[o, 0, 0]
+            out[o, 0, 0] = acc
+            for i in range(1, x.shape[1]):
+                acc = _logaddexp32(acc, x[o, i, 0])
+                out[o, i, 0] = acc
+        return
+    for o in range(x.shape[0]):
+        for k in range(x.shape[2]):
+            out[o, 0, k] = x[o, 0, k]
+        for i in range(1, x.shape[1]):
+            for k in range(x.shape[2]):
+                out[o, i, k] = _logaddexp32(out[o, i - 1, k], x[o, i, k])

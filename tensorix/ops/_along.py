@@ -20,7 +20,7 @@ from ..autograd.function import Function
 from ..tensor import Tensor
 
 __all__ = ["return_type", "TakeAlong", "PutAlong", "take_along", "Flip", "Shift", "scan",
-           "running", "running_extreme"]
+           "running", "running_extreme", "along_rows"]
 
 
 def return_type(name, fields=("values", "indices")):
@@ -160,19 +160,26 @@ def running(xp, data, d, op):
     return out
 
 
+def along_rows(fused, data, d, out_dtypes, *args):
+    """``fused(*outs, x, *args)`` on the NumPy array ``data`` viewed as (outer, n, inner) with
+    ``n`` its length along ``d`` (a scan kernel's layout: rows are independent), split over
+    the pool by outer rows; returns the outputs (one per dtype in ``out_dtypes``) in
+    ``data``'s shape."""
+    n = data.shape[d]
+    x = np.ascontiguousarray(data).reshape(int(np.prod(data.shape[:d])), n, -1)
+    outs = [np.empty(x.shape, t) for t in out_dtypes]
+    _threads.parallel(x.shape[0], lambda lo, hi: fused(*[o[lo:hi] for o in outs], x[lo:hi],
+                                                       *args),
+                      max(1, _threads.CHEAP // max(1, x[0].size)))
+    return [o.reshape(data.shape) for o in outs]
+
+
 def running_extreme(a, d, is_max):
     """(values, int64 indices) of the running maximum (``is_max``) or minimum of the Tensor
     ``a`` along ``d``, torch's index rule (the latest on ties, nan propagates from its
-    position), as raw arrays; or None where no kernel serves (numba's one pass over the
-    contiguous data, split over the pool by rows, against five NumPy passes and a gather)."""
+    position), as raw arrays; or None where no kernel serves (numba's one pass, against five
+    NumPy passes and a gather)."""
     fused = kernel(Taken, "cumextreme", a.device, a._dtype)
-    data = a._data
-    if fused is None or data.size == 0:
+    if fused is None or a._data.size == 0:
         return None
-    n = data.shape[d]
-    x = np.ascontiguousarray(data).reshape(int(np.prod(data.shape[:d])), n, -1)
-    vals, idx = np.empty(x.shape, x.dtype), np.empty(x.shape, np.int64)
-    _threads.parallel(x.shape[0], lambda lo, hi: fused(vals[lo:hi], idx[lo:hi], x[lo:hi],
-                                                       is_max),
-                      max(1, _threads.CHEAP // max(1, x[0].size)))
-    return vals.reshape(data.shape), idx.reshape(data.shape)
+    return along_rows(fused, a._data, d, (a._data.dtype, np.int64), is_max)
