@@ -244,3 +244,32 @@ def test_logcumsumexp_float32_against_torch(rng, dim):
     np.testing.assert_allclose(got, want, rtol=3e-6, atol=1e-6)
     np.testing.assert_allclose(got, torch.logcumsumexp(torch.tensor(x), dim).numpy(),
                                rtol=3e-6, atol=1e-6)
+
+
+def test_tan_float32_within_its_bound_next_to_the_multiples_of_pi(device):
+    from tensorix.kernels import _math32
+
+    near = (np.arange(1, 700000) * (np.pi / 4)).astype(np.float32)  # up to 2^19
+    x = np.concatenate([near, np.nextafter(near, np.float32(0)), -near,
+                        np.float32([0.0, -0.0, 1e-30, 6e5, -3e38, np.inf, np.nan])])
+    got = tx.tan(tx.tensor(x, device=device)).cpu().numpy()
+    with np.errstate(all="ignore"):
+        ref = np.tan(x.astype(np.float64))
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(ref))
+    fin = np.isfinite(ref)
+    ulp = np.spacing(np.abs(ref[fin]).astype(np.float32)).astype(np.float64)
+    err = np.abs(got[fin] - ref[fin]) / ulp
+    # beyond 2^19 NumPy's tan (the C library's, within an ulp)
+    assert err.max() <= _math32.ULP["tan32"], x[fin][err.argmax()]
+    assert np.signbit(got[-6]) and got[-6] == 0 and not np.signbit(got[-7])  # -0 stays -0
+
+
+def test_tan_against_torch_with_gradient():
+    torch = pytest.importorskip("torch")
+    x = np.linspace(-20, 20, 4001, dtype=np.float32)
+    a, t = tx.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    tx.tan(a).backward(tx.ones_like(a))
+    torch.tan(t).backward(torch.ones_like(t))
+    np.testing.assert_allclose(tx.tan(a).detach().numpy(), torch.tan(t).detach().numpy(),
+                               rtol=5e-7, atol=1e-7)
+    np.testing.assert_allclose(a.grad.numpy(), t.grad.numpy(), rtol=2e-6)

@@ -71,11 +71,22 @@ def _sqrt(x):
     return np.sqrt(x)
 
 
+@_inline
+def _wide(x):
+    return np.float64(x)
+
+
+@_inline
+def _narrow(x):
+    return np.float32(x)
+
+
 def _recompile():
     """``_math32``'s bodies as scalar functions (inlined), over a copy of its namespace in
     which the helpers are the scalar ones above, and its element loops compiled over them."""
     ns = dict(vars(_math32))
-    ns.update(_sel=_sel, _bits=_bits, _float=_float, _tofloat=_tofloat, _sqrt=_sqrt)
+    ns.update(_sel=_sel, _bits=_bits, _float=_float, _tofloat=_tofloat, _sqrt=_sqrt,
+              _wide=_wide, _narrow=_narrow)
     for name in _math32.BODIES:
         fn = getattr(_math32, name)
         ns[name] = _inline(types.FunctionType(fn.__code__, ns, name, fn.__defaults__))

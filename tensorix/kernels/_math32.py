@@ -28,7 +28,7 @@ import numpy as np
 __all__ = ["KERNELS", "BODIES", "ULP", "GAMMA_BOUNDS", "exp32", "log32", "expm1_32",
            "log1p32", "sinh32", "cosh32", "atanh32", "softplus32", "lgamma32", "digamma32",
            "i0_32", "gelu32", "gelu_grad32", "GRAD_KERNELS", "GELU_GRAD_ULP", "silu32",
-           "silu_grad32", "SILU_ULP", "SILU_GRAD_ULP"]
+           "silu_grad32", "SILU_ULP", "SILU_GRAD_ULP", "tan32", "TAN_LIMIT"]
 
 
 # -- the helpers, NumPy forms (``_cpu_jit.py`` supplies the scalar ones) ----------------------
@@ -53,6 +53,16 @@ def _tofloat(i):
 
 def _sqrt(x):
     return np.sqrt(x)  # correctly rounded, as LLVM's sqrt: the same bits
+
+
+def _wide(x):
+    """float32 -> float64 (exact)."""
+    return x.astype(np.float64)
+
+
+def _narrow(x):
+    """float64 -> float32, rounded to nearest."""
+    return x.astype(np.float32)
 
 
 _F = np.float32
@@ -444,6 +454,36 @@ def gelu_grad32(x, g):
     return g * d
 
 
+# -- tan ---------------------------------------------------------------------------------------
+# x reduced by pi/4 in float64 (j even, z = x - j pi/4 with pi/4 = HI + LO, HI of 33 bits so
+# j HI is exact for j < 2^20: z keeps its relative accuracy next to the multiples of pi, where
+# a float32 reduction loses hundreds of ulp), then Cephes' tanf on z in float32: tan z =
+# z + z^3 P(z^2), and -1/tan z for the odd quadrants. ops/unary.py's Tan takes NumPy's tan
+# beyond |x| = 2^19 (TAN_LIMIT).
+_FOPI64 = 4 / np.pi
+_PIO4_HI, _PIO4_LO = 0.7853981633670628, 3.038550253253096e-11
+_TAN_P = tuple(_F(c) for c in (9.38540185543e-3, 3.11992232697e-3, 2.44301354525e-2,
+                               5.34112807005e-2, 1.33387994085e-1, 3.33331568548e-1))
+TAN_LIMIT = 524288.0
+
+
+def tan32(x):
+    """tan(x) for |x| <= 2^19 (nan beyond, and at +-inf and nan)."""
+    ax = _sel(x < _ZERO, -x, x)
+    ok = ax <= _F(TAN_LIMIT)  # nan too
+    w = _wide(_sel(ok, ax, _ZERO))
+    j = np.floor(w * _FOPI64)
+    y = j + (j - 2.0 * np.floor(j * 0.5))  # the even one of j, j + 1
+    z = _narrow((w - y * _PIO4_HI) - y * _PIO4_LO)
+    flip = (y - 4.0 * np.floor(y * 0.25)) == 2.0  # an odd multiple of pi/2 below
+    zz = z * z
+    p = _poly(zz, _TAN_P) * zz * z + z
+    p = _sel(flip, -_ONE / p, p)
+    p = _sel(x < _ZERO, -p, p)
+    p = _sel(ok, p, _NAN)
+    return _sel(x == _ZERO, x, p)  # -0 stays -0
+
+
 # -- silu: x sigmoid(x), and its derivative s (1 + x (1 - s)) ---------------------------------
 def _sigmoid_parts(x):
     """(s, c) = (sigmoid(x), 1 - sigmoid(x)) from e = e^-|x| (no overflow, and each side of
@@ -469,7 +509,8 @@ def silu_grad32(x, g):
 
 
 KERNELS = ("exp32", "log32", "log1p32", "expm1_32", "sinh32", "cosh32", "atanh32",
-           "softplus32", "lgamma32", "digamma32", "i0_32", "gelu32", "silu32")
+           "softplus32", "lgamma32", "digamma32", "i0_32", "gelu32", "silu32",
+           "tan32")
 GRAD_KERNELS = ("gelu_grad32", "silu_grad32")  # two inputs: out = f(x, g)
 # what _cpu_jit.py recompiles as scalar functions, inlined into the loops below
 BODIES = ("_poly", "_exp_reduced", "_log_core", "_split", "_log_special", "_exp_parts",
@@ -526,7 +567,7 @@ def _loop_softplus32(out, x):
 # (measured lgamma 3.17 / 1.7e-7 and 17.6 / 9.8e-7; digamma 14.0 / 7.0e-7 and 28.6 / 1.7e-6,
 # torch's float digamma 14.0 / 7.0e-7 and 20.8 / 1.2e-6 on the same sweep)
 ULP = {"exp32": 1, "log32": 1, "log1p32": 2, "expm1_32": 2, "sinh32": 3, "cosh32": 2,
-       "atanh32": 3, "softplus32": 3, "i0_32": 7, "gelu32": 4}
+       "atanh32": 3, "softplus32": 3, "i0_32": 7, "gelu32": 4, "tan32": 3}  # tan32: 2.40
 # gelu_grad32's bound, in ulp of |Phi(x)| + |x phi(x)| (the derivative has a zero at -0.75,
 # where no float32 sum of the two terms keeps relative accuracy); measured 3.25, and gelu32
 # 3.47 (tests/test_gelu_exact.py)
@@ -572,6 +613,11 @@ def _loop_silu32(out, x):
 def _loop_silu_grad32(out, x, g):
     for i in range(x.shape[0]):
         out[i] = silu_grad32(x[i], g[i])
+
+
+def _loop_tan32(out, x):
+    for i in range(x.shape[0]):
+        out[i] = tan32(x[i])
 
 
 # Scans (``_cpu_jit.py`` compiles them with the loops above): along axis 1 of 3-d arrays, each
