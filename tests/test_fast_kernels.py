@@ -273,3 +273,59 @@ def test_tan_against_torch_with_gradient():
     np.testing.assert_allclose(tx.tan(a).detach().numpy(), torch.tan(t).detach().numpy(),
                                rtol=5e-7, atol=1e-7)
     np.testing.assert_allclose(a.grad.numpy(), t.grad.numpy(), rtol=2e-6)
+
+
+def _atan2_points(rng):
+    bits = np.arange(0, 0x7F800000, 4099 * 7, dtype=np.uint32).view(np.float32)
+    normal = rng.standard_normal(1 << 18).astype(np.float32)
+    edge = np.float32([0, -0.0, np.inf, -np.inf, np.nan, 1, -1, 1e-45, 3e38, -3e38])
+    ye, xe = (v.ravel() for v in np.meshgrid(edge, edge))
+    y = np.concatenate([bits, -bits, normal, ye])
+    x = np.concatenate([rng.permutation(bits), -rng.permutation(bits), rng.permutation(normal),
+                        xe])
+    return y, x
+
+
+def test_atan2_float32_within_its_bound_with_ieee_edges(rng):
+    from tensorix.kernels import _math32
+
+    y, x = _atan2_points(rng)  # (a GPU takes its own arctan2)
+    got = tx.atan2(tx.tensor(y), tx.tensor(x)).numpy()
+    ref = np.arctan2(y.astype(np.float64), x.astype(np.float64))
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(ref))
+    fin = ~np.isnan(ref)
+    ulp = np.maximum(np.spacing(np.abs(ref[fin]).astype(np.float32)).astype(np.float64),
+                     2.0 ** -149)
+    assert (np.abs(got[fin] - ref[fin]) / ulp).max() <= _math32.ATAN2_ULP
+    assert np.array_equal(np.signbit(got[fin]), np.signbit(ref[fin]))  # signed zeros too
+    edges = slice(-100, None)  # zeros and infinities: the rounded exact value
+    np.testing.assert_array_equal(got[edges], ref[edges].astype(np.float32))
+
+
+def test_atan2_numba_form_gives_the_numpy_forms_bits(rng):
+    pytest.importorskip("numba")
+    from tensorix.kernels import _math32
+
+    y, x = _atan2_points(rng)
+    k = jit_kernel("atan2_32", np.empty(1, np.float32), np.ones(1, np.float32),
+                   np.ones(1, np.float32))
+    assert k is not None
+    got = np.empty_like(x)
+    k(got, y, x)
+    with np.errstate(all="ignore"):
+        want = _math32.atan2_32(y, x)
+    assert np.array_equal(got.view(np.uint32), want.view(np.uint32))
+
+
+def test_atan2_against_torch_with_gradient(rng):
+    torch = pytest.importorskip("torch")
+    y, x = (rng.standard_normal(5000).astype(np.float32) for _ in range(2))
+    a, b = tx.tensor(y, requires_grad=True), tx.tensor(x, requires_grad=True)
+    ta, tb = torch.tensor(y, requires_grad=True), torch.tensor(x, requires_grad=True)
+    out, tout = tx.atan2(a, b), torch.atan2(ta, tb)
+    np.testing.assert_allclose(out.detach().numpy(), tout.detach().numpy(), rtol=3e-7,
+                               atol=1e-7)
+    out.backward(tx.ones_like(out))
+    tout.backward(torch.ones_like(tout))
+    np.testing.assert_allclose(a.grad.numpy(), ta.grad.numpy(), rtol=1e-5)
+    np.testing.assert_allclose(b.grad.numpy(), tb.grad.numpy(), rtol=1e-5)

@@ -92,7 +92,7 @@ def _recompile():
         ns[name] = _inline(types.FunctionType(fn.__code__, ns, name, fn.__defaults__))
     return {name: _jit(types.FunctionType(getattr(_math32, "_loop_" + name).__code__, ns,
                                           name))
-            for name in _math32.KERNELS + _math32.GRAD_KERNELS + _math32.SCANS}
+            for name in _math32.KERNELS + _math32.GRAD_KERNELS + _math32.BINARY + _math32.SCANS}
 
 
 # ``exp32(out, x)`` etc. on 1-d float32 arrays: _math32's kernel of that name, in one pass
