@@ -1,5 +1,6 @@
 """float32 math written once, run two ways: exp, log, expm1, log1p, sinh, cosh, atanh,
-softplus, lgamma, digamma, i0, and exact GELU with its backward.
+softplus, lgamma, digamma, i0, tan, atan2, exact GELU and silu with their backwards, and
+logcumsumexp's scan.
 
 NumPy's float32 ``expm1``, ``log1p``, ``sinh``, ``cosh`` and ``arctanh`` call the C library
 once per element (5-9x torch's vectorised kernels). Each function here is Cephes' float32
