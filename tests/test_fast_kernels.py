@@ -329,3 +329,20 @@ def test_atan2_against_torch_with_gradient(rng):
     tout.backward(torch.ones_like(tout))
     np.testing.assert_allclose(a.grad.numpy(), ta.grad.numpy(), rtol=1e-5)
     np.testing.assert_allclose(b.grad.numpy(), tb.grad.numpy(), rtol=1e-5)
+
+
+def test_compiled_silu_is_fused_and_matches_torch():
+    torch = pytest.importorskip("torch")
+    F = tx.nn.functional
+    cg = tx.compile(lambda x: F.silu(x) * x.tanh(), options={"kernels": "numpy"})
+    x = np.random.default_rng(0).standard_normal((40, 30))
+    t = tx.tensor(x, requires_grad=True)
+    y = cg(t)
+    y.backward(tx.ones_like(y))
+    tt = torch.tensor(x, requires_grad=True)
+    yt = torch.nn.functional.silu(tt) * tt.tanh()
+    yt.backward(torch.ones_like(yt))
+    np.testing.assert_allclose(y.detach().numpy(), yt.detach().numpy(), rtol=1e-12,
+                               atol=1e-12)
+    np.testing.assert_allclose(t.grad.numpy(), tt.grad.numpy(), rtol=1e-10, atol=1e-12)
+    assert next(iter(cg.entries.values())).fwd.report["groups"] >= 1
