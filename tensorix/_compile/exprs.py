@@ -72,6 +72,7 @@ TEMPLATES = {
               "cu": lambda a, e: f"rsqrt({a[0]})"},
     "Reciprocal": {d: (lambda a, e: f"(1.0 / {a[0]})") for d in ("py", "np", "cu")},
     "Sigmoid": _same(lambda a, e: f"(1.0 / (1.0 + {{exp}}(-{a[0]})))"),
+    "Silu": _same(lambda a, e: f"({a[0]} / (1.0 + {{exp}}(-{a[0]})))"),
     "Relu": {"py": lambda a, e: f"(0.0 if {a[0]} < 0 else {a[0]})",
              "np": lambda a, e: f"np.where({a[0]} < 0, 0, {a[0]})",
              "cu": lambda a, e: f"({a[0]} < 0 ? 0 : {a[0]})"},

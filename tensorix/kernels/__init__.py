@@ -12,16 +12,18 @@ needs CuPy. See docs/gpu.md for what has and has not run on a GPU.
 
 On the CPU, ``jit(name, dtypes, example)`` declares a numba one-pass kernel of ``_cpu_jit.py``
 (the ``jit`` extra), served only where numba compiles it; each gives the bits of the NumPy
-kernel it replaces. ``float32_math(name, x)`` runs a float32 function of ``_math32.py`` (expm1,
-log1p, sinh, cosh, atanh, softplus, lgamma, digamma, i0) as numba's pass or NumPy blocks;
+kernel it replaces (igamma's to the C library's exp/log, logcumsumexp's scan that of its body
+applied in order): igamma64, cumextreme, hardshrink, softshrink, threshold, logcumsumexp32.
+``float32_math(name, *xs)`` runs a float32 function of ``_math32.py`` (expm1, log1p, sinh, cosh,
+atanh, softplus, lgamma, digamma, i0, silu, tan, atan2) as numba's pass or NumPy blocks;
 ``float32_pass(compiled, name, *arrays)`` does so for a primitive's declared kernel (exact
 GELU and its backward).
 """
 
 from . import _cuda as cuda  # the CUDA kernels (sources only; nothing compiles here)
-from ._cpu import float32_math, float32_pass, jit, jit_kernel, logaddexp
+from ._cpu import atan2, float32_math, float32_pass, jit, jit_kernel, logaddexp
 from ._table import Kernel, cuda_kernel, declared, select
 
 __all__ = ["Kernel", "cuda", "cuda_kernel", "declared", "float32_math", "float32_pass", "jit",
            "jit_kernel",
-           "logaddexp", "select"]
+           "logaddexp", "select", "atan2"]

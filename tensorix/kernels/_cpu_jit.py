@@ -8,6 +8,7 @@ replaces, in the same order (numba contracts no multiply-add without fastmath), 
 the same bits; tests/test_threads_elementwise.py checks them against each other.
 """
 
+import math
 import types
 
 import llvmlite.ir
@@ -78,15 +79,26 @@ def _scalars(module, names, ns):
     return ns
 
 
+@_inline
+def _wide(x):
+    return np.float64(x)
+
+
+@_inline
+def _narrow(x):
+    return np.float32(x)
+
+
 def _recompile():
     """``_math32``'s bodies as scalar functions (inlined), over a copy of its namespace in
     which the helpers are the scalar ones above, and its element loops compiled over them."""
     ns = dict(vars(_math32))
-    ns.update(_sel=_sel, _bits=_bits, _float=_float, _tofloat=_tofloat, _sqrt=_sqrt)
+    ns.update(_sel=_sel, _bits=_bits, _float=_float, _tofloat=_tofloat, _sqrt=_sqrt,
+              _wide=_wide, _narrow=_narrow)
     _SCALAR.update(_scalars(_math32, _math32.BODIES, ns))
     return {name: _jit(types.FunctionType(getattr(_math32, "_loop_" + name).__code__, ns,
                                           name))
-            for name in _math32.KERNELS + _math32.GRAD_KERNELS}
+            for name in _math32.KERNELS + _math32.GRAD_KERNELS + _math32.BINARY + _math32.SCANS}
 
 
 _SCALAR: dict = {}  # _math32's namespace with its bodies in scalar form (the gate loops use it)
@@ -136,3 +148,119 @@ def _gate_loops():
 
 # lstm_forward(acts, gemm, x, c_prev, c, tc, h) etc. on 2-d arrays: see _gates.py
 globals().update(_gate_loops())
+
+
+# -- the regularised incomplete gamma, element by element -------------------------------------
+# ops/special.py's igamma_kernel with its series and continued fraction stopped per element at
+# the same test (it freezes converged elements, so both add the same terms): the same float64
+# arithmetic; only the prefactor's exp, log and lgamma are the C library's here (within an ulp
+# of NumPy's, so the float32 results agree but for a boundary tie, about once in 10^8).
+@numba.njit(inline="always")
+def _igamma_inner(a, x, upper, tol):
+    if x < a + 1.0:  # P by its series
+        term = 1.0 / a
+        total = term
+        ap = a
+        for _ in range(5000):
+            ap = ap + 1.0
+            term = term * x / ap
+            total = total + term
+            if not abs(term) > abs(total) * tol:
+                break
+        p = total * np.exp(a * np.log(x) - x - math.lgamma(a))
+        return 1.0 - p if upper else p
+    tiny = 1e-300  # Q by Lentz's method
+    b = x + 1.0 - a
+    c = 1.0 / tiny
+    d = 1.0 / b
+    h = d
+    for i in range(1, 5000):
+        an = -i * (i - a)
+        b = b + 2.0
+        d = an * d + b
+        d = tiny if abs(d) < tiny else d
+        c = b + an / c
+        c = tiny if abs(c) < tiny else c
+        d = 1.0 / d
+        delta = d * c
+        h = h * delta
+        if not abs(delta - 1.0) > tol:
+            break
+    q = h * np.exp(a * np.log(x) - x - math.lgamma(a))
+    return q if upper else 1.0 - q
+
+
+@_jit
+def igamma64(out, a, x, upper, tol):
+    """out = P(a, x) (``upper`` False) or Q(a, x) on 1-d float64 arrays; ``tol`` the
+    convergence test of igamma_kernel (its edge values first, in its order)."""
+    inf = np.inf
+    for i in range(x.shape[0]):
+        ai, xi = a[i], x[i]
+        if ai != ai or xi != xi or ai < 0 or xi < 0 or (ai == 0 and xi == 0) or \
+                (ai == inf and xi == inf):
+            out[i] = np.nan
+        elif (xi == 0 and ai > 0) or (ai == inf and xi >= 0):
+            out[i] = 1.0 if upper else 0.0
+        elif (ai == 0 and xi > 0) or (xi == inf and ai > 0):
+            out[i] = 0.0 if upper else 1.0
+        else:
+            out[i] = _igamma_inner(ai, xi, upper, tol)
+
+
+@_jit
+def cumextreme(vals, idx, x, is_max):
+    """The running maximum (``is_max``) or minimum along axis 1 of the 3-d array ``x`` into
+    ``vals``, with in ``idx`` the position it was taken from: torch's rule, the latest on ties,
+    and nan once seen (the latest nan's position)."""
+    if x.shape[2] == 1:  # along the last axis: the running pair stays in registers
+        for o in range(x.shape[0]):
+            best = x[o, 0, 0]
+            at = 0
+            for i in range(x.shape[1]):
+                v = x[o, i, 0]
+                if v != v or (best == best and ((v >= best) if is_max else (v <= best))):
+                    best = v
+                    at = i
+                vals[o, i, 0] = best
+                idx[o, i, 0] = at
+        return
+    for o in range(x.shape[0]):
+        for k in range(x.shape[2]):
+            vals[o, 0, k] = x[o, 0, k]
+            idx[o, 0, k] = 0
+        for i in range(1, x.shape[1]):
+            for k in range(x.shape[2]):
+                v = x[o, i, k]
+                best = vals[o, i - 1, k]
+                take = v != v or (best == best and ((v >= best) if is_max else (v <= best)))
+                vals[o, i, k] = v if take else best
+                idx[o, i, k] = i if take else idx[o, i - 1, k]
+
+
+# -- piecewise-linear activations of slope 0 or 1 (ops/activation.py's _Gate) ------------------
+# Each is its NumPy form element by element (selects and one subtraction: the same values).
+@_jit
+def hardshrink(out, x, lambd):
+    """out = 0 where -lambd <= x <= lambd, else x (nan stays)."""
+    for i in range(x.shape[0]):
+        v = x[i]
+        out[i] = 0 if (v >= -lambd and v <= lambd) else v
+
+
+@_jit
+def softshrink(out, x, lambd):
+    """out = x - clip(x, -lambd, lambd) (nan stays)."""
+    for i in range(x.shape[0]):
+        v = x[i]
+        c = -lambd if v < -lambd else v
+        c = lambd if c > lambd else c
+        out[i] = v - c
+
+
+@_jit
+def threshold(out, x, th, value):
+    """out = value where x <= th, else x (nan stays, as in torch)."""
+    for i in range(x.shape[0]):
+        v = x[i]
+        out[i] = value if v <= th else v

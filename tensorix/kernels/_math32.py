@@ -1,5 +1,6 @@
 """float32 math written once, run two ways: exp, log, expm1, log1p, sinh, cosh, atanh,
-softplus, lgamma, digamma, i0, and exact GELU with its backward.
+softplus, lgamma, digamma, i0, tan, atan2, exact GELU and silu with their backwards, and
+logcumsumexp's scan.
 
 NumPy's float32 ``expm1``, ``log1p``, ``sinh``, ``cosh`` and ``arctanh`` call the C library
 once per element (5-9x torch's vectorised kernels). Each function here is Cephes' float32
@@ -27,7 +28,9 @@ import numpy as np
 
 __all__ = ["KERNELS", "BODIES", "ULP", "GAMMA_BOUNDS", "exp32", "log32", "expm1_32",
            "log1p32", "sinh32", "cosh32", "atanh32", "softplus32", "lgamma32", "digamma32",
-           "i0_32", "gelu32", "gelu_grad32", "GRAD_KERNELS", "GELU_GRAD_ULP"]
+           "i0_32", "gelu32", "gelu_grad32", "GRAD_KERNELS", "GELU_GRAD_ULP", "silu32",
+           "silu_grad32", "SILU_ULP", "SILU_GRAD_ULP", "tan32", "TAN_LIMIT", "atan2_32",
+           "BINARY", "ATAN2_ULP"]
 
 
 # -- the helpers, NumPy forms (``_cpu_jit.py`` supplies the scalar ones) ----------------------
@@ -54,6 +57,16 @@ def _sqrt(x):
     return np.sqrt(x)  # correctly rounded, as LLVM's sqrt: the same bits
 
 
+def _wide(x):
+    """float32 -> float64 (exact)."""
+    return x.astype(np.float64)
+
+
+def _narrow(x):
+    """float64 -> float32, rounded to nearest."""
+    return x.astype(np.float32)
+
+
 _F = np.float32
 _ZERO, _HALF, _ONE, _F23 = _F(0), _F(0.5), _F(1), _F(23)
 _INF, _NAN = _F(np.inf), _F(np.nan)
@@ -77,6 +90,7 @@ _EXPM1_T = tuple(_F(c) for c in (1 / 362880, 1 / 40320, 1 / 5040, 1 / 720, 1 / 1
                                  1 / 6, 1 / 2))
 _BIG = _F(88.0)  # sinh/cosh beyond: e^|x| / 2 = e^(|x| - 88) * e^88 / 2, which is finite
 _HALF_E88 = _F(0.5 * np.exp(88.0))
+_LN2 = _F(np.log(2.0))
 
 
 def _poly(x, c):
@@ -442,13 +456,108 @@ def gelu_grad32(x, g):
     return g * d
 
 
+# -- tan ---------------------------------------------------------------------------------------
+# x reduced by pi/4 in float64 (j even, z = x - j pi/4 with pi/4 = HI + LO, HI of 33 bits so
+# j HI is exact for j < 2^20: z keeps its relative accuracy next to the multiples of pi, where
+# a float32 reduction loses hundreds of ulp), then Cephes' tanf on z in float32: tan z =
+# z + z^3 P(z^2), and -1/tan z for the odd quadrants. ops/unary.py's Tan takes NumPy's tan
+# beyond |x| = 2^19 (TAN_LIMIT).
+_FOPI64 = 4 / np.pi
+_PIO4_HI, _PIO4_LO = 0.7853981633670628, 3.038550253253096e-11
+_TAN_P = tuple(_F(c) for c in (9.38540185543e-3, 3.11992232697e-3, 2.44301354525e-2,
+                               5.34112807005e-2, 1.33387994085e-1, 3.33331568548e-1))
+TAN_LIMIT = 524288.0
+
+
+def tan32(x):
+    """tan(x) for |x| <= 2^19 (nan beyond, and at +-inf and nan)."""
+    ax = _sel(x < _ZERO, -x, x)
+    ok = ax <= _F(TAN_LIMIT)  # nan too
+    w = _wide(_sel(ok, ax, _ZERO))
+    j = np.floor(w * _FOPI64)
+    y = j + (j - 2.0 * np.floor(j * 0.5))  # the even one of j, j + 1
+    z = _narrow((w - y * _PIO4_HI) - y * _PIO4_LO)
+    flip = (y - 4.0 * np.floor(y * 0.25)) == 2.0  # an odd multiple of pi/2 below
+    zz = z * z
+    p = _poly(zz, _TAN_P) * zz * z + z
+    p = _sel(flip, -_ONE / p, p)
+    p = _sel(x < _ZERO, -p, p)
+    p = _sel(ok, p, _NAN)
+    return _sel(x == _ZERO, x, p)  # -0 stays -0
+
+
+# -- atan2 -------------------------------------------------------------------------------------
+# a = min(|y|, |x|) / max(|y|, |x|) in [0, 1]; Cephes' atanf on it (a - 1 over a + 1 plus pi/4
+# above tan(pi/8)), then pi/2 -+ r where |y| > |x| and pi - r where x < 0, each constant in
+# two parts; IEEE's values at zeros and infinities.
+_ATAN_P = tuple(_F(c) for c in (8.05374449538e-2, -1.38776856032e-1, 1.99777106478e-1,
+                                -3.33329491539e-1))
+_TAN_PI8 = _F(0.4142135623730950)
+_PIO2_HI, _PIO2_LO = _F(1.5707963705062866), _F(-4.371138828673793e-08)
+_PI_HI, _PI_LO = _F(3.1415927410125732), _F(-8.742277657347586e-08)
+_PIO4_HI32, _PIO4_LO32 = _F(0.7853981852531433), _F(-2.1855694143368964e-08)
+_THREE_PIO4 = _F(3 * np.pi / 4)
+
+
+def atan2_32(y, x):
+    """The angle of (x, y) in [-pi, pi], with the sign of y (zeros included); pi at y = +-0,
+    x < 0 or -0; nan where either is nan."""
+    ay = _sel(y < _ZERO, -y, y)
+    ax = _sel(x < _ZERO, -x, x)
+    swap = ay > ax
+    den = _sel(swap, ay, ax)
+    a = _sel(swap, ax, ay) / _sel(den == _ZERO, _ONE, den)
+    big = a > _TAN_PI8
+    t = _sel(big, (a - _ONE) / (a + _ONE), a)
+    z = t * t
+    r = _poly(z, _ATAN_P) * z * t + t
+    r = _sel(big, (r + _PIO4_LO32) + _PIO4_HI32, r)
+    left = x < _ZERO
+    # pi/2 - r, pi/2 + r (x < 0), or pi - r: one subtraction from the leading part each, so
+    # r = 0 gives the rounded constant
+    up = _sel(left, (r + _PIO2_LO) + _PIO2_HI, (_PIO2_HI - r) + _PIO2_LO)
+    r = _sel(swap, up, _sel(left, (_PI_HI - r) + _PI_LO, r))
+    both_inf = (ay == _INF) & (ax == _INF)
+    r = _sel(both_inf, _sel(x < _ZERO, _THREE_PIO4, _PIO4_HI32), r)
+    r = _sel((ay == _ZERO) & (_bits(x) < 0), _PI_HI, r)  # x = -0 (x < 0 is covered above)
+    r = _sel(_bits(y) < 0, -r, r)
+    return _sel((x == x) & (y == y), r, _NAN)
+
+
+# -- silu: x sigmoid(x), and its derivative s (1 + x (1 - s)) ---------------------------------
+def _sigmoid_parts(x):
+    """(s, c) = (sigmoid(x), 1 - sigmoid(x)) from e = e^-|x| (no overflow, and each side of
+    the pair is a product, not a difference: no cancellation near 1)."""
+    e = exp32(-_sel(x < _ZERO, -x, x))
+    q = _ONE / (_ONE + e)
+    eq = e * q
+    return _sel(x < _ZERO, eq, q), _sel(x < _ZERO, q, eq)
+
+
+def silu32(x):
+    """x sigmoid(x): x / (1 + e^-x) for x >= 0, x e^x / (1 + e^x) below (so the left tail
+    keeps its relative accuracy where e^-x overflows): one exp and one division. nan at -inf
+    (as -inf * 0)."""
+    e = exp32(-_sel(x < _ZERO, -x, x))
+    return _sel(x < _ZERO, x * e, x) / (_ONE + e)
+
+
+def silu_grad32(x, g):
+    """g s (1 + x (1 - s)) for s = sigmoid(x), silu's backward; nan at -inf and nan."""
+    s, c = _sigmoid_parts(x)
+    return g * (s * (_ONE + x * c))
+
+
 KERNELS = ("exp32", "log32", "log1p32", "expm1_32", "sinh32", "cosh32", "atanh32",
-           "softplus32", "lgamma32", "digamma32", "i0_32", "gelu32")
-GRAD_KERNELS = ("gelu_grad32",)  # two inputs: out = f(x, g)
+           "softplus32", "lgamma32", "digamma32", "i0_32", "gelu32", "silu32",
+           "tan32")
+GRAD_KERNELS = ("gelu_grad32", "silu_grad32")  # two inputs: out = f(x, g)
+BINARY = ("atan2_32",)  # two inputs: out = f(y, x)
 # what _cpu_jit.py recompiles as scalar functions, inlined into the loops below
 BODIES = ("_poly", "_exp_reduced", "_log_core", "_split", "_log_special", "_exp_parts",
-          "_sincospi", "_lgamma_pos", "_cheb", "_exp_neg_half_sq", "_gelu_parts") + KERNELS + \
-    GRAD_KERNELS
+          "_sincospi", "_lgamma_pos", "_cheb", "_exp_neg_half_sq", "_gelu_parts",
+          "_sigmoid_parts", "_logaddexp32") + KERNELS + \
+    GRAD_KERNELS + BINARY
 
 
 # The element loops numba compiles (``_cpu_jit.py``), one per kernel and defined here so that
@@ -499,11 +608,17 @@ def _loop_softplus32(out, x):
 # (measured lgamma 3.17 / 1.7e-7 and 17.6 / 9.8e-7; digamma 14.0 / 7.0e-7 and 28.6 / 1.7e-6,
 # torch's float digamma 14.0 / 7.0e-7 and 20.8 / 1.2e-6 on the same sweep)
 ULP = {"exp32": 1, "log32": 1, "log1p32": 2, "expm1_32": 2, "sinh32": 3, "cosh32": 2,
-       "atanh32": 3, "softplus32": 3, "i0_32": 7, "gelu32": 4}
+       "atanh32": 3, "softplus32": 3, "i0_32": 7, "gelu32": 4, "tan32": 3}  # tan32: 2.40
 # gelu_grad32's bound, in ulp of |Phi(x)| + |x phi(x)| (the derivative has a zero at -0.75,
 # where no float32 sum of the two terms keeps relative accuracy); measured 3.25, and gelu32
 # 3.47 (tests/test_gelu_exact.py)
 GELU_GRAD_ULP = 4
+# silu32, and silu_grad32 in ulp of |s| + |s x (1 - s)| (a zero of the derivative at -1.28),
+# where e^x is normal (x >= -87.3; below, both are within 2^-142 absolute: e^x's subnormal
+# rounding times |x|); measured 3.04 and 4.03 (tests/test_fast_kernels.py); torch's float
+# x / (1 + e^-x) is -0 from x = -88.7 on
+SILU_ULP, SILU_GRAD_ULP = 4, 5
+ATAN2_ULP = 3  # atan2_32, measured 2.59 (tests/test_fast_kernels.py)
 GAMMA_BOUNDS = {"lgamma32": ((4, 2e-7), (18, 1e-6)), "digamma32": ((15, 8e-7), (30, 2e-6))}
 
 
@@ -530,3 +645,55 @@ def _loop_gelu32(out, x):
 def _loop_gelu_grad32(out, x, g):
     for i in range(x.shape[0]):
         out[i] = gelu_grad32(x[i], g[i])
+
+
+def _loop_silu32(out, x):
+    for i in range(x.shape[0]):
+        out[i] = silu32(x[i])
+
+
+def _loop_silu_grad32(out, x, g):
+    for i in range(x.shape[0]):
+        out[i] = silu_grad32(x[i], g[i])
+
+
+def _loop_tan32(out, x):
+    for i in range(x.shape[0]):
+        out[i] = tan32(x[i])
+
+
+def _loop_atan2_32(out, y, x):
+    for i in range(x.shape[0]):
+        out[i] = atan2_32(y[i], x[i])
+
+
+# Scans (``_cpu_jit.py`` compiles them with the loops above): along axis 1 of 3-d arrays, each
+# row in order as torch's CPU scan does (NumPy's fallback, ops/_along.scan, pairs elements in
+# log2(n) steps instead: the same formula per pair, but other pairs, so other roundings)
+SCANS = ("logcumsumexp32",)
+
+
+def _logaddexp32(a, b):
+    """log(e^a + e^b) as kernels.logaddexp's float32 formula: max + softplus32(-|a - b|), and
+    a + log 2 where a == b (inf, inf gives inf)."""
+    d = a - b
+    d = _sel(d < _ZERO, d, -d)
+    m = _sel(a < b, b, a)
+    return _sel(a == b, a + _LN2, m + softplus32(d))
+
+
+def _loop_logcumsumexp32(out, x):
+    if x.shape[2] == 1:  # along the last axis: the running value stays in a register
+        for o in range(x.shape[0]):
+            acc = x[o, 0, 0]
+            out[o, 0, 0] = acc
+            for i in range(1, x.shape[1]):
+                acc = _logaddexp32(acc, x[o, i, 0])
+                out[o, i, 0] = acc
+        return
+    for o in range(x.shape[0]):
+        for k in range(x.shape[2]):
+            out[o, 0, k] = x[o, 0, k]
+        for i in range(1, x.shape[1]):
+            for k in range(x.shape[2]):
+                out[o, i, k] = _logaddexp32(out[o, i - 1, k], x[o, i, k])

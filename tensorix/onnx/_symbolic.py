@@ -200,6 +200,29 @@ def _leaky_relu(em, node, a, slope):
     return em.op("LeakyRelu", a, alpha=float(slope))
 
 
+@symbolic(act.Silu)
+def _silu(em, node, a):
+    (x,) = _same(em, node, a)
+    return em.op("Mul", x, em.op("Sigmoid", x))
+
+
+@symbolic(act.Hardshrink)
+def _hardshrink(em, node, a, lambd):
+    inside = em.op("And", em.op("GreaterOrEqual", a, em.scalar(-lambd, a)),
+                   em.op("LessOrEqual", a, em.scalar(lambd, a)))
+    return em.op("Where", inside, em.scalar(0, a), a)
+
+
+@symbolic(act.Softshrink)
+def _softshrink(em, node, a, lambd):
+    return em.op("Sub", a, em.op("Clip", a, em.scalar(-lambd, a), em.scalar(lambd, a)))
+
+
+@symbolic(act.Threshold)
+def _threshold(em, node, a, th, value):
+    return em.op("Where", em.op("LessOrEqual", a, em.scalar(th, a)), em.scalar(value, a), a)
+
+
 @symbolic(elementwise.Cast)
 def _cast(em, node, a, dtype):
     return em.cast(a, dtype) if a.dtype != dtype else em.op("Identity", a)

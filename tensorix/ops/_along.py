@@ -14,11 +14,13 @@ from collections import namedtuple
 
 import numpy as np
 
+from .. import _threads, kernels
+from ..autograd.dispatch import kernel
 from ..autograd.function import Function
 from ..tensor import Tensor
 
 __all__ = ["return_type", "TakeAlong", "PutAlong", "take_along", "Flip", "Shift", "scan",
-           "running"]
+           "running", "running_extreme", "along_rows"]
 
 
 def return_type(name, fields=("values", "indices")):
@@ -48,6 +50,25 @@ class TakeAlong(Function):
     @staticmethod
     def backward(ctx, g):
         return PutAlong.apply(g, ctx.index, ctx.dim, ctx.shape), None, None
+
+
+class Taken(TakeAlong):
+    """:class:`TakeAlong` whose values a kernel has already gathered (``values``, a raw
+    array): the same node and backward without the gather's pass."""
+
+    _kernels = {"cumextreme": (kernels.jit("cumextreme", (
+        "float32", "float64", "int32", "int64"), lambda: (
+        np.empty((1, 1, 1), np.float32), np.empty((1, 1, 1), np.int64),
+        np.ones((1, 1, 1), np.float32), True)),)}
+
+    @staticmethod
+    def forward(ctx, a, index, dim, values):
+        ctx.shape, ctx.index, ctx.dim = a._data.shape, index, dim % a._data.ndim
+        return values
+
+    @staticmethod
+    def backward(ctx, g):
+        return PutAlong.apply(g, ctx.index, ctx.dim, ctx.shape), None, None, None
 
 
 class PutAlong(Function):
@@ -137,3 +158,28 @@ def running(xp, data, d, op):
     for i in range(1, src.shape[0]):
         op(dst[i - 1], src[i], out=dst[i])
     return out
+
+
+def along_rows(fused, data, d, out_dtypes, *args):
+    """``fused(*outs, x, *args)`` on the NumPy array ``data`` viewed as (outer, n, inner) with
+    ``n`` its length along ``d`` (a scan kernel's layout: rows are independent), split over
+    the pool by outer rows; returns the outputs (one per dtype in ``out_dtypes``) in
+    ``data``'s shape."""
+    n = data.shape[d]
+    x = np.ascontiguousarray(data).reshape(int(np.prod(data.shape[:d])), n, -1)
+    outs = [np.empty(x.shape, t) for t in out_dtypes]
+    _threads.parallel(x.shape[0], lambda lo, hi: fused(*[o[lo:hi] for o in outs], x[lo:hi],
+                                                       *args),
+                      max(1, _threads.CHEAP // max(1, x[0].size)))
+    return [o.reshape(data.shape) for o in outs]
+
+
+def running_extreme(a, d, is_max):
+    """(values, int64 indices) of the running maximum (``is_max``) or minimum of the Tensor
+    ``a`` along ``d``, torch's index rule (the latest on ties, nan propagates from its
+    position), as raw arrays; or None where no kernel serves (numba's one pass, against five
+    NumPy passes and a gather)."""
+    fused = kernel(Taken, "cumextreme", a.device, a._dtype)
+    if fused is None or a._data.size == 0:
+        return None
+    return along_rows(fused, a._data, d, (a._data.dtype, np.int64), is_max)

@@ -469,13 +469,57 @@ def gelu(input, approximate="none") -> Tensor:
     return Gelu.apply(_real_float(input, "gelu"), approximate)
 
 
+class Silu(Function):
+    """``x sigmoid(x)`` as a primitive for speed: float32 in one pass forward and backward
+    (``_math32.silu32`` / ``silu_grad32``, within 4 and 5 ulp; numba's where it builds, else
+    the same source on NumPy blocks), where the composite took five passes (4x torch)."""
+
+    _widen16 = True  # torch's fused kernel: float32 math, rounded once, both ways
+    _kernels = {"forward32": (_jit32("silu32", 1),), "backward32": (_jit32("silu_grad32", 2),)}
+
+    @staticmethod
+    def forward(ctx, a):
+        ctx.save_for_backward(a)
+        x = a._data
+        if type(x) is np.ndarray and x.dtype == np.float32:
+            return kernels.float32_pass(kernel(Silu, "forward32", backend.cpu, dt.float32),
+                                        "silu32", x)
+        with quiet():
+            return x / (1 + a.xp.exp(-x))
+
+    @staticmethod
+    def backward(ctx, g):
+        (a,) = ctx.saved_tensors
+        if _fusable(a, g) and a._data.dtype == np.float32 and not is_grad_enabled():
+            return SiluBackward.apply(g, a)  # first order: one pass (see Gelu.backward)
+        s = sigmoid(a)
+        return g * (s * (1 + a * (1 - s)))
+
+
+class SiluBackward(Function):
+    """``g s (1 + x (1 - s))`` in one float32 pass; its own backward with tensorix ops
+    (silu'' = s (1 - s) (2 + x (1 - 2 s)))."""
+
+    @staticmethod
+    def forward(ctx, g, a):
+        ctx.save_for_backward(g, a)
+        return kernels.float32_pass(kernel(Silu, "backward32", backend.cpu, dt.float32),
+                                    "silu_grad32", a._data, g._data)
+
+    @staticmethod
+    def backward(ctx, gg):
+        g, a = ctx.saved_tensors
+        ng, na = ctx.needs_input_grad
+        s = sigmoid(a)
+        d1 = s * (1 + a * (1 - s)) if ng else None
+        d2 = s * (1 - s) * (2 + a * (1 - 2 * s)) if na else None
+        return (gg * d1 if ng else None), (gg * g * d2 if na else None)
+
+
 def silu(input, inplace=False) -> Tensor:
     """``input * sigmoid(input)`` (a.k.a. swish).
     Example: ``tensorix.silu(tensorix.tensor([0.0, 1.0]))`` is ``tensor([0.0000, 0.7311])``."""
-    def fn(x):  # in float32 for 16-bit x, rounded once (torch's fused kernel, both ways)
-        return widened(lambda w: w * sigmoid(w), _real_float(x, "silu"))
-
-    return _maybe_inplace(fn, input, inplace, "silu")
+    return _maybe_inplace(lambda x: Silu.apply(_real_float(x, "silu")), input, inplace, "silu")
 
 
 def mish(input, inplace=False) -> Tensor:
@@ -554,7 +598,7 @@ def threshold(input, threshold, value, inplace=False) -> Tensor:
     """
     th = _number(threshold, "threshold", "threshold")
     val = _number(value, "threshold", "value")
-    return _maybe_inplace(lambda x: where(x > th, x, val), input, inplace, "threshold")
+    return _maybe_inplace(lambda x: Threshold.apply(x, th, val), input, inplace, "threshold")
 
 
 _threshold = threshold  # threshold_'s parameter shadows the function's name
@@ -622,11 +666,81 @@ def glu(input, dim=-1) -> Tensor:
     return a * sigmoid(b)
 
 
+class _Gate(Function):
+    """A piecewise-linear activation of slope 0 or 1 (hardshrink, softshrink, threshold) as a
+    primitive for speed: one pass (numba's where it builds, else the NumPy form: the same
+    values), where the composites took two to five (13-28x torch's time at 1M elements). Its
+    parameters compare in the input's dtype (an integer input casts them, as torch does); nan
+    propagates. The gradient is ``g`` where the slope is 1, so its own backward is the same
+    selection."""
+
+    _widen16 = True  # 16-bit inputs: float32 math, rounded once (torch's CPU kernels)
+
+    @classmethod
+    def forward(cls, ctx, a, *params):
+        ctx.save_for_backward(a)
+        x = a._data
+        ctx.params = p = tuple(x.dtype.type(v) for v in params)
+        fused = kernel(cls, "forward", a.device, a._dtype)
+        with quiet():
+            if fused is None or x.size == 0:
+                return cls.numpy_form(a.xp, x, *p)
+            x = np.require(x, requirements="C")  # (ascontiguousarray makes 0-d 1-d)
+            return _threads.elementwise(lambda o, v: fused(o.reshape(-1), v.reshape(-1), *p),
+                                        np.empty(x.shape, x.dtype), x, min_part=_threads.CHEAP)
+
+    @classmethod
+    def backward(cls, ctx, g):
+        (a,) = ctx.saved_tensors
+        with quiet():
+            keep = _make(cls.slope_one(a._data, *ctx.params))
+        return (where(keep, g, 0),) + (None,) * len(ctx.params)
+
+
+def _gate_jit(name, params):
+    return kernels.jit(name, ("float32", "float64"), lambda: (
+        np.empty(1, np.float32), np.ones(1, np.float32)) + (np.float32(0.5),) * params)
+
+
+class Hardshrink(_Gate):
+    _kernels = {"forward": (_gate_jit("hardshrink", 1),)}
+
+    @staticmethod
+    def numpy_form(xp, x, lambd):
+        return xp.where((x >= -lambd) & (x <= lambd), x.dtype.type(0), x)
+
+    @staticmethod
+    def slope_one(x, lambd):  # nan: 0, as torch's vectorised kernel (its scalar tail says g)
+        return (x > lambd) | (x < -lambd)
+
+
+class Softshrink(_Gate):
+    _kernels = {"forward": (_gate_jit("softshrink", 1),)}
+
+    @staticmethod
+    def numpy_form(xp, x, lambd):
+        return x - xp.clip(x, -lambd, lambd)
+
+    slope_one = Hardshrink.slope_one
+
+
+class Threshold(_Gate):
+    _kernels = {"forward": (_gate_jit("threshold", 2),)}
+
+    @staticmethod
+    def numpy_form(xp, x, th, value):
+        return xp.where(x <= th, value, x)
+
+    @staticmethod
+    def slope_one(x, th, value):
+        return ~(x <= th)
+
+
 def hardshrink(input, lambd=0.5) -> Tensor:
     """``input`` where ``|input| > lambd``, else 0; same shape as the input.
     Example: ``tensorix.hardshrink(tensorix.tensor([0.2, -1.0]))`` is ``tensor([0., -1.])``."""
     check_tensor(input, "hardshrink")
-    return where((input > lambd).logical_or(input < -lambd), input, 0.0)
+    return Hardshrink.apply(input, _number(lambd, "hardshrink", "lambd"))
 
 
 def softshrink(input, lambd=0.5) -> Tensor:
@@ -637,10 +751,8 @@ def softshrink(input, lambd=0.5) -> Tensor:
     if lambd < 0:
         raise RuntimeError(f"softshrink(): lambda must be greater or equal to 0, but found to "
                            f"be {lambd}.")
-    # x - clamp(x, -l, l): the same values (x - l, x - (-l) = x + l, x - x = 0) and gradient
-    # (clamp's is 1 up to and at the bounds, as torch's softshrink is 0 there) in two passes
-    # where the nested wheres took five (13x torch's time)
-    return input - clamp(input, -lambd, lambd)
+    # x - clip(x, -l, l): x - l, x + l or 0, and -0 never (x - x is +0)
+    return Softshrink.apply(input, lambd)
 
 
 def threshold_(input, threshold, value) -> Tensor:

@@ -20,10 +20,10 @@ import numpy as np
 
 from .. import _threads, kernels
 from .. import dtypes as dt
-from ..autograd.dispatch import NARROW
+from ..autograd.dispatch import NARROW, kernel
 from ..autograd.function import Function
 from ..tensor import Tensor, _make
-from . import elementwise
+from . import _along, elementwise
 from ._along import Flip, Shift, TakeAlong, return_type, running, scan
 from ._common import check_tensor, float_input, norm_dim, norm_dims
 from .elementwise import exp, log
@@ -636,6 +636,9 @@ def _cum_extreme(x, dim, op, ufunc, rtype):
     d = _cum_dim(x, dim, op)
     if x.ndim == 0:
         return rtype(x.reshape(()), _make(x.xp.zeros((), dtype=np.int64)))
+    fused = _along.running_extreme(x, d, ufunc == "maximum")
+    if fused is not None:
+        return rtype(_along.Taken.apply(x, fused[1], d, fused[0]), _make(fused[1]))
     xp, data = x.xp, x._data
     with np.errstate(invalid="ignore"):
         extreme = running(xp, data, d, getattr(xp, ufunc))
@@ -666,18 +669,22 @@ def cummin(input, dim):
 
 class LogCumSumExp(Function):
     """``log(cumsum(exp(x)))`` as a primitive: a log-space scan, stable where the composite
-    would overflow or underflow."""
+    would overflow or underflow. float32: kernels.logaddexp's formula (NumPy's calls the C
+    log1p per element), as numba's one sequential pass where it builds (torch's order)."""
+
+    _kernels = {"scan32": (kernels.jit("logcumsumexp32", ("float32",), lambda: (
+        np.empty((1, 2, 1), np.float32), np.ones((1, 2, 1), np.float32))),)}
 
     @staticmethod
     def forward(ctx, a, dim):
         ctx.dim = dim
-        xp = a.xp
         data = a._data.reshape(1) if a._data.ndim == 0 else a._data
         # by hand, not _widen16: that would compute the backward in float32 too (other bits)
         acc = data.astype("float32") if a._dtype in NARROW else data
-        # float32: kernels.logaddexp's float32 formula (NumPy's calls the C log1p per element)
-        out = _make(scan(xp, acc, dim, functools.partial(kernels.logaddexp, "logaddexp"))
-                    .astype(a._data.dtype).reshape(a._data.shape))
+        fused = kernel(LogCumSumExp, "scan32", a.device, acc.dtype)
+        out = _along.along_rows(fused, acc, dim, (acc.dtype,))[0] if fused and acc.size else \
+            scan(a.xp, acc, dim, functools.partial(kernels.logaddexp, "logaddexp"))
+        out = _make(out.astype(a._data.dtype).reshape(a._data.shape))
         ctx.save_for_backward(a, out)
         return out
 

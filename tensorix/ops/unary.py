@@ -2,8 +2,9 @@
 functions, erf/erfc/erfinv, and angle/real/imag (rounding lives in ops/pointwise.py, relu
 with the other activations in ops/activation.py).
 
-float32 expm1, log1p, sinh, cosh and atanh run the float32 kernels of kernels/_math32.py
-(Cephes' algorithms, 2-3 ulp, numba's one pass where the ``jit`` extra is installed).
+float32 expm1, log1p, sinh, cosh, atanh and tan run the float32 kernels of
+kernels/_math32.py (Cephes' algorithms, 2-3 ulp, numba's one pass where the ``jit`` extra is
+installed).
 
 Integer and bool inputs to floating functions give the default float dtype, as in PyTorch.
 Every forward runs with NumPy's floating-point warnings silenced: like PyTorch, ``log(0)`` is
@@ -20,7 +21,7 @@ from .. import _threads, backend
 from .. import dtypes as dt
 from ..autograd.function import Function
 from ..backend import quiet
-from ..kernels import float32_math
+from ..kernels import _math32, float32_math
 from ..tensor import Tensor, _make
 from ._common import check_tensor, float_input
 from ._erf import erf_float32, erf_kernel, erfc_float32, erfc_kernel, erfinv_float32, erfinv_kernel
@@ -218,6 +219,21 @@ class Cos(_Math):
 
 class Tan(_MathOut):
     fn = "tan"
+    kernel32 = "tan32"  # within 3 ulp up to |x| = 2^19; beyond, NumPy's tan (below)
+
+    @classmethod
+    def forward(cls, ctx, a):
+        x = a._data
+        out = _apply_math(cls, x)
+        lim = _math32.TAN_LIMIT
+        if out.dtype == np.float32 and type(x) is np.ndarray and x.size and not (
+                x.max() <= lim and x.min() >= -lim):  # (a nan makes both False)
+            far = np.abs(x) > lim
+            with quiet():
+                out[far] = np.tan(x[far])
+        out = _make(out)
+        ctx.save_for_backward(out)
+        return out
 
     @staticmethod
     def backward(ctx, g):
