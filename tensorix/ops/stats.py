@@ -1,4 +1,5 @@
-"""Differences, counts and moments: diff, bincount, histc, histogram, cov, corrcoef.
+"""Differences, counts and moments: diff, bincount, histc, histogram, var, std, var_mean,
+std_mean, cov, corrcoef.
 
 ``diff``, ``cov`` and ``corrcoef`` are compositions of primitives (differentiable to any
 order); the counting ops return counts, which PyTorch does not differentiate either.
@@ -6,6 +7,7 @@ order); the counting ops return counts, which PyTorch does not differentiate eit
 
 from __future__ import annotations
 
+import math
 import warnings
 from collections import namedtuple
 
@@ -16,9 +18,11 @@ from ..tensor import Tensor, _make
 from ._common import check_tensor, norm_dim
 from .movement import narrow
 from .pointwise import clamp
+from .reduce import PNorm, Sum, _count, _dims, _squeeze, _upcast, mean
 from .shape import cat
 
-__all__ = ["diff", "bincount", "histc", "histogram", "cov", "corrcoef"]
+__all__ = ["diff", "bincount", "histc", "histogram", "var", "std", "var_mean", "std_mean", "cov",
+           "corrcoef"]
 
 HistogramResult = namedtuple("HistogramResult", ["hist", "bin_edges"])
 
@@ -179,6 +183,82 @@ def histogram(input, bins, *, range=None, weight=None, density=False) -> Histogr
                            _make(edges, input._dtype))
 
 
+# -- moments: var and std share one pass for the mean ---------------------------------------
+def _correction(op, dim, unbiased, correction):
+    if isinstance(dim, bool):  # legacy var(x, unbiased)
+        dim, unbiased = None, dim
+    if unbiased is not None and correction is not None:
+        raise TypeError(f"{op}(): pass either 'unbiased' or 'correction', not both")
+    if correction is None:
+        correction = 1 if unbiased is None or unbiased else 0
+    return dim, correction
+
+
+def _var(input, dim, unbiased, keepdim, correction, op, root=False):
+    """(var, mean, dtype) over ``dim``; with ``root`` the first is the standard deviation,
+    ``||x - mean|| / sqrt(dof)``: the 2-norm primitive's gradient is 0 where the spread is 0
+    (PyTorch's), where ``sqrt(var)``'s would be 0/0 = NaN for a constant feature."""
+    check_tensor(input, op)
+    if input._dtype.category != 2:
+        raise RuntimeError(f"{op}(): std and var only support floating point dtypes, got "
+                           f"{input._dtype.name}")
+    dim, correction = _correction(op, dim, unbiased, correction)
+    x = _upcast(input)
+    dims = _dims(dim, x.ndim, op)
+    mu = mean(x, dims, keepdim=True)
+    dev = x - mu
+    dof = _count(x.shape, dims) - correction
+    if dof <= 0:
+        warnings.warn(f"{op}(): degrees of freedom is <= 0. Correction should be strictly less "
+                      "than the reduction factor (input numel divided by output numel).",
+                      UserWarning, stacklevel=3)
+    mu = mu if keepdim else _squeeze(mu, dims)
+    if root and dof > 0:
+        return PNorm.apply(dev, 2, dims, keepdim) / math.sqrt(dof), mu, input._dtype
+    ss = Sum.apply(dev * dev, dims, keepdim, x._dtype)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        v = ss / dof if dof > 0 else ss * float("inf" if dof == 0 else "nan")
+    if root:  # no degrees of freedom: NaN or inf, and NaN gradients, as in PyTorch
+        from .unary import sqrt
+
+        v = sqrt(v)
+    return v, mu, input._dtype
+
+
+def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None) -> Tensor:
+    """Variance over ``dim``: ``sum((x - mean)^2) / (N - correction)``; ``correction`` defaults
+    to 1 (Bessel); the legacy ``unbiased=False`` means ``correction=0``.
+
+    Shapes: ``(2, 3)`` with ``dim=1`` gives ``(2,)``. Example:
+    ``tensorix.tensor([1., 2., 3., 4.]).var()`` is ``tensor(1.6667)``.
+    """
+    v, _, d = _var(input, dim, unbiased, keepdim, correction, "var")
+    return v.to(d)
+
+
+def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None) -> Tensor:
+    """Standard deviation, ``sqrt(var(...))``; arguments and shapes as :func:`var`. Example:
+    ``tensorix.tensor([1., 3.]).std()`` is ``tensor(1.4142)``; the gradient where all
+    elements are equal is 0, as in PyTorch."""
+    s, _, d = _var(input, dim, unbiased, keepdim, correction, "std", root=True)
+    return s.to(d)
+
+
+def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """``(var, mean)`` over ``dim``, sharing the mean; arguments and shapes as :func:`var`.
+    Example: ``v, m = tensorix.var_mean(x, 1)`` for ``x`` of shape ``(2, 3)`` gives ``(2,)``
+    each."""
+    v, mu, d = _var(input, dim, unbiased, keepdim, correction, "var_mean")
+    return v.to(d), mu.to(d)
+
+
+def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """``(std, mean)`` over ``dim``; arguments and shapes as :func:`var`. Example:
+    ``s, m = tensorix.std_mean(tensorix.tensor([1., 3.]))`` gives ``1.4142`` and ``2.``."""
+    s, mu, d = _var(input, dim, unbiased, keepdim, correction, "std_mean", root=True)
+    return s.to(d), mu.to(d)
+
+
 def _check_weights(name, w, n, integral):
     check_tensor(w, "cov", name)
     if w.ndim > 1:
@@ -264,4 +344,5 @@ def corrcoef(input) -> Tensor:
 
 
 TENSOR_METHODS = {"diff": diff, "bincount": bincount, "histc": histc, "histogram": histogram,
-                  "cov": cov, "corrcoef": corrcoef}
+                  "var": var, "std": std, "var_mean": var_mean, "std_mean": std_mean, "cov": cov,
+                  "corrcoef": corrcoef}
