@@ -1,6 +1,6 @@
-"""The child process of the background numba compile (tune.py): compiles one generated kernel
-for the given argument types, which writes numba's disk cache; the parent then loads the
-kernel from that cache on its own calling thread.
+"""The child process of the background numba compile (tune.py): compiles generated kernels for
+the given argument types, which writes numba's disk cache; the parent then loads each kernel
+from that cache on its own calling thread.
 
 Why a process: numba's compiler enters and leaves ``warnings.catch_warnings()``, which saves
 and restores the process-wide filter list; on a thread of the parent it would wipe the filters
@@ -8,11 +8,11 @@ the parent's other threads set meanwhile. Run by path (``runpy``), not as
 ``-m tensorix._compile._precompile``, so that the child imports numba and NumPy only, not
 tensorix (seconds).
 
-Usage (what tune.py runs)::
+Usage (what tune.py runs; one process compiles a batch of kernels, numba imported once)::
 
-    python -c RUNNER _precompile.py KERNEL_FILE MODULE_NAME TYPES_JSON
+    python -c RUNNER _precompile.py   # stdin: one JSON [KERNEL_FILE, MODULE_NAME, TYPES] a line
 
-``TYPES_JSON`` is :func:`tensorix._compile.kernels.argument_types` of the call's arguments.
+``TYPES`` is :func:`tensorix._compile.kernels.argument_types` of the call's arguments.
 """
 
 import importlib.util
@@ -39,13 +39,23 @@ def import_kernel(path, name):
     return module.kernel
 
 
-def main(argv):
-    path, name, spec = argv[0], argv[1], json.loads(argv[2])
+def main():
+    """Compile each request read from stdin, one JSON line ``[path, name, types]`` each, and
+    answer each with one line: ``null`` when done, the error's text when it failed."""
+    answers, sys.stdout = sys.stdout, sys.stderr  # stdout carries the answers only
     import numba
     import numpy as np
 
-    import_kernel(path, name).compile(_types(numba, np, spec))
+    for line in sys.stdin:
+        path, name, spec = json.loads(line)
+        try:
+            import_kernel(path, name).compile(_types(numba, np, spec))
+            answer = None
+        except Exception as e:  # noqa: BLE001 - reported to the parent, which keeps NumPy
+            answer = f"{type(e).__name__}: {e}"[-2000:]
+        answers.write(json.dumps(answer) + "\n")
+        answers.flush()
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    main()

@@ -183,24 +183,37 @@ class Tiered:
 
 
 class _Compiler:
-    """One background thread running compiles in order, each in a child process (see
-    :func:`_compile_in_background`). A daemon, so an idle one never holds up exit; at exit the
-    compiles not started are dropped and the running child is terminated (a thread pool's
-    exit hook would run every queued compile first). Terminated, not waited for: an exiting
+    """One background thread running compiles in order, numba's in one child process (see
+    :func:`_compile_in_background`) that it keeps while compiles are queued (numba's import
+    costs the child seconds: paid once per batch, not per kernel) and ends once idle for
+    :data:`IDLE` seconds. The thread is a daemon, so an idle one never holds up exit; at exit
+    the compiles not started are dropped and the child is terminated (a thread pool's exit
+    hook would run every queued compile first). Terminated, not waited for: an exiting
     program has no use for the kernel, and numba writes its cache files whole (a temporary
     file, then a rename), so a killed child leaves no broken entry; the next process compiles
     again in its own background."""
 
+    IDLE = 2.0
+
     def __init__(self):
         self._reset()
-        if hasattr(os, "register_at_fork"):  # a forked child (data workers) has no thread,
-            os.register_at_fork(after_in_child=self._reset)  # and not the parent's children
+        if hasattr(os, "register_at_fork"):  # a forked child (data workers) has no thread
+            os.register_at_fork(after_in_child=self._after_fork)
+
+    def _after_fork(self):
+        # nor the parent's compile process: close the inherited ends of its pipes, or it would
+        # not see its input end when the parent closes it
+        if self.child is not None:
+            for pipe in (self.child.stdin, self.child.stdout):
+                with contextlib.suppress(OSError):
+                    pipe.close()
+        self._reset()
 
     def _reset(self):
         self.jobs: collections.deque = collections.deque()
         self.cv = threading.Condition()
         self.thread = None
-        self.child = None  # the running compile's process
+        self.child = None  # the compile process, while compiles are queued
         self.closed = False
 
     def submit(self, fn) -> concurrent.futures.Future:
@@ -221,6 +234,14 @@ class _Compiler:
     def _loop(self):
         while True:
             with self.cv:
+                if not self.jobs and self.child is not None:
+                    self.cv.wait(self.IDLE)
+                idle = None
+                if not self.jobs:
+                    idle, self.child = self.child, None
+            if idle is not None:
+                _end(idle)
+            with self.cv:
                 while not self.jobs and not self.closed:
                     self.cv.wait()
                 if self.closed:
@@ -232,23 +253,34 @@ class _Compiler:
                 except BaseException as e:  # noqa: BLE001 - the caller reads it off the future
                     future.set_exception(e)
 
-    def run(self, argv) -> None:
-        """Run ``argv`` as the compile's child process and wait for it (on the compiler's
-        thread); raises if it fails, or if the compiler closed meanwhile."""
+    def run(self, request) -> None:
+        """Send ``request`` to the compile process (started if needed) and wait for its
+        answer, on the compiler's thread; raises what the compile raised there, or if the
+        process died or the compiler closed."""
         with self.cv:
             if self.closed:
                 raise RuntimeError("tensorix.compile: the process is exiting")
-            self.child = child = subprocess.Popen(
-                argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                stderr=subprocess.PIPE)
+            if self.child is None:
+                self.child = subprocess.Popen(
+                    [sys.executable, "-c", _RUNNER, _precompile_py.__file__],
+                    stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                    stderr=subprocess.DEVNULL, text=True)
+            child = self.child
         try:
-            _, err = child.communicate()
-        finally:
+            child.stdin.write(json.dumps(request) + "\n")
+            child.stdin.flush()
+            answer = child.stdout.readline()
+        except OSError:
+            answer = ""
+        if not answer:  # it died (or was terminated at exit): the next compile starts one
             with self.cv:
-                self.child = None
-        if child.returncode:
-            raise RuntimeError(f"tensorix.compile: numba's compile of {argv[-3]} failed (exit "
-                               f"{child.returncode}): {err.decode(errors='replace')[-2000:]}")
+                if self.child is child:
+                    self.child = None
+            raise RuntimeError(f"tensorix.compile: the compile process exited "
+                               f"({_end(child)}) compiling {request[0]}")
+        if json.loads(answer):
+            raise RuntimeError(f"tensorix.compile: numba's compile of {request[0]} failed: "
+                               f"{json.loads(answer)}")
 
     def close(self):
         with self.cv:
@@ -256,11 +288,21 @@ class _Compiler:
             for _, future in self.jobs:
                 future.cancel()
             self.jobs.clear()
-            if self.child is not None:
+            if self.child is not None:  # the thread sees it end, and reaps it
                 self.child.terminate()
             self.cv.notify()
         if self.thread is not None:
             self.thread.join()
+
+
+def _end(child) -> int:
+    """Close the compile process's input (it exits at its end, if not dead already), reap it
+    and close its output: its exit status."""
+    with contextlib.suppress(OSError):
+        child.stdin.close()
+    code = child.wait()
+    child.stdout.close()
+    return code
 
 
 _compiler = _Compiler()
@@ -270,10 +312,9 @@ _RUNNER = ("import runpy, sys; del sys.path[0]; sys.argv[:] = sys.argv[1:]; "
 
 
 def _compile_in_child(path, name, types) -> None:
-    """Compile the numba kernel in ``path`` for ``types`` in a child process (which writes
-    numba's disk cache); on the compiler's thread."""
-    _compiler.run([sys.executable, "-c", _RUNNER, _precompile_py.__file__, str(path), name,
-                   json.dumps(types)])
+    """Compile the numba kernel in ``path`` for ``types`` in the compile process (which
+    writes numba's disk cache); on the compiler's thread."""
+    _compiler.run([str(path), name, types])
 
 
 def _compile_in_background(plan, arrays):

@@ -86,20 +86,30 @@ def test_argument_types_are_what_numba_typeof_says():
         kernels.argument_types([1.5])
 
 
-def test_a_failed_child_compile_keeps_the_numpy_form(monkeypatch, tmp_path):
-    """numba's compile failing in the child (here: a child that exits with an error) leaves
-    the kernel on its NumPy form, with the child's message on the future."""
+@pytest.mark.parametrize("how", ["compile error", "child died"])
+def test_a_failed_child_compile_keeps_the_numpy_form(monkeypatch, tmp_path, how):
+    """numba failing in the child (types its kernel cannot take), or the child dying, leaves
+    the kernel on its NumPy form, with the reason on the compile's future."""
     pytest.importorskip("numba")
-    from tensorix._compile import tune
+    from tensorix._compile import kernels, tune
 
-    monkeypatch.setattr(tune, "_RUNNER", "import sys; sys.exit('no compiler here')")
+    monkeypatch.setattr(tune, "_compiler", tune._Compiler())  # no compile process yet
+    if how == "compile error":
+        monkeypatch.setattr(kernels, "argument_types",
+                            lambda args: [1, 1] + [["<f4", 3, "C", False]] * (len(args) - 2))
+        reason = "numba's compile of .* failed: Typing"
+    else:
+        monkeypatch.setattr(tune, "_RUNNER", "import sys; sys.exit(3)")
+        reason = r"the compile process exited \(3\)"
     fn, cf = _fresh_kernel(monkeypatch, tmp_path)
     x = tx.randn(8, 24)
     cf(x)
     graph = next(iter(cf.entries.values())).graph
     (tiered,) = graph._kernels
     tune.wait()
-    assert "no compiler here" in str(tiered._job.exception())
+    with pytest.raises(RuntimeError, match=reason):
+        tiered._job.result()
     for _ in range(2):
         np.testing.assert_allclose(_np(cf(x)), _np(fn(x)), rtol=1e-5, atol=1e-5)
     assert graph.kernel_kinds() == ["numpy"] and tune._model[0].runs == {}
+    tune._compiler.close()
