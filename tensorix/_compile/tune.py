@@ -306,9 +306,10 @@ def _end(child) -> int:
 
 
 _compiler = _Compiler()
-# the child runs _precompile.py by path: ``-m`` would import tensorix (seconds) before it
-_RUNNER = ("import runpy, sys; del sys.path[0]; sys.argv[:] = sys.argv[1:]; "
-           "runpy.run_path(sys.argv[0], run_name='__main__')")
+# the child runs _precompile.py by path (``-m`` would import tensorix, seconds, before it),
+# without the working directory on its path (-c puts it there)
+_RUNNER = ("import runpy, sys; sys.path[:] = [p for p in sys.path if p]; "
+           "sys.argv[:] = sys.argv[1:]; runpy.run_path(sys.argv[0], run_name='__main__')")
 
 
 def _compile_in_child(path, name, types) -> None:

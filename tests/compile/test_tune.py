@@ -113,3 +113,24 @@ def test_a_failed_child_compile_keeps_the_numpy_form(monkeypatch, tmp_path, how)
         np.testing.assert_allclose(_np(cf(x)), _np(fn(x)), rtol=1e-5, atol=1e-5)
     assert graph.kernel_kinds() == ["numpy"] and tune._model[0].runs == {}
     tune._compiler.close()
+
+
+def test_exit_terminates_a_running_compile_process(monkeypatch):
+    """At exit (the compiler's close) a compile still running is not waited for: its process
+    is terminated and reaped, and the compile's future fails (the NumPy form stays)."""
+    from tensorix._compile import tune
+
+    compiler = tune._Compiler()
+    monkeypatch.setattr(tune, "_compiler", compiler)
+    monkeypatch.setattr(tune, "_RUNNER", "import time; time.sleep(120)")
+    job = compiler.submit(lambda: tune._compile_in_child("k.py", "m", []))
+    deadline = time.perf_counter() + 60
+    while compiler.child is None and time.perf_counter() < deadline:
+        time.sleep(0.01)
+    child, start = compiler.child, time.perf_counter()
+    compiler.close()
+    assert time.perf_counter() - start < 30
+    assert child.returncode is not None and child.stdout.closed
+    with pytest.raises(RuntimeError, match="the compile process exited"):
+        job.result(timeout=0)
+    assert compiler.submit(lambda: None).cancelled()  # closed: nothing more runs
