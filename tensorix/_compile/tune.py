@@ -207,6 +207,8 @@ class _Compiler:
             for pipe in (self.child.stdin, self.child.stdout):
                 with contextlib.suppress(OSError):
                     pipe.close()
+            _not_ours.append(self.child)  # not reaped here: kept, so that its collection
+            # does not warn that it still runs
         self._reset()
 
     def _reset(self):
@@ -293,6 +295,9 @@ class _Compiler:
             self.cv.notify()
         if self.thread is not None:
             self.thread.join()
+
+
+_not_ours: list = []  # in a forked process: the parent's compile process
 
 
 def _end(child) -> int:

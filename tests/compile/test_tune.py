@@ -134,3 +134,36 @@ def test_exit_terminates_a_running_compile_process(monkeypatch):
     with pytest.raises(RuntimeError, match="the compile process exited"):
         job.result(timeout=0)
     assert compiler.submit(lambda: None).cancelled()  # closed: nothing more runs
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="needs os.fork")
+@pytest.mark.filterwarnings("ignore:This process .* is multi-threaded:DeprecationWarning")
+def test_a_forked_process_lets_go_of_the_parents_compile_process(monkeypatch):
+    """A forked process (a data-loader worker) closes its inherited ends of the compile
+    process's pipes: the parent's idle compile process still sees the end of its input, and
+    exits, while the fork lives on."""
+    import os
+
+    from tensorix._compile import tune
+
+    compiler = tune._Compiler()
+    compiler.IDLE = 120.0
+    monkeypatch.setattr(tune, "_compiler", compiler)
+    monkeypatch.setattr(tune, "_RUNNER", "import sys; sys.stdin.readline(); print('null', "
+                        "flush=True); sys.stdin.read()")
+    compiler.submit(lambda: tune._compile_in_child("k.py", "m", [])).result(timeout=60)
+    child = compiler.child
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the fork reports through its exit code
+        time.sleep(5)
+        os._exit(0 if compiler.child is None and compiler.thread is None else 1)
+    try:
+        with compiler.cv:
+            compiler.IDLE = 0.0
+            compiler.cv.notify()  # the thread ends the idle compile process now
+        child.wait(timeout=4)  # before the fork exits
+        assert child.returncode == 0
+    finally:
+        _, status = os.waitpid(pid, 0)
+        compiler.close()
+    assert os.WEXITSTATUS(status) == 0
