@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import functools
 import importlib.util
+import os
 import sys
 
 import numpy as np
 
 from .. import backend
+from . import _precompile
 from .codegen import (
     KernelPlan,
     allocate,
@@ -26,7 +28,7 @@ from .codegen import (
 )
 
 __all__ = ["numba_available", "numba_loaded", "build", "DEFAULT_CHUNK", "load_numba",
-           "run_arguments"]
+           "run_arguments", "numba_file", "argument_types"]
 
 DEFAULT_CHUNK = 1 << 14  # elements per block of the NumPy form (autotuned per kernel)
 _loaded: dict = {}  # (key, dialect) -> kernel function, for this process
@@ -58,23 +60,25 @@ def _erf(x):
     return erf_kernel(x.astype(np.float64)).astype(x.dtype, copy=False)
 
 
+def numba_file(plan) -> tuple:
+    """The file of ``plan``'s numba kernel, written if missing or stale, and the module name
+    it is imported under (numba's disk cache needs a file, and names its entries by both:
+    equal groups in any process share them)."""
+    path = cache_dir() / f"{plan.key}.py"
+    src = numba_source(plan)
+    if not path.exists() or path.read_text() != src:
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(src)
+        tmp.replace(path)  # atomic: parallel processes never import half a file
+    return path, f"tensorix_kernels.{plan.key}"
+
+
 def load_numba(plan):
-    """The numba kernel, from a file named by the plan's key (numba's disk cache needs a
-    file; equal groups in any process share it)."""
+    """The numba kernel, loaded once per process (compiled at its first call, or read from
+    numba's disk cache)."""
     fn = _loaded.get((plan.key, "numba"))
     if fn is None:
-        path = cache_dir() / f"{plan.key}.py"
-        src = numba_source(plan)
-        if not path.exists() or path.read_text() != src:
-            tmp = path.with_suffix(".tmp")
-            tmp.write_text(src)
-            tmp.replace(path)  # atomic: parallel processes never import half a file
-        name = f"tensorix_kernels.{plan.key}"
-        spec = importlib.util.spec_from_file_location(name, path)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-        fn = _loaded[(plan.key, "numba")] = module.kernel
+        fn = _loaded[(plan.key, "numba")] = _precompile.import_kernel(*numba_file(plan))
     return fn
 
 
@@ -112,6 +116,23 @@ def run_arguments(plan, arrays) -> list:
     its compile is typed on."""
     outs, sums = allocate(plan, np)
     return [plan.outer, plan.inner, *run_prepare(plan, arrays, np), *outs, *sums]
+
+
+def argument_types(args) -> list:
+    """What ``numba.typeof`` says of each of ``args`` (ints, NumPy arrays), as JSON-able data,
+    found without importing numba: an int as itself, an array as [dtype, ndim, layout,
+    readonly] (numba's ``map_layout``: "C", else "F", else "A")."""
+    out = []
+    for a in args:
+        if isinstance(a, (int, np.integer)):
+            out.append(int(a))
+        elif isinstance(a, np.ndarray):
+            layout = "C" if a.flags.c_contiguous else "F" if a.flags.f_contiguous else "A"
+            out.append([a.dtype.str, a.ndim, layout, not a.flags.writeable])
+        else:
+            raise TypeError(f"argument_types: expected an int or a NumPy array, got "
+                            f"{type(a).__name__}")
+    return out
 
 
 def _build_numba(plan):

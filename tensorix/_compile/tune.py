@@ -16,10 +16,13 @@ first result if the choice were made at the first call. So where the cost model 
 yet, a kernel starts as the NumPy form (no compile) and is measured, numba compiled, at its
 ``tier_up``-th call: a program run once never pays for numba, a training loop pays at its
 third step, and the measurement goes into the model, so the next process picks the form (from
-numba's disk cache) at once. The numba compile itself runs on one background thread (numba's
-pipeline is mostly Python, ~1-5 s per kernel on a cold disk cache): the NumPy form keeps
-serving calls meanwhile, and the first call after the compile is done measures and switches,
-so a training loop never stalls on the compiler (``wait()`` blocks until it is idle).
+numba's disk cache) at once. The numba compile itself runs in a child process (numba's
+pipeline is mostly Python, ~1-5 s per kernel on a cold disk cache; on a thread of this process
+its ``warnings.catch_warnings()`` would reset the warning filters other threads set), started
+and waited on by one background thread: the NumPy form keeps serving calls meanwhile, and the
+first call after the compile is done loads the kernel from numba's disk cache (importing
+numba there, on the calling thread, the first time), measures and switches, so a training
+loop never stalls on the compiler (``wait()`` blocks until it is idle).
 
 Example::
 
@@ -34,11 +37,14 @@ import concurrent.futures
 import contextlib
 import json
 import os
+import subprocess
+import sys
 import threading
 import time
 
 import numpy as np
 
+from . import _precompile as _precompile_py
 from . import kernels
 from .codegen import cache_dir
 from .kernels import DEFAULT_CHUNK, build
@@ -177,19 +183,39 @@ class Tiered:
 
 
 class _Compiler:
-    """One background thread running compiles in order. A daemon, so an idle one never holds
-    up exit; at exit the compiles not started are dropped and the running one is joined (a
-    thread pool's exit hook would run every queued compile first)."""
+    """One background thread running compiles in order, numba's in one child process (see
+    :func:`_compile_in_background`) that it keeps while compiles are queued (numba's import
+    costs the child seconds: paid once per batch, not per kernel) and ends once idle for
+    :data:`IDLE` seconds. The thread is a daemon, so an idle one never holds up exit; at exit
+    the compiles not started are dropped and the child is terminated (a thread pool's exit
+    hook would run every queued compile first). Terminated, not waited for: an exiting
+    program has no use for the kernel, and numba writes its cache files whole (a temporary
+    file, then a rename), so a killed child leaves no broken entry; the next process compiles
+    again in its own background."""
+
+    IDLE = 2.0
 
     def __init__(self):
         self._reset()
         if hasattr(os, "register_at_fork"):  # a forked child (data workers) has no thread
-            os.register_at_fork(after_in_child=self._reset)
+            os.register_at_fork(after_in_child=self._after_fork)
+
+    def _after_fork(self):
+        # nor the parent's compile process: close the inherited ends of its pipes, or it would
+        # not see its input end when the parent closes it
+        if self.child is not None:
+            for pipe in (self.child.stdin, self.child.stdout):
+                with contextlib.suppress(OSError):
+                    pipe.close()
+            _not_ours.append(self.child)  # not reaped here: kept, so that its collection
+            # does not warn that it still runs
+        self._reset()
 
     def _reset(self):
         self.jobs: collections.deque = collections.deque()
         self.cv = threading.Condition()
         self.thread = None
+        self.child = None  # the compile process, while compiles are queued
         self.closed = False
 
     def submit(self, fn) -> concurrent.futures.Future:
@@ -210,6 +236,14 @@ class _Compiler:
     def _loop(self):
         while True:
             with self.cv:
+                if not self.jobs and self.child is not None:
+                    self.cv.wait(self.IDLE)
+                idle = None
+                if not self.jobs:
+                    idle, self.child = self.child, None
+            if idle is not None:
+                _end(idle)
+            with self.cv:
                 while not self.jobs and not self.closed:
                     self.cv.wait()
                 if self.closed:
@@ -221,31 +255,83 @@ class _Compiler:
                 except BaseException as e:  # noqa: BLE001 - the caller reads it off the future
                     future.set_exception(e)
 
+    def run(self, request) -> None:
+        """Send ``request`` to the compile process (started if needed) and wait for its
+        answer, on the compiler's thread; raises what the compile raised there, or if the
+        process died or the compiler closed."""
+        with self.cv:
+            if self.closed:
+                raise RuntimeError("tensorix.compile: the process is exiting")
+            if self.child is None:
+                self.child = subprocess.Popen(
+                    [sys.executable, "-c", _RUNNER, _precompile_py.__file__],
+                    stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                    stderr=subprocess.DEVNULL, text=True)
+            child = self.child
+        try:
+            child.stdin.write(json.dumps(request) + "\n")
+            child.stdin.flush()
+            answer = child.stdout.readline()
+        except OSError:
+            answer = ""
+        if not answer:  # it died (or was terminated at exit): the next compile starts one
+            with self.cv:
+                if self.child is child:
+                    self.child = None
+            raise RuntimeError(f"tensorix.compile: the compile process exited "
+                               f"({_end(child)}) compiling {request[0]}")
+        if json.loads(answer):
+            raise RuntimeError(f"tensorix.compile: numba's compile of {request[0]} failed: "
+                               f"{json.loads(answer)}")
+
     def close(self):
         with self.cv:
             self.closed = True
             for _, future in self.jobs:
                 future.cancel()
             self.jobs.clear()
+            if self.child is not None:  # the thread sees it end, and reaps it
+                self.child.terminate()
             self.cv.notify()
         if self.thread is not None:
             self.thread.join()
 
 
+_not_ours: list = []  # in a forked process: the parent's compile process
+
+
+def _end(child) -> int:
+    """Close the compile process's input (it exits at its end, if not dead already), reap it
+    and close its output: its exit status."""
+    with contextlib.suppress(OSError):
+        child.stdin.close()
+    code = child.wait()
+    child.stdout.close()
+    return code
+
+
 _compiler = _Compiler()
+# the child runs _precompile.py by path (``-m`` would import tensorix, seconds, before it),
+# without the working directory on its path (-c puts it there)
+_RUNNER = ("import runpy, sys; sys.path[:] = [p for p in sys.path if p]; "
+           "sys.argv[:] = sys.argv[1:]; runpy.run_path(sys.argv[0], run_name='__main__')")
+
+
+def _compile_in_child(path, name, types) -> None:
+    """Compile the numba kernel in ``path`` for ``types`` in the compile process (which
+    writes numba's disk cache); on the compiler's thread."""
+    _compiler.run([str(path), name, types])
 
 
 def _compile_in_background(plan, arrays):
-    """A future that is done when ``plan``'s numba kernel is compiled (or loaded from numba's
-    disk cache) for the argument types of ``arrays``."""
-    args = kernels.run_arguments(plan, arrays)  # typed in the background: numba may not be
-    # imported yet (its import is seconds too)
-
-    def compile_kernel():
-        numba = kernels._numba()
-        kernels.load_numba(plan).compile(tuple(numba.typeof(a) for a in args))
-
-    return _compiler.submit(compile_kernel)
+    """A future that is done when ``plan``'s numba kernel is compiled into numba's disk cache
+    for the argument types of ``arrays`` (or found there), by a child process: numba's
+    compiler is never run, nor numba imported, beside this process's other threads (it saves
+    and restores the process-wide warning filters, see _precompile.py). The caller then loads
+    the kernel from the cache on its own thread."""
+    path, name = kernels.numba_file(plan)
+    types = kernels.argument_types(kernels.run_arguments(plan, arrays))
+    return _compiler.submit(lambda: _compile_in_child(path, name, types))
 
 
 def wait() -> None:

@@ -80,22 +80,22 @@ def test_fused_tanh_saturates_exactly_and_keeps_nan():
 
 def test_tier_up_compiles_in_the_background_without_stalling(monkeypatch, tmp_path):
     """The call that starts numba's compile returns at NumPy speed (the compile runs on the
-    background thread, here held back until released); calls keep answering with the NumPy
+    background, here held back until released); calls keep answering with the NumPy
     form, and the first call after the compile is done switches to the measured form."""
     pytest.importorskip("numba")
     import threading
 
-    from tensorix._compile import kernels, tune
+    from tensorix._compile import tune
 
     monkeypatch.setattr(tune, "_model", [tune.CostModel(tmp_path / "tuning.json")])
     release = threading.Event()
-    real = kernels.load_numba
+    real = tune._compile_in_child
 
-    def slow_load(plan):
+    def slow_compile(*args):
         release.wait(30)
-        return real(plan)
+        return real(*args)
 
-    monkeypatch.setattr(kernels, "load_numba", slow_load)
+    monkeypatch.setattr(tune, "_compile_in_child", slow_compile)
     fn = lambda x: (x * 2.5 - 0.5).sigmoid().sum(-1)  # noqa: E731
     x = tx.randn(16, 40)
     cf = tx.compile(fn, options={"tier_up": 1})
