@@ -42,7 +42,10 @@ And per thread (``grad_mode.modes.state``), two hooks, None unless in use:
   given and the result; ops called inside a forward (or inside a policy's GEMM) are not
   reported, and ``cls.apply(*args)`` with new tensors reproduces the op. Python reading a
   tensor's data (``item``, ``bool``, ``numpy``, ``__array__``) calls
-  ``tracer.read(tensor, what)``: the tracer decides whether that is a graph break.
+  ``tracer.read(tensor, what)``: the tracer decides whether that is a graph break. Two
+  optional methods, looked up with ``getattr``: ``graph_break(reason)`` (a random draw outside
+  any primitive) and ``effect(what, fn, args, kwargs)`` (``backward()``, an optimizer's
+  ``step``/``zero_grad``: a call the tracer replays rather than records).
 
 The cost where nothing is in use is one attribute read per op (``state.hooked``). Storage
 codes cost nothing until the process first makes a tensor of uint8 codes (``tensor._make``

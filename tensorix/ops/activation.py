@@ -692,8 +692,9 @@ class _Gate(Function):
     @classmethod
     def backward(cls, ctx, g):
         (a,) = ctx.saved_tensors
-        with quiet():
-            keep = _make(cls.slope_one(a._data, *ctx.params))
+        # the mask by ops on the saved Tensor, not from its raw data: a recorded backward
+        # (the compiler's joint graph) would otherwise keep the traced values' mask
+        keep = cls.slope_one(a, *(v.item() for v in ctx.params))  # in a's dtype already
         return (where(keep, g, 0),) + (None,) * len(ctx.params)
 
 

@@ -164,11 +164,11 @@ def set_rng_state(new_state) -> None:
 # -- samplers (raw host arrays) ----------------------------------------------------------------
 def _gen(generator, op, device=None):
     state = modes.state
-    if state.tracer is not None and state.hooked:
+    brk = getattr(state.tracer, "graph_break", None) if state.hooked else None
+    if brk is not None:
         # a draw outside any primitive while a graph is captured: the graph would hold its
         # numbers as constants (a draw inside a primitive, F.dropout's, is a node instead)
-        state.tracer.graph_break(f"{op}(): random numbers were drawn outside the "
-                                 "dispatcher")
+        brk(f"{op}(): random numbers were drawn outside the dispatcher")
     if generator is None:
         if device is None or backend.Device(device).type == "cpu":
             return default_generator._rng
