@@ -144,19 +144,27 @@ def worker(out, t_f, micro, repeat, layers, numel):
 
 
 def bubbles(ranks):
-    """Rows (schedule, v, m, p, measured median, min, max, theory) from every rank's runs."""
+    """Rows (schedule, v, m, p, measured median, min, max, theory, excess seconds per step over
+    the theory's makespan, the least busy seconds of any rank in any step) from every rank's
+    runs."""
     p = len(ranks)
     out = []
     for i, row in enumerate(ranks[0]["pipeline"]):
         m, v = row["m"], row["v"]
-        fr = []
+        theory = (p - 1) / (v * m + p - 1)
+        fr, excess = [], []
         for k in range(len(row["runs"])):
             runs = [r["pipeline"][i]["runs"][k] for r in ranks]
             makespan = max(e for _, _, e in runs) - min(s for _, s, _ in runs)
-            fr.append(1.0 - sum(b for b, _, _ in runs) / (p * makespan))
+            busy = sum(b for b, _, _ in runs)
+            fr.append(1.0 - busy / (p * makespan))
+            # why: the makespan the theory gives for the waits as actually slept; the rest is
+            # the engine's own time and message latency on the critical path
+            excess.append(makespan - busy / p / (1.0 - theory))
         out.append({"schedule": row["schedule"], "v": v, "m": m, "p": p,
                     "measured": statistics.median(fr), "min": min(fr), "max": max(fr),
-                    "theory": (p - 1) / (v * m + p - 1)})
+                    "theory": theory, "excess": statistics.median(excess),
+                    "busy": min(b for r in ranks for b, _, _ in r["pipeline"][i]["runs"])})
     return out
 
 
@@ -193,15 +201,16 @@ def main():
         return worker(args.worker, args.t_f, args.micro, args.repeat, args.layers, args.numel)
     print(f"compute = waits: forward {1e3 * args.t_f:.0f} ms, backward twice that, per rank; "
           f"bubble = 1 - busy / (p * makespan), median of {args.repeat} steps [min, max]")
-    print("| schedule | p | m | measured bubble | theory |")
-    print("|---|---|---|---|---|")
+    print("| schedule | p | m | measured bubble | theory | excess ms/step |")
+    print("|---|---|---|---|---|---|")
     ddp = {}
     for n in args.n:
         rows, ddp[n] = run(n, args.t_f, args.micro, args.repeat, args.layers, args.numel)
         for r in rows:
             name = r["schedule"] + (f" (v={r['v']})" if r["v"] > 1 else "")
             print(f"| {name} | {r['p']} | {r['m']} | {r['measured']:.3f} "
-                  f"[{r['min']:.3f}, {r['max']:.3f}] | {r['theory']:.3f} |")
+                  f"[{r['min']:.3f}, {r['max']:.3f}] | {r['theory']:.3f} | "
+                  f"{1e3 * r['excess']:.0f} |")
     if args.layers:
         mb = args.numel * 4 / 2**20
         print(f"\nDDP overlap: {args.layers} layers, backward {2e3 * args.t_f:.0f} ms each, "
