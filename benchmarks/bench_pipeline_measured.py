@@ -116,6 +116,7 @@ def ddp_overlap(tx, dist, t_f, layers, numel, repeat):
     net = nn.Sequential(*[WaitLayer(t_f, numel) for _ in range(layers)])
     model = DDP(net, bucket_cap_mb=numel * 4 / 2**20)  # one bucket per layer
     buckets = [list(b.params) for b in model._buckets]
+    assert len(buckets) == layers, f"expected one DDP bucket per layer, got {len(buckets)}"
 
     def progress():  # why: Open MPI advances a non-blocking collective only inside MPI calls
         for b in model._buckets:
