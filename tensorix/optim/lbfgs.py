@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 
-from ..autograd.grad_mode import enable_grad, modes, no_grad
+from ..autograd.grad_mode import enable_grad, no_grad
 from ..tensor import Tensor, _make
 from .optimizer import Optimizer, as_real, check_hparam
 
@@ -212,9 +212,6 @@ class LBFGS(Optimizer):
     @no_grad()
     def step(self, closure):
         """Run up to ``max_iter`` L-BFGS iterations; returns the closure's first loss."""
-        effect = getattr(modes.state.tracer, "effect", None)
-        if effect is not None:  # inside tensorix.compile: replayed on every call
-            return effect(f"{type(self).__name__}.step()", self.step, (closure,))
         if closure is None:
             raise RuntimeError("LBFGS.step: requires a closure that re-evaluates the model "
                                "and returns the loss")

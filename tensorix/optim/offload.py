@@ -33,9 +33,9 @@ from concurrent.futures import Future, ThreadPoolExecutor
 import numpy as np
 
 from .. import backend
-from ..autograd.grad_mode import modes, no_grad
+from ..autograd.grad_mode import no_grad
 from ..tensor import Tensor, _make
-from .optimizer import Optimizer
+from .optimizer import Optimizer, replayed
 
 __all__ = ["OffloadOptimizer"]
 
@@ -129,13 +129,11 @@ class OffloadOptimizer:
         return self._pool.submit(fn, *args) if self._pool is not None else _done(fn(*args))
 
     # -- the step --------------------------------------------------------------------------------
+    @replayed
     @no_grad()
     def step(self, closure=None):
         """The wrapped optimizer's step, one parameter at a time, each parameter's state
         staged in ahead of its update and written back behind it."""
-        effect = getattr(modes.state.tracer, "effect", None)
-        if effect is not None:  # inside tensorix.compile: replayed on every call
-            return effect(f"{type(self).__name__}.step()", self.step, (closure,))
         loss = None
         if closure is not None:
             from ..autograd.grad_mode import enable_grad

@@ -8,6 +8,7 @@ updating parameters in place. No autograd is recorded (the step runs under ``no_
 from __future__ import annotations
 
 import copy
+import functools
 from collections import defaultdict
 
 from .. import _threads
@@ -81,6 +82,27 @@ class _Required:
 required = _Required()
 
 
+def replayed(method):
+    """An optimizer method whose effects are not ops (``step`` updates parameters in place,
+    ``zero_grad`` clears ``.grad``): inside :func:`tensorix.compile` the tracer records the
+    call, to replay eagerly on every call, instead of tracing its ops. Every
+    :class:`Optimizer` subclass's ``step`` and ``zero_grad`` get it (``__init_subclass__``), a
+    user's own too; a wrapper that is not a subclass (``OffloadOptimizer``) decorates its own.
+
+    Example: ``step = replayed(step)`` in a class body.
+    """
+    @functools.wraps(method)
+    def call(self, *args, **kwargs):
+        effect = getattr(modes.state.tracer, "effect", None)
+        if effect is None:
+            return method(self, *args, **kwargs)
+        return effect(f"{type(self).__name__}.{method.__name__}()",
+                      functools.partial(method, self), args, kwargs)
+
+    call._replayed = True
+    return call
+
+
 class Optimizer:
     """Base class: ``Optimizer(params, defaults)`` where ``params`` is an iterable of tensors
     or of dicts (param groups with their own options).
@@ -92,6 +114,13 @@ class Optimizer:
     """
 
     defaults: dict = {}
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        for name in ("step", "zero_grad"):
+            method = cls.__dict__.get(name)
+            if method is not None and not getattr(method, "_replayed", False):
+                setattr(cls, name, replayed(method))
 
     def __init__(self, params, defaults: dict):
         self.defaults = dict(defaults)
@@ -129,10 +158,8 @@ class Optimizer:
                              "parameter group")
         self.param_groups.append(group)
 
+    @replayed
     def zero_grad(self, set_to_none: bool = True) -> None:
-        effect = getattr(modes.state.tracer, "effect", None)
-        if effect is not None:  # inside tensorix.compile: replayed on every call
-            return effect("zero_grad()", self.zero_grad, (set_to_none,))
         for g in self.param_groups:
             for p in g["params"]:
                 if p.grad is not None:
@@ -141,13 +168,11 @@ class Optimizer:
                     else:
                         p.grad._data[...] = 0
 
+    @replayed
     @no_grad()
     def step(self, closure=None):
         """Update every parameter that has a gradient; returns ``closure()``'s loss if
         given."""
-        effect = getattr(modes.state.tracer, "effect", None)
-        if effect is not None:  # inside tensorix.compile: replayed on every call
-            return effect(f"{type(self).__name__}.step()", self.step, (closure,))
         loss = None
         if closure is not None:
             from ..autograd.grad_mode import enable_grad

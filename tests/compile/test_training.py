@@ -66,6 +66,44 @@ def test_compiled_training_step_with_dropout_equals_eager(dtype, tol):
     assert "DropoutMask" in str(next(iter(fn.entries.values())).program.steps[1].graph.code)
 
 
+class _PlainSGD(tx.optim.Optimizer):
+    """An optimizer written as torch users write their own: its own ``step`` and
+    ``zero_grad``, updating parameters in place."""
+
+    def __init__(self, params, lr):
+        super().__init__(params, {"lr": lr})
+
+    @tx.no_grad()
+    def step(self, closure=None):
+        for group in self.param_groups:
+            for p in group["params"]:
+                if p.grad is not None:
+                    p.sub_(group["lr"] * p.grad)
+
+    def zero_grad(self, set_to_none=True):
+        for group in self.param_groups:
+            for p in group["params"]:
+                p.grad = None
+
+
+def test_a_users_own_optimizer_step_is_replayed_like_the_builtin_ones():
+    """Every Optimizer subclass's step and zero_grad are recorded effects inside compile (a
+    user's own too), so the compiled step equals eager's and is one graph."""
+    def batch(g):
+        return (tx.randn(16, 6, generator=g, dtype=tx.float64),
+                tx.randn(16, 3, generator=g, dtype=tx.float64))
+
+    ref, comp = _mlp(tx.float64), _mlp(tx.float64)
+    losses_ref, _, _ = _train(ref, False, 4, batch, _mse, _PlainSGD)
+    losses, fn, _ = _train(comp, True, 4, batch, _mse, _PlainSGD)
+    np.testing.assert_allclose(losses, losses_ref, rtol=1e-12, atol=1e-12)
+    for p, q in zip(ref.parameters(), comp.parameters()):
+        np.testing.assert_allclose(_np(q), _np(p), rtol=1e-12, atol=1e-12)
+    report = fn.explain()
+    assert fn.stats["compiles"] == 1 and not fn.stats["breaks"]
+    assert report.graph_count == 1 and report.graph_break_count == 3  # zero_grad, bwd, step
+
+
 def test_compiled_gpt_training_step_equals_eager():
     from tensorix import demo
 
