@@ -259,8 +259,11 @@ def test_tan_float32_within_its_bound_next_to_the_multiples_of_pi(device):
     fin = np.isfinite(ref)
     ulp = np.spacing(np.abs(ref[fin]).astype(np.float32)).astype(np.float64)
     err = np.abs(got[fin] - ref[fin]) / ulp
-    # beyond 2^19 NumPy's tan (the C library's, within an ulp)
-    assert err.max() <= _math32.ULP["tan32"], x[fin][err.argmax()]
+    # beyond 2^19 float64 tan rounded (NumPy's float32 tan is 3.4 ulp on AVX-512 machines)
+    # on "cuda" tensorix calls cupy.tan: the CUDA Math API's tanf bound, 4 ulp (the stand-in's
+    # NumPy float32 tan reaches 3.7 on AVX-512 machines)
+    bound = _math32.ULP["tan32"] if device == "cpu" else 4
+    assert err.max() <= bound, x[fin][err.argmax()]
     assert np.signbit(got[-6]) and got[-6] == 0 and not np.signbit(got[-7])  # -0 stays -0
 
 
