@@ -1,0 +1,167 @@
+"""numba kernel of ``kernels.int_mm`` on CPUs with AVX-512 VNNI: int8 x int8 -> int32, exact.
+
+Imported only by ``kernels._compiled_vnni()``, after ``_int_kernels`` (its AVX2 kernel is the
+route where this CPU lacks VNNI or this module fails to compile).
+
+``vpdpbusd`` multiplies 64 unsigned bytes by 64 signed bytes and adds each 4 products to one of
+16 int32 lanes: 64 multiply-adds per instruction, 4x the AVX2 kernel's ``vpmaddwd`` on ymm
+(16, plus a separate add), and the weight panel is read as bytes, with no sign extension. Its
+first operand is unsigned, so the activations run as ``u = a + 128`` (``a ^ 0x80`` on the bytes)
+and each output starts from ``-128 colsum(w)``: ``sum_k (a_k + 128) w_k - 128 sum_k w_k =
+sum_k a_k w_k``. Every add wraps modulo 2^32 and the true result fits in int32 (``K <= 2^17``),
+so the result is exact even where a partial sum of the shifted products leaves int32. (fbgemm,
+torch.ao's CPU engine, runs the same instruction on its uint8 activations.)
+
+The weight is packed once (:func:`pack_b`) into panels of 32 columns: for each quad of k, the
+32 columns' four bytes side by side (128 bytes: two zmm loads). The micro-tile keeps R x 2
+zmm accumulators (R rows of ``a``, up to 8: 16 of the 32 registers), broadcasts each row's
+four bytes, and runs 2R ``vpdpbusd`` per quad; written in LLVM IR through
+``numba.extending.intrinsic`` as the AVX2 kernel is, since LLVM does not find ``vpdpbusd`` in
+a loop of int8 products.
+"""
+
+import llvmlite.binding as llb
+import numba
+import numpy as np
+from llvmlite import ir
+from numba import types
+from numba.extending import intrinsic
+
+_jit = numba.njit(boundscheck=False, cache=True, nogil=True)
+
+TILE_M, TILE_N = 8, 32  # rows of ``a`` and weight columns per micro-tile: 16 zmm accumulators
+K_BLOCK = 256  # k-quads per pass over a panel: its 32 KiB stay in L1 for all row tiles
+
+
+def vnni() -> bool:
+    """Whether this CPU runs the ``vpdpbusd`` micro-kernel (AVX-512 F/BW/VNNI)."""
+    f = llb.get_host_cpu_features()
+    return all(f.get(k, False) for k in ("avx512f", "avx512bw", "avx512vnni"))
+
+
+def pack_b(bt):
+    """Weight rows ``bt`` (N, K) int8 -> ``(panels, comp)``: panels (ceil(N/32), ceil(K/4),
+    128) int8, for each 32 output columns and each quad of k the quads of the 32 columns side by
+    side; comp (32 ceil(N/32),) int32, ``-128 * sum_k w[n, k]`` (the start of each output).
+    Zero padding on N and K adds nothing to the sums."""
+    n, k = bt.shape
+    n_pad, k_pad = -(-n // TILE_N) * TILE_N, -(-k // 4) * 4
+    b = np.zeros((n_pad, k_pad), np.int8)
+    b[:n, :k] = bt
+    quads = b.view(np.int32).reshape(n_pad // TILE_N, TILE_N, k_pad // 4)
+    panels = np.ascontiguousarray(quads.transpose(0, 2, 1)).view(np.int8)
+    comp = b.sum(1, dtype=np.int32) * np.int32(-128)
+    return panels, comp
+
+
+_I32, _I8 = ir.IntType(32), ir.IntType(8)
+_V16I32 = ir.VectorType(_I32, 16)
+
+
+def _tile_ir(rows, context, builder, args):
+    # acc[r, 0:32] = init[r, 0:32] + sum_kq u[r, kq] . panel[kq] for ``rows`` (1-8) rows: per
+    # k-quad two 64-byte panel loads, and per row one broadcast of its four bytes and two
+    # vpdpbusd; the accumulators start from ``init`` (row stride ``i_stride``: 0 repeats one
+    # row) and end in ``out``
+    a_ptr, a_stride, b_ptr, i_ptr, i_stride, o_ptr, o_stride, kq = args
+    i64 = a_ptr.type
+    dpbusd = builder.module.declare_intrinsic(
+        "llvm.x86.avx512.vpdpbusd.512", fnty=ir.FunctionType(_V16I32, [_V16I32] * 3))
+
+    def at(base, ty, *offsets):
+        addr = base
+        for off in offsets:
+            addr = builder.add(addr, off)
+        return builder.inttoptr(addr, ty.as_pointer())
+
+    def c(v):
+        return ir.Constant(i64, v)
+
+    init = [builder.load(at(i_ptr, _V16I32, builder.mul(i_stride, c(r)), c(64 * h)), align=4)
+            for r in range(rows) for h in range(2)]
+    out_ptrs = [at(o_ptr, _V16I32, builder.mul(o_stride, c(r)), c(64 * h))
+                for r in range(rows) for h in range(2)]
+    entry = builder.block
+    loop, done = builder.append_basic_block("tile_loop"), builder.append_basic_block("tile_done")
+    builder.cbranch(builder.icmp_signed(">", kq, c(0)), loop, done)
+    builder.position_at_end(loop)
+    i = builder.phi(i64)
+    accs = [builder.phi(_V16I32) for _ in init]
+    base = builder.mul(i, c(128))
+    panel = [builder.load(at(b_ptr, _V16I32, base, c(64 * h)), align=1) for h in range(2)]
+    new = []
+    for r in range(rows):
+        quad = builder.load(at(a_ptr, _I32, builder.mul(a_stride, c(r)), builder.mul(i, c(4))),
+                            align=1)
+        v = builder.insert_element(ir.Constant(_V16I32, ir.Undefined), quad,
+                                   ir.Constant(_I32, 0))
+        v = builder.shuffle_vector(v, v, ir.Constant(_V16I32, [0] * 16))
+        for h in range(2):
+            new.append(builder.call(dpbusd, [accs[2 * r + h], v, panel[h]]))
+    nxt = builder.add(i, c(1))
+    i.add_incoming(c(0), entry)
+    i.add_incoming(nxt, loop)
+    for acc, a0, a1 in zip(accs, init, new):
+        acc.add_incoming(a0, entry)
+        acc.add_incoming(a1, loop)
+    builder.cbranch(builder.icmp_signed("<", nxt, kq), loop, done)
+    builder.position_at_end(done)
+    results = [builder.phi(_V16I32) for _ in init]  # phis first in the block, then stores
+    for res, p, a0, a1 in zip(results, out_ptrs, init, new):
+        res.add_incoming(a0, entry)
+        res.add_incoming(a1, loop)
+        builder.store(res, p, align=4)
+    return context.get_dummy_value()
+
+
+def _tile_rows(rows):
+    @intrinsic
+    def tile(typingctx, a_ptr, a_stride, b_ptr, i_ptr, i_stride, o_ptr, o_stride, kq):
+        return types.void(*([types.intp] * 8)), \
+            lambda context, builder, signature, args: _tile_ir(rows, context, builder, args)
+    return tile
+
+
+_t1, _t2, _t3, _t4, _t5, _t6, _t7, _t8 = (_tile_rows(r) for r in range(1, 9))
+
+
+@_jit
+def _tile(rows, a, sa, b, i, si, o, so, kq):
+    # numba needs the tile's row count as a compile-time constant: one call site per count
+    if rows == 8:
+        _t8(a, sa, b, i, si, o, so, kq)
+    elif rows == 7:
+        _t7(a, sa, b, i, si, o, so, kq)
+    elif rows == 6:
+        _t6(a, sa, b, i, si, o, so, kq)
+    elif rows == 5:
+        _t5(a, sa, b, i, si, o, so, kq)
+    elif rows == 4:
+        _t4(a, sa, b, i, si, o, so, kq)
+    elif rows == 3:
+        _t3(a, sa, b, i, si, o, so, kq)
+    elif rows == 2:
+        _t2(a, sa, b, i, si, o, so, kq)
+    else:
+        _t1(a, sa, b, i, si, o, so, kq)
+
+
+@_jit
+def int_mm_packed(a_u8, panels, comp, out, p_lo, p_hi):
+    # out[:, 32p:32p+32] = (a_u8 - 128) @ panel p for p in [p_lo, p_hi); a_u8 (M, 4 KQ) uint8
+    # (the int8 activations plus 128), panels and comp from pack_b, out (M, 32 P) int32
+    m_rows = a_u8.shape[0]
+    kq = a_u8.shape[1] // 4
+    a0, b0, c0, o0 = a_u8.ctypes.data, panels.ctypes.data, comp.ctypes.data, out.ctypes.data
+    sa, so = a_u8.strides[0], out.strides[0]
+    for p in range(p_lo, p_hi):
+        for k0 in range(0, kq, K_BLOCK):
+            kn = min(K_BLOCK, kq - k0)
+            b_ptr = b0 + (p * kq + k0) * 4 * TILE_N
+            for m in range(0, m_rows, TILE_M):
+                rows = min(TILE_M, m_rows - m)
+                o_m = o0 + m * so + p * 4 * TILE_N
+                if k0 == 0:  # the first pass starts from -128 colsum(w)
+                    _tile(rows, a0 + m * sa, sa, b_ptr, c0 + p * 4 * TILE_N, 0, o_m, so, kn)
+                else:
+                    _tile(rows, a0 + m * sa + k0 * 4, sa, b_ptr, o_m, so, o_m, so, kn)
