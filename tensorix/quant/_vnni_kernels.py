@@ -40,18 +40,24 @@ def vnni() -> bool:
 
 
 def pack_b(bt):
-    """Weight rows ``bt`` (N, K) int8 -> ``(panels, comp)``: panels (ceil(N/32), ceil(K/4),
-    128) int8, for each 32 output columns and each quad of k the quads of the 32 columns side by
-    side; comp (32 ceil(N/32),) int32, ``-128 * sum_k w[n, k]`` (the start of each output).
-    Zero padding on N and K adds nothing to the sums."""
+    """Weight rows ``bt`` (N, K) int8 -> panels (ceil(N/32), ceil(K/4), 128) int8: for each 32
+    output columns and each quad of k, the quads of the 32 columns side by side. Zero padding
+    on N and K adds nothing to the sums."""
     n, k = bt.shape
     n_pad, k_pad = -(-n // TILE_N) * TILE_N, -(-k // 4) * 4
     b = np.zeros((n_pad, k_pad), np.int8)
     b[:n, :k] = bt
     quads = b.view(np.int32).reshape(n_pad // TILE_N, TILE_N, k_pad // 4)
-    panels = np.ascontiguousarray(quads.transpose(0, 2, 1)).view(np.int8)
-    comp = b.sum(1, dtype=np.int32) * np.int32(-128)
-    return panels, comp
+    return np.ascontiguousarray(quads.transpose(0, 2, 1)).view(np.int8)
+
+
+def start_rows(panels, groups):
+    """The outputs' start per group of k-quads, ``-128 * sum_k w[n, k]`` over each of
+    ``groups`` equal runs of quads: (groups, 32 P) int32, summed from the panels themselves."""
+    p, kq = panels.shape[:2]
+    q = panels.reshape(p, groups, kq // groups, TILE_N, 4)
+    sums = q.sum(axis=(2, 4), dtype=np.int32)  # (P, groups, 32)
+    return np.ascontiguousarray(sums.transpose(1, 0, 2)).reshape(groups, -1) * np.int32(-128)
 
 
 _I32, _I8 = ir.IntType(32), ir.IntType(8)
@@ -147,21 +153,27 @@ def _tile(rows, a, sa, b, i, si, o, so, kq):
 
 
 @_jit
-def int_mm_packed(a_u8, panels, comp, out, p_lo, p_hi):
-    # out[:, 32p:32p+32] = (a_u8 - 128) @ panel p for p in [p_lo, p_hi); a_u8 (M, 4 KQ) uint8
-    # (the int8 activations plus 128), panels and comp from pack_b, out (M, 32 P) int32
+def int_mm_packed(a_u8, panels, start, out, p_lo, p_hi):
+    # out[g, :, 32p:32p+32] = (a_u8 - 128) @ panel p over the g-th of G equal runs of k-quads,
+    # for p in [p_lo, p_hi): a_u8 (M, 4 KQ) uint8 (the int8 activations plus 128), panels from
+    # pack_b, start (G, 32 P) from start_rows, out (G, M, 32 P) int32 (G = 1: the whole K)
     m_rows = a_u8.shape[0]
-    kq = a_u8.shape[1] // 4
-    a0, b0, c0, o0 = a_u8.ctypes.data, panels.ctypes.data, comp.ctypes.data, out.ctypes.data
-    sa, so = a_u8.strides[0], out.strides[0]
+    kq = panels.shape[1]
+    groups = start.shape[0]
+    gq = kq // groups
+    a0, b0, o0 = a_u8.ctypes.data, panels.ctypes.data, out.ctypes.data
+    sa, so = a_u8.strides[0], out.strides[1]
     for p in range(p_lo, p_hi):
-        for k0 in range(0, kq, K_BLOCK):
-            kn = min(K_BLOCK, kq - k0)
-            b_ptr = b0 + (p * kq + k0) * 4 * TILE_N
-            for m in range(0, m_rows, TILE_M):
-                rows = min(TILE_M, m_rows - m)
-                o_m = o0 + m * so + p * 4 * TILE_N
-                if k0 == 0:  # the first pass starts from -128 colsum(w)
-                    _tile(rows, a0 + m * sa, sa, b_ptr, c0 + p * 4 * TILE_N, 0, o_m, so, kn)
-                else:
-                    _tile(rows, a0 + m * sa + k0 * 4, sa, b_ptr, o_m, so, o_m, so, kn)
+        for g in range(groups):
+            o_g = o0 + g * out.strides[0] + p * 4 * TILE_N
+            s_g = start.ctypes.data + g * start.strides[0] + p * 4 * TILE_N
+            for k0 in range(g * gq, (g + 1) * gq, K_BLOCK):
+                kn = min(K_BLOCK, (g + 1) * gq - k0)
+                b_ptr = b0 + (p * kq + k0) * 4 * TILE_N
+                for m in range(0, m_rows, TILE_M):
+                    rows = min(TILE_M, m_rows - m)
+                    a_m, o_m = a0 + m * sa + k0 * 4, o_g + m * so
+                    if k0 == g * gq:  # a group's first pass starts from its -128 colsum(w)
+                        _tile(rows, a_m, sa, b_ptr, s_g, 0, o_m, so, kn)
+                    else:
+                        _tile(rows, a_m, sa, b_ptr, o_m, so, o_m, so, kn)

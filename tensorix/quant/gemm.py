@@ -39,7 +39,7 @@ from ..autograd.dispatch import gemm_hook
 from ..autograd.grad_mode import is_grad_enabled
 from ..backend import array_module
 from ..tensor import Tensor, _make
-from .kernels import _int_mm_raw, pack_weight
+from .kernels import _int_mm_groups, _int_mm_raw, pack_weight
 from .quantizer import QScheme, compute_qparams, quantize
 
 __all__ = ["IntGemm", "IntWeight", "int_gemm", "int_linear", "int_path_supported"]
@@ -124,11 +124,18 @@ def int_linear(a, weight: IntWeight, act: QScheme, act_qparams=None, bias=None):
     z_a = None if act.symmetric else _scales_2d(xp.asarray(za._data), m, groups)
     s_b = _scales_2d(xp.asarray(weight.scale), weight.codes.shape[0], groups).T  # (G, N)
     out = None
+    whole = groups == 1
+    # grouped: every group's int32 sums in one pass of the kernel over the weight packed once
+    # (VNNI), else group by group
+    planes = None if whole else _int_mm_groups(aq, weight.packed, chunk)
     for c in range(groups):
-        whole = groups == 1
         wq = weight.codes if whole else weight.codes[:, c * chunk:(c + 1) * chunk]
-        acc = _int_mm_raw(aq if whole else xp.ascontiguousarray(aq[:, c * chunk:(c + 1) * chunk]),
-                          wq.T, weight.packed if whole else None)
+        if planes is not None:
+            acc = planes[c]
+        else:
+            acc = _int_mm_raw(aq if whole else
+                              xp.ascontiguousarray(aq[:, c * chunk:(c + 1) * chunk]),
+                              wq.T, weight.packed if whole else None)
         if z_a is not None:  # the zero point's share: z_a times each weight row's sum
             if whole and weight.row_sums is None:
                 weight.row_sums = wq.sum(1, dtype=np.int32)

@@ -106,15 +106,65 @@ def _avx2(kern):
     return _state["avx2"]
 
 
+def _vnni():
+    """The AVX-512 VNNI kernels module where this CPU runs them (and numba compiles them),
+    else None (cached; tests set ``_state["vnni"]`` to False to run the AVX2 route)."""
+    if "vnni" not in _state:
+        with _lock:
+            if "vnni" not in _state:
+                mod = None
+                try:
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore")
+                        from . import _vnni_kernels
+                    if _vnni_kernels.vnni():
+                        mod = _vnni_kernels
+                except Exception:  # noqa: BLE001 - the AVX2 kernel is exact too
+                    mod = None
+                _state["vnni"] = mod
+    return _state["vnni"] or None
+
+
+class PackedWeight:
+    """An int8 weight (N, K) in one micro-kernel's panel layout, made once by
+    :func:`pack_weight`: ``kind`` ``"vnni"`` (32-column panels of k-quads) or ``"avx2"``
+    (16-column panels of k-pairs). The VNNI kernel starts each output from ``-128 * sum_k
+    w[n, k]`` over its group of K (:meth:`start`, made once per group count)."""
+
+    __slots__ = ("kind", "panels", "n", "k", "_starts")
+
+    def __init__(self, kind, panels, n, k):
+        self.kind, self.panels, self.n, self.k, self._starts = kind, panels, n, k, {}
+
+    def start(self, groups: int):
+        """(groups, 32 P) int32 starts of the VNNI kernel for ``groups`` equal runs of K."""
+        if groups not in self._starts:
+            self._starts[groups] = _vnni().start_rows(self.panels, groups)
+        return self._starts[groups]
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the panels and the starts made so far."""
+        return self.panels.nbytes + sum(v.nbytes for v in self._starts.values())
+
+
+def _pack(kern, wt):
+    # wt: (N, K) int8 rows of the weight; the fastest micro-kernel this CPU runs
+    vnni = _vnni()
+    if vnni is not None:
+        return PackedWeight("vnni", vnni.pack_b(wt), *wt.shape)
+    if _avx2(kern):
+        return PackedWeight("avx2", kern.pack_b(wt), *wt.shape)
+    return None
+
+
 def pack_weight(w):
-    """The int8 weight ``w`` (N, K) (rows = output features) in the packed-panel layout of the
-    AVX2 kernel, or None where that kernel does not run (no numba or AVX2, or a CuPy array).
-    Layers pack once and pass it to ``_int_mm_raw(a, w.T, packed)``: packing costs a pass over
-    the weight, as much as a GEMM of a few rows."""
+    """The int8 weight ``w`` (N, K) (rows = output features) as a :class:`PackedWeight` for
+    the CPU's micro-kernel (AVX-512 VNNI, else AVX2), or None where neither runs (no numba, no
+    AVX2, or a CuPy array). Layers pack once and pass it to ``_int_mm_raw(a, w.T, packed)``:
+    packing costs a pass over the weight, as much as a GEMM of a few rows."""
     kern = _compiled() if array_module(w) is np and compiled_available() else None
-    if kern is None or not _avx2(kern):
-        return None
-    return kern.pack_b(np.ascontiguousarray(w))
+    return None if kern is None else _pack(kern, np.ascontiguousarray(w))
 
 
 def _int_mm_raw(a, b, packed=None):
@@ -126,10 +176,12 @@ def _int_mm_raw(a, b, packed=None):
     if kern is None:
         return _blas(a, b)
     m, n = a.shape[0], b.shape[1]
-    if packed is None and m >= _PACK_ROWS and _avx2(kern):
-        packed = kern.pack_b(b.T)
-    if packed is not None:  # 4-row tiles, and 1-3 row tiles for the rest (batches 1-3 too)
-        return _packed_mm(kern, a, packed, m, n)
+    if packed is None and m >= _PACK_ROWS:
+        packed = _pack(kern, b.T)
+    if packed is not None and packed.kind == "vnni" and _vnni() is not None:
+        return _vnni_mm(_vnni(), a, packed, m, n)[0]
+    if packed is not None and packed.kind == "avx2" and _avx2(kern):
+        return _packed_mm(kern, a, packed.panels, m, n)
     bt = b.T if b.T.flags.c_contiguous else np.ascontiguousarray(b.T)  # a weight's .T is free
     if m >= 4:  # 4-row tiles on int16 rows (zero rows pad M to a multiple of 4)
         a16 = np.zeros((-(-m // 4) * 4, a.shape[1]), np.int16)
@@ -141,6 +193,37 @@ def _int_mm_raw(a, b, packed=None):
     cols = max(2, _MIN_PART_MACS // max(1, a.shape[0] * a.shape[1]))  # columns per part
     _threads.parallel(bt.shape[0], lambda lo, hi: run(a, bt, out, lo, hi), cols)
     return out[:m]
+
+
+def _vnni_mm(vnni, a, packed, m, n, groups=1):
+    # the activations shifted to uint8 (a ^ 0x80 = a + 128; zero columns pad K to quads: the
+    # padded weight is zero there), the panels split over the pool by output columns; one
+    # int32 (M, N) plane per group of K
+    panels = packed.panels
+    kp = 4 * panels.shape[1]
+    if a.shape[1] == kp:
+        u = np.bitwise_xor(a.view(np.uint8), np.uint8(0x80))
+    else:
+        u = np.zeros((m, kp), np.uint8)
+        np.bitwise_xor(a.view(np.uint8), np.uint8(0x80), out=u[:, :a.shape[1]])
+    start = packed.start(groups)
+    out = np.empty((groups, m, panels.shape[0] * vnni.TILE_N), np.int32)
+    per_part = max(1, _MIN_PART_MACS // max(1, m * kp * vnni.TILE_N))
+    _threads.parallel(panels.shape[0], lambda lo, hi: vnni.int_mm_packed(
+        u, panels, start, out, lo, hi), per_part)
+    return out[:, :, :n]
+
+
+def _int_mm_groups(a, packed, group):
+    """int32 ``a @ W^T`` per group of ``group`` along K, as (K // group, M, N) planes, in one
+    pass of the VNNI kernel over the weight packed whole; None where that kernel does not
+    take it (no VNNI packing, or groups off the kernel's quads of k)."""
+    vnni = _vnni()
+    if packed is None or packed.kind != "vnni" or vnni is None or group % 4 or \
+            packed.k % group or array_module(a) is not np:
+        return None
+    _check_k(a.shape[1], "int_mm")
+    return _vnni_mm(vnni, a, packed, a.shape[0], packed.n, packed.k // group)
 
 
 def _packed_mm(kern, a, panels, m, n):

@@ -173,3 +173,27 @@ def test_rotation_lives_in_the_state_dict(rng):
         assert not np.array_equal(src(x).numpy(), dst(x).numpy())
         dst.load_state_dict(sd)
         np.testing.assert_array_equal(src(x).numpy(), dst(x).numpy())
+
+
+@pytest.mark.parametrize("name", ["w4a4 g32", "w4a8 g32", "w8a8 per token"])
+def test_int_linear_same_bits_on_every_kernel_route(name, monkeypatch, rng):
+    # grouped layers run every group in one VNNI pass over the weight packed once; the int32
+    # sums are exact on every route, so the rescaled outputs are the same bits
+    from tensorix.quant import kernels
+
+    act, ws = SCHEMES[name]
+    x = rng.standard_normal((37, 224)).astype(np.float32)
+    w = rng.standard_normal((45, 224)).astype(np.float32)
+    outs = []
+    for route in ("vnni", "avx2", "portable", "blas"):
+        with monkeypatch.context() as mp:
+            if route in ("avx2", "portable"):
+                kernels._compiled()
+                mp.setitem(kernels._state, "vnni", False)
+            if route == "portable":
+                mp.setitem(kernels._state, "avx2", False)
+            if route == "blas":
+                mp.setattr(kernels, "compiled_available", lambda: False)
+            outs.append(int_linear(x, IntWeight.from_float(w, ws), act))
+    for y in outs[1:]:
+        np.testing.assert_array_equal(y, outs[0])
