@@ -177,3 +177,122 @@ def int_mm_packed(a_u8, panels, start, out, p_lo, p_hi):
                         _tile(rows, a_m, sa, b_ptr, s_g, 0, o_m, so, kn)
                     else:
                         _tile(rows, a_m, sa, b_ptr, o_m, so, o_m, so, kn)
+
+
+# -- the same product on the weight's own (N, K) codes (no packed copy) -------------------------
+DOT_M, DOT_N = 4, 4  # rows of ``a`` and weight rows per dot tile: 16 zmm accumulators
+
+
+def _dot_ir(rows, cols, context, builder, args):
+    # out[r, c] = (start[c] if first else out[r, c]) + sum_k u[r, k] w[c, k] over ``kc`` runs
+    # of 64 k, for ``rows`` x ``cols`` outputs: per run one 64-byte load of each row of ``u``
+    # and ``w`` and rows x cols vpdpbusd; each accumulator is summed across its lanes at the end
+    a_ptr, a_stride, w_ptr, w_stride, kc, o_ptr, o_stride, s_ptr, first = args
+    i64 = a_ptr.type
+    dpbusd = builder.module.declare_intrinsic(
+        "llvm.x86.avx512.vpdpbusd.512", fnty=ir.FunctionType(_V16I32, [_V16I32] * 3))
+    hsum = builder.module.declare_intrinsic(
+        "llvm.vector.reduce.add.v16i32", fnty=ir.FunctionType(_I32, [_V16I32]))
+
+    def at(base, ty, *offsets):
+        addr = base
+        for off in offsets:
+            addr = builder.add(addr, off)
+        return builder.inttoptr(addr, ty.as_pointer())
+
+    def c(v):
+        return ir.Constant(i64, v)
+
+    zero = ir.Constant(_V16I32, [0] * 16)
+    entry = builder.block
+    loop, done = builder.append_basic_block("dot_loop"), builder.append_basic_block("dot_done")
+    builder.cbranch(builder.icmp_signed(">", kc, c(0)), loop, done)
+    builder.position_at_end(loop)
+    i = builder.phi(i64)
+    accs = [builder.phi(_V16I32) for _ in range(rows * cols)]
+    off = builder.mul(i, c(64))
+    us = [builder.load(at(a_ptr, _V16I32, builder.mul(a_stride, c(r)), off), align=1)
+          for r in range(rows)]
+    ws = [builder.load(at(w_ptr, _V16I32, builder.mul(w_stride, c(j)), off), align=1)
+          for j in range(cols)]
+    new = [builder.call(dpbusd, [accs[r * cols + j], us[r], ws[j]])
+           for r in range(rows) for j in range(cols)]
+    nxt = builder.add(i, c(1))
+    i.add_incoming(c(0), entry)
+    i.add_incoming(nxt, loop)
+    for acc, a1 in zip(accs, new):
+        acc.add_incoming(zero, entry)
+        acc.add_incoming(a1, loop)
+    builder.cbranch(builder.icmp_signed("<", nxt, kc), loop, done)
+    builder.position_at_end(done)
+    results = [builder.phi(_V16I32) for _ in accs]
+    for res, a1 in zip(results, new):
+        res.add_incoming(zero, entry)
+        res.add_incoming(a1, loop)
+    is_first = builder.icmp_signed("!=", first, c(0))
+    for r in range(rows):
+        for j in range(cols):
+            o = at(o_ptr, _I32, builder.mul(o_stride, c(r)), c(4 * j))
+            base = builder.select(is_first, builder.load(at(s_ptr, _I32, c(4 * j)), align=4),
+                                  builder.load(o, align=4))
+            builder.store(builder.add(base, builder.call(hsum, [results[r * cols + j]])), o,
+                          align=4)
+    return context.get_dummy_value()
+
+
+def _dot_tile(rows, cols):
+    @intrinsic
+    def tile(typingctx, a_ptr, a_stride, w_ptr, w_stride, kc, o_ptr, o_stride, s_ptr, first):
+        return types.void(*([types.intp] * 9)), \
+            lambda context, builder, signature, args: _dot_ir(rows, cols, context, builder, args)
+    return tile
+
+
+_d14, _d24, _d34, _d44 = (_dot_tile(r, 4) for r in range(1, 5))
+_d11, _d21, _d31, _d41 = (_dot_tile(r, 1) for r in range(1, 5))
+
+
+@_jit
+def _dot(rows, cols, a, sa, w, sw, kc, o, so, s, first):
+    if cols == 4:
+        if rows == 4:
+            _d44(a, sa, w, sw, kc, o, so, s, first)
+        elif rows == 3:
+            _d34(a, sa, w, sw, kc, o, so, s, first)
+        elif rows == 2:
+            _d24(a, sa, w, sw, kc, o, so, s, first)
+        else:
+            _d14(a, sa, w, sw, kc, o, so, s, first)
+    elif rows == 4:
+        _d41(a, sa, w, sw, kc, o, so, s, first)
+    elif rows == 3:
+        _d31(a, sa, w, sw, kc, o, so, s, first)
+    elif rows == 2:
+        _d21(a, sa, w, sw, kc, o, so, s, first)
+    else:
+        _d11(a, sa, w, sw, kc, o, so, s, first)
+
+
+@_jit
+def int_mm_dot(a_u8, tail_u8, w, start, out, n_lo, n_hi):
+    # out[:, n] = (a_u8 - 128) @ w[n] for n in [n_lo, n_hi) on the weight's (N, K) int8 rows
+    # (K >= 64): runs of 64 k, then the last K % 64 k as one run over the weight's last 64
+    # bytes against ``tail_u8`` (M, 64), the activations' last K % 64 bytes right-aligned
+    # after zeros (the overlap with the runs before multiplies zeros); start = -128 rowsum(w)
+    m_rows = a_u8.shape[0]
+    k = w.shape[1]
+    kc = k // 64
+    a0, t0, w0, o0, s0 = (a_u8.ctypes.data, tail_u8.ctypes.data, w.ctypes.data,
+                          out.ctypes.data, start.ctypes.data)
+    sa, sw, so = a_u8.strides[0], w.strides[0], out.strides[0]
+    n = n_lo
+    while n < n_hi:
+        cols = DOT_N if n + DOT_N <= n_hi else 1
+        for m in range(0, m_rows, DOT_M):
+            rows = min(DOT_M, m_rows - m)
+            o_m = o0 + m * so + n * 4
+            _dot(rows, cols, a0 + m * sa, sa, w0 + n * sw, sw, kc, o_m, so, s0 + n * 4, 1)
+            if k % 64:
+                _dot(rows, cols, t0 + m * 64, 64, w0 + n * sw + k - 64, sw, 1, o_m, so,
+                     s0 + n * 4, 0)
+        n += cols
