@@ -44,15 +44,17 @@ from tensorix.quant.kernels import compiled_available
 from tensorix.quant.layers import QuantizedLinear
 
 
-def rounds(fns, repeat):
+def rounds(fns, repeat, gap=0.0):
     """Wall ms and CPU ms per call of each ``fns``: one warm-up each, then ``repeat`` rounds,
-    round r starting at case r mod len(fns)."""
+    round r starting at case r mod len(fns); ``gap`` seconds of sleep before each call."""
     wall, cpu = [[] for _ in fns], [[] for _ in fns]
     for f in fns:
         f()
     for r in range(repeat):
         for j in range(len(fns)):
             i = (r + j) % len(fns)
+            if gap:
+                time.sleep(gap)
             t0, c0 = time.perf_counter(), time.process_time()
             fns[i]()
             wall[i].append((time.perf_counter() - t0) * 1e3)

@@ -123,24 +123,27 @@ def int_linear(a, weight: IntWeight, act: QScheme, act_qparams=None, bias=None):
     s_a = _scales_2d(xp.asarray(sa._data, dtype=np.float32), m, groups)
     z_a = None if act.symmetric else _scales_2d(xp.asarray(za._data), m, groups)
     s_b = _scales_2d(xp.asarray(weight.scale), weight.codes.shape[0], groups).T  # (G, N)
-    out = None
     whole = groups == 1
-    # grouped: every group's int32 sums in one pass of the kernel over the weight packed once
-    # (VNNI), else group by group
-    planes = None if whole else _int_mm_groups(aq, weight.packed, chunk)
-    for c in range(groups):
-        wq = weight.codes if whole else weight.codes[:, c * chunk:(c + 1) * chunk]
-        if planes is not None:
-            acc = planes[c]
-        else:
-            acc = _int_mm_raw(aq if whole else
+    # every group's int32 sums in one pass of the kernel over the weight packed once (VNNI),
+    # else group by group
+    planes = _int_mm_groups(aq, weight.packed, chunk)
+    if planes is None:
+        planes = [_int_mm_raw(aq if whole else
                               xp.ascontiguousarray(aq[:, c * chunk:(c + 1) * chunk]),
-                              wq.T, weight.packed if whole else None)
-        if z_a is not None:  # the zero point's share: z_a times each weight row's sum
-            if whole and weight.row_sums is None:
-                weight.row_sums = wq.sum(1, dtype=np.int32)
-            sums = weight.row_sums if whole else wq.sum(1, dtype=np.int32)
-            xp.subtract(acc, z_a[:, c % z_a.shape[1], None] * sums[None, :], out=acc,
+                              (weight.codes if whole else
+                               weight.codes[:, c * chunk:(c + 1) * chunk]).T,
+                              weight.packed if whole else None) for c in range(groups)]
+    sums = None
+    if z_a is not None:  # the zero point's share: z_a times each weight row's sum
+        if whole and weight.row_sums is None:
+            weight.row_sums = weight.codes.sum(1, dtype=np.int32)
+        sums = weight.row_sums[None] if whole else \
+            weight.codes.reshape(weight.codes.shape[0], groups, chunk).sum(2, dtype=np.int32).T
+    out = None
+    for c in range(groups):
+        acc = planes[c]
+        if z_a is not None:
+            xp.subtract(acc, z_a[:, c % z_a.shape[1], None] * sums[c][None, :], out=acc,
                         casting="unsafe")  # int32 sums stay int32 (static zero points: int64)
         # the rescale in place on one float32 array (the same operations in the same order as
         # out-of-place ones: the same bits, without four (M, N) temporaries)
