@@ -1,7 +1,7 @@
 """numba kernel of ``kernels.int_mm`` on CPUs with AVX-512 VNNI: int8 x int8 -> int32, exact.
 
-Imported only by ``kernels._compiled_vnni()``, after ``_int_kernels`` (its AVX2 kernel is the
-route where this CPU lacks VNNI or this module fails to compile).
+Imported only by ``kernels._vnni()`` (the AVX2 kernel of ``_int_kernels`` is the route where
+this CPU lacks VNNI or this module fails to compile).
 
 ``vpdpbusd`` multiplies 64 unsigned bytes by 64 signed bytes and adds each 4 products to one of
 16 int32 lanes: 64 multiply-adds per instruction, 4x the AVX2 kernel's ``vpmaddwd`` on ymm
@@ -11,6 +11,11 @@ and each output starts from ``-128 colsum(w)``: ``sum_k (a_k + 128) w_k - 128 su
 sum_k a_k w_k``. Every add wraps modulo 2^32 and the true result fits in int32 (``K <= 2^17``),
 so the result is exact even where a partial sum of the shifted products leaves int32. (fbgemm,
 torch.ao's CPU engine, runs the same instruction on its uint8 activations.)
+
+Measured (one core, 4096 x 4096 weight, load 2-4): 5.4-5.9 ms at batch 64 (about 190 G
+multiply-adds a second, the one ``vpdpbusd`` a cycle this core issues), 2.5x faster than
+the AVX2 kernel on both cores; a dot-product form on the weight's own (N, K) rows (no packed
+copy) took 1.12-1.26x this kernel's CPU time at batches 4-64.
 
 The weight is packed once (:func:`pack_b`) into panels of 32 columns: for each quad of k, the
 32 columns' four bytes side by side (128 bytes: two zmm loads). The micro-tile keeps R x 2

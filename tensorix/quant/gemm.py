@@ -70,8 +70,9 @@ def _scales_2d(scale, rows, groups):
 class IntWeight:
     """A weight (N, K) as integer codes: ``codes`` int8 (N, K), ``scale`` its per-tensor,
     per-channel or per-group scales (compute_qparams shapes), ``scheme``; ``packed`` the
-    AVX2 kernel's layout of the codes (or None); ``row_sums`` the int32 sums of the codes'
-    rows (what an affine input's zero point multiplies), made on first use.
+    CPU micro-kernel's :class:`~tensorix.quant.kernels.PackedWeight` of the codes (or None);
+    ``row_sums`` the int32 sums of the codes' rows (what an affine input's zero point
+    multiplies), made on first use.
     Example: ``IntWeight.from_float(w, QScheme(8, True, "per_channel", axis=0))``."""
 
     codes: object

@@ -3,10 +3,13 @@
 NumPy's integer matmul runs no BLAS (a naive loop, and ``int8 @ int8`` wraps in int8), so
 :func:`int_mm` takes one of two exact routes:
 
-* **compiled** (CPU, numba installed - the ``jit`` extra): an int32-accumulating kernel whose
-  inner loop LLVM turns into ``vpmaddwd`` (``_int_kernels.py``), split over
-  ``tensorix.set_num_threads`` threads by output columns. Reads the int8 weight directly, so
-  a weight-only or dynamic int8 layer moves a quarter of float32's bytes.
+* **compiled** (CPU, numba installed - the ``jit`` extra), split over
+  ``tensorix.set_num_threads`` threads by output columns: on CPUs with AVX-512 VNNI an 8 x 32
+  ``vpdpbusd`` micro-kernel on the weight packed once (``_vnni_kernels.py``; activations
+  shifted to uint8, each output started at ``-128 * rowsum(w)``); else the AVX2 ``vpmaddwd``
+  micro-kernel on its own packing, or numba loops without AVX2 (``_int_kernels.py``). Weights
+  move as int8, a quarter of float32's bytes. Grouped products (int4 / int6 weights in groups
+  along K) take every group's int32 sums from one VNNI pass (:func:`_int_mm_groups`).
 * **BLAS** (no numba, and CuPy): float32 GEMMs through ``tensorix._threads.matmul`` (cuBLAS on
   CuPy) over chunks of at most 1024 along K, summed in int32. Every product has
   ``|a b| <= 2^14`` and every partial sum of a chunk ``<= 1024 * 2^14 = 2^24``, so float32
