@@ -39,7 +39,7 @@ from ..autograd.dispatch import gemm_hook
 from ..autograd.grad_mode import is_grad_enabled
 from ..backend import array_module
 from ..tensor import Tensor, _make
-from .kernels import _int_mm_groups, _int_mm_raw, pack_weight
+from .kernels import _int_mm_groups, _int_mm_raw, _rescale, pack_weight
 from .quantizer import QScheme, compute_qparams, quantize
 
 __all__ = ["IntGemm", "IntWeight", "int_gemm", "int_linear", "int_path_supported"]
@@ -140,8 +140,10 @@ def int_linear(a, weight: IntWeight, act: QScheme, act_qparams=None, bias=None):
             weight.row_sums = weight.codes.sum(1, dtype=np.int32)
         sums = weight.row_sums[None] if whole else \
             weight.codes.reshape(weight.codes.shape[0], groups, chunk).sum(2, dtype=np.int32).T
-    out = None
-    for c in range(groups):
+    # grouped: one compiled pass over all planes (no numba, or CuPy: the NumPy passes below)
+    out = None if whole else _rescale(planes if not isinstance(planes, list) else
+                                      xp.stack(planes), s_a, s_b, z_a, sums)
+    for c in range(0 if out is not None else groups):
         acc = planes[c]
         if z_a is not None:
             xp.subtract(acc, z_a[:, c % z_a.shape[1], None] * sums[c][None, :], out=acc,

@@ -229,6 +229,28 @@ def _int_mm_groups(a, packed, group):
     return _vnni_mm(vnni, a, packed, a.shape[0], packed.n, packed.k // group)
 
 
+def _rescale(planes, s_a, s_b, z_a, sums):
+    """``gemm.int_linear``'s rescale of int32 ``planes`` (G, M, N) in one compiled pass over
+    them, split over the pool by rows (the same bits as its NumPy passes, which read and write
+    every plane four times: for 32 groups of 128 the rescale cost more than the GEMM), or None
+    without the compiled kernels; arguments as ``_int_kernels.rescale`` (None: no zero
+    point)."""
+    kern = _compiled() if isinstance(planes, np.ndarray) and compiled_available() else None
+    if kern is None:
+        return None
+    g, m, n = planes.shape
+    s_a = np.broadcast_to(s_a, (m, s_a.shape[1]))
+    s_b = np.broadcast_to(s_b, (s_b.shape[0], n))
+    if z_a is None:
+        z_a, sums = np.empty((0, 0), np.int64), np.empty((0, 0), np.int32)
+    else:
+        z_a = np.broadcast_to(z_a.astype(np.int64, copy=False), (m, z_a.shape[1]))
+    out = np.empty((m, n), np.float32)
+    _threads.parallel(m, lambda lo, hi: kern.rescale(planes, s_a, s_b, z_a, sums, out, lo, hi),
+                      max(1, (1 << 17) // max(1, g * n)))
+    return out
+
+
 def _packed_mm(kern, a, panels, m, n):
     # rows of ``a`` widened to int16 (a zero column pads K to pairs), read as int32 pairs; the
     # panels split over the pool by output columns
