@@ -70,12 +70,19 @@ _I32, _I8 = ir.IntType(32), ir.IntType(8)
 _V16I32 = ir.VectorType(_I32, 16)
 
 
+_F32 = ir.FloatType()
+_V16F32 = ir.VectorType(_F32, 16)
+
+
 def _tile_ir(rows, context, builder, args):
     # acc[r, 0:32] = init[r, 0:32] + sum_kq u[r, kq] . panel[kq] for ``rows`` (1-8) rows: per
     # k-quad two 64-byte panel loads, and per row one broadcast of its four bytes and two
     # vpdpbusd; the accumulators start from ``init`` (row stride ``i_stride``: 0 repeats one
-    # row) and end in ``out``
-    a_ptr, a_stride, b_ptr, i_ptr, i_stride, o_ptr, o_stride, kq = args
+    # row) and end in ``out``: as int32 (mode 0), or rescaled to float32, ``f32(acc) * s_a[r]
+    # * s_b[0:32]`` (s_a at ``sa_ptr`` with row stride ``sa_stride``, s_b at ``sb_ptr``),
+    # stored (mode 1) or added to ``out`` (mode 2) - gemm.int_linear's rescale, in its order
+    a_ptr, a_stride, b_ptr, i_ptr, i_stride, o_ptr, o_stride, kq, sa_ptr, sa_stride, sb_ptr, \
+        mode = args
     i64 = a_ptr.type
     dpbusd = builder.module.declare_intrinsic(
         "llvm.x86.avx512.vpdpbusd.512", fnty=ir.FunctionType(_V16I32, [_V16I32] * 3))
@@ -119,17 +126,36 @@ def _tile_ir(rows, context, builder, args):
     builder.cbranch(builder.icmp_signed("<", nxt, kq), loop, done)
     builder.position_at_end(done)
     results = [builder.phi(_V16I32) for _ in init]  # phis first in the block, then stores
-    for res, p, a0, a1 in zip(results, out_ptrs, init, new):
+    for res, a0, a1 in zip(results, init, new):
         res.add_incoming(a0, entry)
         res.add_incoming(a1, loop)
-        builder.store(res, p, align=4)
+    with builder.if_else(builder.icmp_signed("==", mode, c(0))) as (as_int, as_float):
+        with as_int:
+            for res, p in zip(results, out_ptrs):
+                builder.store(res, p, align=4)
+        with as_float:
+            add = builder.icmp_signed("==", mode, c(2))
+            s_b = [builder.load(at(sb_ptr, _V16F32, c(64 * h)), align=4) for h in range(2)]
+            for r in range(rows):
+                s = builder.load(at(sa_ptr, _F32, builder.mul(sa_stride, c(r))), align=4)
+                s = builder.insert_element(ir.Constant(_V16F32, ir.Undefined), s,
+                                           ir.Constant(_I32, 0))
+                s = builder.shuffle_vector(s, s, ir.Constant(_V16I32, [0] * 16))
+                for h in range(2):
+                    part = builder.fmul(builder.fmul(
+                        builder.sitofp(results[2 * r + h], _V16F32), s), s_b[h])
+                    p = builder.bitcast(out_ptrs[2 * r + h], _V16F32.as_pointer())
+                    old = builder.load(p, align=4)  # np.empty's bytes in mode 1: not used
+                    builder.store(builder.select(add, builder.fadd(old, part), part), p,
+                                  align=4)
     return context.get_dummy_value()
 
 
 def _tile_rows(rows):
     @intrinsic
-    def tile(typingctx, a_ptr, a_stride, b_ptr, i_ptr, i_stride, o_ptr, o_stride, kq):
-        return types.void(*([types.intp] * 8)), \
+    def tile(typingctx, a_ptr, a_stride, b_ptr, i_ptr, i_stride, o_ptr, o_stride, kq, sa_ptr,
+             sa_stride, sb_ptr, mode):
+        return types.void(*([types.intp] * 12)), \
             lambda context, builder, signature, args: _tile_ir(rows, context, builder, args)
     return tile
 
@@ -138,24 +164,24 @@ _t1, _t2, _t3, _t4, _t5, _t6, _t7, _t8 = (_tile_rows(r) for r in range(1, 9))
 
 
 @_jit
-def _tile(rows, a, sa, b, i, si, o, so, kq):
+def _tile(rows, a, sa, b, i, si, o, so, kq, fa, fsa, fb, mode):
     # numba needs the tile's row count as a compile-time constant: one call site per count
     if rows == 8:
-        _t8(a, sa, b, i, si, o, so, kq)
+        _t8(a, sa, b, i, si, o, so, kq, fa, fsa, fb, mode)
     elif rows == 7:
-        _t7(a, sa, b, i, si, o, so, kq)
+        _t7(a, sa, b, i, si, o, so, kq, fa, fsa, fb, mode)
     elif rows == 6:
-        _t6(a, sa, b, i, si, o, so, kq)
+        _t6(a, sa, b, i, si, o, so, kq, fa, fsa, fb, mode)
     elif rows == 5:
-        _t5(a, sa, b, i, si, o, so, kq)
+        _t5(a, sa, b, i, si, o, so, kq, fa, fsa, fb, mode)
     elif rows == 4:
-        _t4(a, sa, b, i, si, o, so, kq)
+        _t4(a, sa, b, i, si, o, so, kq, fa, fsa, fb, mode)
     elif rows == 3:
-        _t3(a, sa, b, i, si, o, so, kq)
+        _t3(a, sa, b, i, si, o, so, kq, fa, fsa, fb, mode)
     elif rows == 2:
-        _t2(a, sa, b, i, si, o, so, kq)
+        _t2(a, sa, b, i, si, o, so, kq, fa, fsa, fb, mode)
     else:
-        _t1(a, sa, b, i, si, o, so, kq)
+        _t1(a, sa, b, i, si, o, so, kq, fa, fsa, fb, mode)
 
 
 @_jit
@@ -163,24 +189,45 @@ def int_mm_packed(a_u8, panels, start, out, p_lo, p_hi):
     # out[g, :, 32p:32p+32] = (a_u8 - 128) @ panel p over the g-th of G equal runs of k-quads,
     # for p in [p_lo, p_hi): a_u8 (M, 4 KQ) uint8 (the int8 activations plus 128), panels from
     # pack_b, start (G, 32 P) from start_rows, out (G, M, 32 P) int32 (G = 1: the whole K)
+    _packed(a_u8, panels, start, out, out[0], out[0, 0], out[0, 0], p_lo, p_hi, False)
+
+
+@_jit
+def int_mm_packed_scaled(a_u8, panels, start, scratch, out, s_a, s_b, p_lo, p_hi):
+    # out[:, 32p:32p+32] = sum_g f32((a_u8 - 128) @ panel p over group g) * s_a[:, g] * s_b[g]
+    # (gemm.int_linear's rescale fused into the tiles: no int32 plane per group), in float32
+    # in its order; s_a (M, G), s_b (G, 32 P) float32; scratch (1, M, 32 P) int32 holds a
+    # group's sums between K blocks when a group is longer than one block
+    _packed(a_u8, panels, start, scratch, out, s_a, s_b, p_lo, p_hi, True)
+
+
+@_jit
+def _packed(a_u8, panels, start, out, fout, s_a, s_b, p_lo, p_hi, scaled):
     m_rows = a_u8.shape[0]
     kq = panels.shape[1]
     groups = start.shape[0]
     gq = kq // groups
     a0, b0, o0 = a_u8.ctypes.data, panels.ctypes.data, out.ctypes.data
     sa, so = a_u8.strides[0], out.strides[1]
+    f0, sf = fout.ctypes.data, fout.strides[0]
     for p in range(p_lo, p_hi):
         for g in range(groups):
-            o_g = o0 + g * out.strides[0] + p * 4 * TILE_N
+            o_g = o0 + (0 if scaled else g * out.strides[0]) + p * 4 * TILE_N
             s_g = start.ctypes.data + g * start.strides[0] + p * 4 * TILE_N
+            sb_g = s_b.ctypes.data + g * s_b.strides[0] + p * 4 * TILE_N if scaled else 0
             for k0 in range(g * gq, (g + 1) * gq, K_BLOCK):
                 kn = min(K_BLOCK, (g + 1) * gq - k0)
                 b_ptr = b0 + (p * kq + k0) * 4 * TILE_N
+                last = scaled and k0 + kn == (g + 1) * gq
                 for m in range(0, m_rows, TILE_M):
                     rows = min(TILE_M, m_rows - m)
                     a_m, o_m = a0 + m * sa + k0 * 4, o_g + m * so
-                    if k0 == g * gq:  # a group's first pass starts from its -128 colsum(w)
-                        _tile(rows, a_m, sa, b_ptr, s_g, 0, o_m, so, kn)
+                    # a group's first pass starts from its -128 colsum(w); its last, scaled,
+                    # ends in the float output (stored for the first group, added after)
+                    i_m, i_s = (s_g, 0) if k0 == g * gq else (o_m, so)
+                    if last:
+                        _tile(rows, a_m, sa, b_ptr, i_m, i_s, f0 + m * sf + p * 4 * TILE_N, sf,
+                              kn, s_a.ctypes.data + m * s_a.strides[0] + g * 4, s_a.strides[0],
+                              sb_g, 1 if g == 0 else 2)
                     else:
-                        _tile(rows, a_m, sa, b_ptr, o_m, so, o_m, so, kn)
-
+                        _tile(rows, a_m, sa, b_ptr, i_m, i_s, o_m, so, kn, 0, 0, 0, 0)

@@ -39,7 +39,7 @@ from ..autograd.dispatch import gemm_hook
 from ..autograd.grad_mode import is_grad_enabled
 from ..backend import array_module
 from ..tensor import Tensor, _make
-from .kernels import _int_mm_groups, _int_mm_raw, _rescale, pack_weight
+from .kernels import _int_mm_groups, _int_mm_raw, _int_mm_scaled, _rescale, pack_weight
 from .quantizer import QScheme, compute_qparams, quantize
 
 __all__ = ["IntGemm", "IntWeight", "int_gemm", "int_linear", "int_path_supported"]
@@ -124,6 +124,13 @@ def int_linear(a, weight: IntWeight, act: QScheme, act_qparams=None, bias=None):
     s_a = _scales_2d(xp.asarray(sa._data, dtype=np.float32), m, groups)
     z_a = None if act.symmetric else _scales_2d(xp.asarray(za._data), m, groups)
     s_b = _scales_2d(xp.asarray(weight.scale), weight.codes.shape[0], groups).T  # (G, N)
+    # on VNNI (symmetric activations, or one zero point): the integer product and the rescale
+    # in one pass of the kernel over the weight packed once
+    out = _int_mm_scaled(aq, weight.packed, chunk, s_a, s_b, z_a)
+    if out is not None:
+        if bias is not None:
+            out += bias
+        return out
     whole = groups == 1
     # every group's int32 sums in one pass of the kernel over the weight packed once (VNNI),
     # else group by group

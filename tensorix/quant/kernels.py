@@ -198,17 +198,21 @@ def _int_mm_raw(a, b, packed=None):
     return out[:m]
 
 
+def _shifted(a, kp):
+    # the activations as uint8, a ^ 0x80 = a + 128, with zero columns padding K to ``kp`` (the
+    # padded weight is zero there)
+    if a.shape[1] == kp:
+        return np.bitwise_xor(a.view(np.uint8), np.uint8(0x80))
+    u = np.zeros((a.shape[0], kp), np.uint8)
+    np.bitwise_xor(a.view(np.uint8), np.uint8(0x80), out=u[:, :a.shape[1]])
+    return u
+
+
 def _vnni_mm(vnni, a, packed, m, n, groups=1):
-    # the activations shifted to uint8 (a ^ 0x80 = a + 128; zero columns pad K to quads: the
-    # padded weight is zero there), the panels split over the pool by output columns; one
-    # int32 (M, N) plane per group of K
+    # the panels split over the pool by output columns; one int32 (M, N) plane per group of K
     panels = packed.panels
     kp = 4 * panels.shape[1]
-    if a.shape[1] == kp:
-        u = np.bitwise_xor(a.view(np.uint8), np.uint8(0x80))
-    else:
-        u = np.zeros((m, kp), np.uint8)
-        np.bitwise_xor(a.view(np.uint8), np.uint8(0x80), out=u[:, :a.shape[1]])
+    u = _shifted(a, kp)
     start = packed.start(groups)
     out = np.empty((groups, m, panels.shape[0] * vnni.TILE_N), np.int32)
     per_part = max(1, _MIN_PART_MACS // max(1, m * kp * vnni.TILE_N))
@@ -217,16 +221,51 @@ def _vnni_mm(vnni, a, packed, m, n, groups=1):
     return out[:, :, :n]
 
 
+def _applies(a, packed, group):
+    # whether the VNNI kernel takes ``a`` times ``packed`` in groups of ``group`` along K
+    return packed is not None and packed.kind == "vnni" and _vnni() is not None and \
+        not group % 4 and not packed.k % group and array_module(a) is np
+
+
+def _int_mm_scaled(a, packed, group, s_a, s_b, z_a=None):
+    """float32 ``sum_g f32(a_g @ W_g^T - z_a rowsum(W_g)) * s_a[:, g] * s_b[g]`` over groups
+    of ``group`` along K (``gemm.int_linear``'s product: ``s_a`` (M or 1, G or 1), ``s_b``
+    (G or 1, N or 1), ``z_a`` None or one zero point), in one VNNI pass with the rescale done
+    in the tiles, in int_linear's order (the same bits as its NumPy passes, and no int32 plane
+    per group); None where the VNNI kernel does not take it (or zero points per row)."""
+    if not _applies(a, packed, group) or (z_a is not None and z_a.size != 1):
+        return None
+    _check_k(a.shape[1], "int_mm")
+    vnni = _vnni()
+    m, n, groups = a.shape[0], packed.n, packed.k // group
+    panels = packed.panels
+    kp, n_pad = 4 * panels.shape[1], panels.shape[0] * vnni.TILE_N
+    u = _shifted(a, kp)
+    start = packed.start(groups)
+    if z_a is not None:  # the zero point's share joins the start: -(128 + z) rowsum(W_g),
+        # wrapping modulo 2^32 as the int32 sums do
+        z = int(np.asarray(z_a).reshape(-1)[0])
+        start = ((start // np.int32(-128)).astype(np.int64) * -(128 + z)).astype(np.int32)
+    s_a = np.ascontiguousarray(np.broadcast_to(s_a, (m, groups)), dtype=np.float32)
+    s_b_pad = np.zeros((groups, n_pad), np.float32)
+    s_b_pad[:, :n] = np.broadcast_to(s_b, (groups, n))
+    # a group longer than one K block keeps its int32 sums between blocks
+    scratch = np.empty((1, m, n_pad) if group > 4 * vnni.K_BLOCK else (1, 1, 1), np.int32)
+    out = np.empty((m, n_pad), np.float32)
+    per_part = max(1, _MIN_PART_MACS // max(1, m * kp * vnni.TILE_N))
+    _threads.parallel(panels.shape[0], lambda lo, hi: vnni.int_mm_packed_scaled(
+        u, panels, start, scratch, out, s_a, s_b_pad, lo, hi), per_part)
+    return out[:, :n]
+
+
 def _int_mm_groups(a, packed, group):
     """int32 ``a @ W^T`` per group of ``group`` along K, as (K // group, M, N) planes, in one
     pass of the VNNI kernel over the weight packed whole; None where that kernel does not
     take it (no VNNI packing, or groups off the kernel's quads of k)."""
-    vnni = _vnni()
-    if packed is None or packed.kind != "vnni" or vnni is None or group % 4 or \
-            packed.k % group or array_module(a) is not np:
+    if not _applies(a, packed, group):
         return None
     _check_k(a.shape[1], "int_mm")
-    return _vnni_mm(vnni, a, packed, a.shape[0], packed.n, packed.k // group)
+    return _vnni_mm(_vnni(), a, packed, a.shape[0], packed.n, packed.k // group)
 
 
 def _rescale(planes, s_a, s_b, z_a, sums):

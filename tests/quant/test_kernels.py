@@ -233,3 +233,36 @@ def test_int_mm_groups_exact():
                                           err_msg=f"group {group}, plane {c}, M={m} N={n}")
     packed = kernels.pack_weight(np.ones((3, 24), np.int8))
     assert kernels._int_mm_groups(np.ones((2, 24), np.int8), packed, 6) is None  # off quads
+
+
+def test_int_mm_scaled_same_bits_as_the_numpy_rescale():
+    # the VNNI tiles' fused rescale against gemm.int_linear's NumPy passes (convert, times
+    # s_a, times s_b, groups summed in order) on the exact int32 sums: groups of 4..20000 k
+    # (longer than one K block: sums kept between blocks), one zero point; groups off the
+    # kernel's quads of k (odd K) are left to the planes route
+    if kernels._vnni() is None or not kernels.compiled_available():
+        pytest.skip("no VNNI kernel on this CPU")
+    rng = np.random.default_rng(62)
+    for group, n_groups, z in ((4, 3, None), (128, 9, None), (8192, 2, None), (20000, 1, 7), (1001, 1, 3),
+                               (256, 3, -128)):
+        m, n = int(rng.integers(1, 71)), int(rng.integers(1, 100))
+        k = group * n_groups
+        a = rng.integers(-128, 128, (m, k)).astype(np.int8)
+        w = rng.integers(-128, 128, (n, k)).astype(np.int8)
+        s_a = rng.random((m, n_groups)).astype(np.float32)
+        s_b = rng.random((n_groups, n)).astype(np.float32)
+        za = None if z is None else np.array([[z]], np.int32)
+        if group % 4:
+            assert kernels._int_mm_scaled(a, kernels.pack_weight(w), group, s_a, s_b, za) \
+                is None
+            continue
+        out = kernels._int_mm_scaled(a, kernels.pack_weight(w), group, s_a, s_b, za)
+        ref = None
+        for c in range(n_groups):
+            sl = slice(c * group, (c + 1) * group)
+            acc = _ref(a[:, sl], w[:, sl].T) - (z or 0) * w[:, sl].sum(1, dtype=np.int64)
+            part = acc.astype(np.int32).astype(np.float32)
+            part *= s_a[:, c, None]
+            part *= s_b[c][None, :]
+            ref = part if ref is None else ref + part
+        np.testing.assert_array_equal(out, ref, err_msg=f"group {group} x {n_groups}")
