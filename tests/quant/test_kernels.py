@@ -243,8 +243,8 @@ def test_int_mm_scaled_same_bits_as_the_numpy_rescale():
     if kernels._vnni() is None or not kernels.compiled_available():
         pytest.skip("no VNNI kernel on this CPU")
     rng = np.random.default_rng(62)
-    for group, n_groups, z in ((4, 3, None), (128, 9, None), (8192, 2, None), (20000, 1, 7), (1001, 1, 3),
-                               (256, 3, -128)):
+    for group, n_groups, z in ((4, 3, None), (128, 9, None), (8192, 2, None), (20000, 1, 7),
+                               (1001, 1, 3), (256, 3, -128)):
         m, n = int(rng.integers(1, 71)), int(rng.integers(1, 100))
         k = group * n_groups
         a = rng.integers(-128, 128, (m, k)).astype(np.int8)
