@@ -2,12 +2,12 @@
 measured weight bytes.
 
 Times, in the same run and in interleaved rounds (a load change on a shared machine hits all
-cases alike; each round starts at the next case, so no case always runs right after the same
-other one - torch's OpenMP threads spin on after each of its calls): tensorix's
-``quantize_dynamic`` Linear (int8 weights per channel, int8 activations per tensor quantized
-per call, the exact integer GEMM of ``tensorix.quant.int_mm``), torch.ao's ``quantize_dynamic``
-Linear (fbgemm), and float32 ``nn.Linear`` of both, at ``--size`` x ``--size`` for batches 1
-to 64. Each row: the median ms over the rounds, the median of the per-round ratios to
+cases alike; each round starts at the next case, and each call follows 20 ms of sleep, so
+every call starts from idle threads - torch's OpenMP threads spin on after each of its calls):
+tensorix's ``quantize_dynamic`` Linear (int8 weights per channel, int8 activations per tensor
+quantized per call, the exact integer GEMM of ``tensorix.quant.int_mm``), torch.ao's
+``quantize_dynamic`` Linear (fbgemm), and float32 ``nn.Linear`` of both, at ``--size`` x
+``--size`` for batches 1 to 64. Each row: the median ms over the rounds, the median of the per-round ratios to
 torch.ao, and the CPU seconds per call of both (all threads; wall time above CPU time / threads
 is time the machine gave to others).
 
@@ -86,8 +86,11 @@ def speed(size, batches, repeat):
         xt, xx = torch.tensor(x), tx.tensor(x)
         with torch.no_grad(), tx.no_grad(), warnings.catch_warnings():
             warnings.simplefilter("ignore")
+            # 20 ms of sleep before each call: every call starts from idle threads (torch's
+            # OpenMP threads spin on for a while after a call, on the cores the next case
+            # needs: measured +5 ms CPU in tensorix's batch-64 call right after torch.ao's)
             times, cpu = rounds([lambda: q(xx), lambda: tq(xt), lambda: lin(xx),
-                                 lambda: tlin(xt)], repeat)
+                                 lambda: tlin(xt)], repeat, gap=0.02)
             err = float(np.abs(q(xx).numpy() - tq(xt).numpy()).max())
         rows.append((b, *(statistics.median(t) for t in times), _ratio(times[0], times[1]),
                      statistics.median(cpu[0]), statistics.median(cpu[1]), err))
