@@ -7,9 +7,9 @@ every call starts from idle threads - torch's OpenMP threads spin on after each 
 tensorix's ``quantize_dynamic`` Linear (int8 weights per channel, int8 activations per tensor
 quantized per call, the exact integer GEMM of ``tensorix.quant.int_mm``), torch.ao's
 ``quantize_dynamic`` Linear (fbgemm), and float32 ``nn.Linear`` of both, at ``--size`` x
-``--size`` for batches 1 to 64. Each row: the median ms over the rounds, the median of the per-round ratios to
-torch.ao, and the CPU seconds per call of both (all threads; wall time above CPU time / threads
-is time the machine gave to others).
+``--size`` for batches 1 to 64. Each row: the median ms over the rounds, the median of the
+per-round ratios to torch.ao, and the CPU ms per call of both (all threads; wall time above
+CPU time / threads is time the machine gave to others).
 
 Then the exact int8 GEMM routes alone on the layer's codes, in the same rounds: the compiled
 kernel (AVX-512 VNNI where the CPU has it), the AVX2 ``vpmaddwd`` kernel, float32 BLAS over K
