@@ -136,6 +136,8 @@ def avx2() -> bool:
     """Whether this CPU runs the ``vpmaddwd`` micro-kernel (x86-64 with AVX2)."""
     import llvmlite.binding as llb
 
+    if numba.config.CPU_NAME not in (None, "host"):  # another target: LLVM would abort
+        return False
     return platform.machine().lower() in ("x86_64", "amd64") and \
         bool(llb.get_host_cpu_features().get("avx2", False))
 

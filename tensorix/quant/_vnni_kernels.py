@@ -40,7 +40,10 @@ K_BLOCK = 1024  # k-quads per pass over a panel (K <= 4096 in one pass; 256, a p
 
 
 def vnni() -> bool:
-    """Whether this CPU runs the ``vpdpbusd`` micro-kernel (AVX-512 F/BW/VNNI)."""
+    """Whether this CPU runs the ``vpdpbusd`` micro-kernel (AVX-512 F/BW/VNNI), and numba
+    compiles for it (not for another target, ``NUMBA_CPU_NAME``: LLVM would abort)."""
+    if numba.config.CPU_NAME not in (None, "host"):
+        return False
     f = llb.get_host_cpu_features()
     return all(f.get(k, False) for k in ("avx512f", "avx512bw", "avx512vnni"))
 

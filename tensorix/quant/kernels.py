@@ -120,12 +120,30 @@ def _vnni():
                     with warnings.catch_warnings():
                         warnings.simplefilter("ignore")
                         from . import _vnni_kernels
-                    if _vnni_kernels.vnni():
+                    if _vnni_kernels.vnni() and _vnni_works(_vnni_kernels):
                         mod = _vnni_kernels
                 except Exception:  # noqa: BLE001 - the AVX2 kernel is exact too
                     mod = None
                 _state["vnni"] = mod
     return _state["vnni"] or None
+
+
+def _vnni_works(mod) -> bool:
+    # compile and run both entry points once on a small product (a numba set to another CPU
+    # target, e.g. NUMBA_CPU_NAME=generic, cannot select vpdpbusd: the AVX2 route then)
+    rng = np.random.default_rng(0)
+    a, w = (rng.integers(-128, 128, s).astype(np.int8) for s in ((3, 8), (5, 8)))
+    panels = mod.pack_b(w)
+    start = mod.start_rows(panels, 2)
+    u = np.bitwise_xor(a.view(np.uint8), np.uint8(0x80))
+    planes = np.empty((2, 3, 32), np.int32)
+    mod.int_mm_packed(u, panels, start, planes, 0, 1)
+    out = np.empty((3, 32), np.float32)
+    mod.int_mm_packed_scaled(u, panels, start, np.empty((1, 1, 1), np.int32), out,
+                             np.ones((3, 2), np.float32), np.ones((2, 32), np.float32), 0, 1)
+    ref = [a[:, :4].astype(np.int64) @ w[:, :4].T, a[:, 4:].astype(np.int64) @ w[:, 4:].T]
+    return bool((planes[0, :, :5] == ref[0]).all() and (planes[1, :, :5] == ref[1]).all() and
+                (out[:, :5] == ref[0] + ref[1]).all())
 
 
 class PackedWeight:
