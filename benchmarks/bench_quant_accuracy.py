@@ -177,6 +177,15 @@ def methods(calibration, skip, head_dim=64):
          lambda m: qm.quantize_preset_(m, "flexq-w6a6", skip=skip)),
         ("FlexQ W6A8 g128", "W6A8",
          lambda m: qm.quantize_preset_(m, "flexq-w6a8", skip=skip)),
+        ("COMET W4A4 g128 + KV4, GPTQ weights", "W4A4KV4",
+         lambda m: qm.quantize_preset_(m, "comet-w4a4kv4", skip=skip, head_dim=head_dim,
+                                       calibration=calibration)),
+        ("OdysseyLLM W4A8, GPTQ weights", "W4A8",
+         lambda m: qm.quantize_preset_(m, "odyssey-w4a8", skip=skip, calibration=calibration)),
+        ("FlexQ W6A6 g128, GPTQ weights", "W6A6",
+         lambda m: qm.quantize_preset_(m, "flexq-w6a6", skip=skip, calibration=calibration)),
+        ("FlexQ W6A8 g128, GPTQ weights", "W6A8",
+         lambda m: qm.quantize_preset_(m, "flexq-w6a8", skip=skip, calibration=calibration)),
         ("fp8 e4m3 (per-channel W, dynamic per-token A)", "W8A8",
          lambda m: qm.quantize_linears_(m, QScheme(dtype=fp8, granularity="per_channel"),
                                         qm.token_scheme(dtype=fp8), skip=skip)),
@@ -241,7 +250,11 @@ def orderings(rows) -> list:
          ppl["FlexQ W6A8 g128"] < ppl["OdysseyLLM W4A8 (per-channel W4)"] <
          ppl["COMET W4A4 g128 + KV4"]),
         ("W6A8 beats W6A6", ppl["FlexQ W6A8 g128"] < ppl["FlexQ W6A6 g128"]),
-    ]
+    ] + [(f"GPTQ weights beat RTN in {name}", ppl[f"{name}, GPTQ weights"] < ppl[rtn])
+         for name, rtn in (("COMET W4A4 g128 + KV4", "COMET W4A4 g128 + KV4"),
+                           ("OdysseyLLM W4A8", "OdysseyLLM W4A8 (per-channel W4)"),
+                           ("FlexQ W6A6 g128", "FlexQ W6A6 g128"),
+                           ("FlexQ W6A8 g128", "FlexQ W6A8 g128"))]
 
 
 def _parser():

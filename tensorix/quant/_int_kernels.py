@@ -136,6 +136,8 @@ def avx2() -> bool:
     """Whether this CPU runs the ``vpmaddwd`` micro-kernel (x86-64 with AVX2)."""
     import llvmlite.binding as llb
 
+    if numba.config.CPU_NAME not in (None, "host"):  # another target: LLVM would abort
+        return False
     return platform.machine().lower() in ("x86_64", "amd64") and \
         bool(llb.get_host_cpu_features().get("avx2", False))
 
@@ -249,3 +251,26 @@ def int_mm_packed(a_pairs, panels, out, p_lo, p_hi):
                 _tile2(a_m, sa, b_ptr, o_m, so, kn)
             elif m_rows - m4 == 1:
                 _tile1(a_m, sa, b_ptr, o_m, so, kn)
+
+
+# -- the rescale of int_linear -----------------------------------------------------------------
+@_jit
+def rescale(planes, s_a, s_b, z_a, sums, out, m_lo, m_hi):
+    # out[m, n] = sum_g f32(planes[g, m, n] - z_a[m, g] sums[g, n]) * s_a[m, g] * s_b[g, n]
+    # for rows [m_lo, m_hi), in float32 and in the order of gemm.int_linear's NumPy passes
+    # (convert, times s_a, times s_b, the groups summed in order): the same bits in one pass
+    # over the planes. s_a (M, 1 or G), s_b (1 or G, N), z_a like s_a (int64) or empty, sums
+    # (G, N) int32 or empty
+    groups, _, n_cols = planes.shape
+    ga, gb = s_a.shape[1], s_b.shape[0]
+    has_z = z_a.size > 0
+    for m in range(m_lo, m_hi):
+        for g in range(groups):
+            sa = s_a[m, g % ga]
+            zg = z_a[m, g % ga] if has_z else 0
+            for n in range(n_cols):
+                v = planes[g, m, n]
+                if has_z:
+                    v = np.int32(v - zg * sums[g, n])
+                p = np.float32(v) * sa * s_b[g % gb, n]
+                out[m, n] = p if g == 0 else out[m, n] + p

@@ -39,7 +39,7 @@ from ..autograd.dispatch import gemm_hook
 from ..autograd.grad_mode import is_grad_enabled
 from ..backend import array_module
 from ..tensor import Tensor, _make
-from .kernels import _int_mm_raw, pack_weight
+from .kernels import _int_mm_groups, _int_mm_raw, _int_mm_scaled, _rescale, pack_weight
 from .quantizer import QScheme, compute_qparams, quantize
 
 __all__ = ["IntGemm", "IntWeight", "int_gemm", "int_linear", "int_path_supported"]
@@ -70,8 +70,9 @@ def _scales_2d(scale, rows, groups):
 class IntWeight:
     """A weight (N, K) as integer codes: ``codes`` int8 (N, K), ``scale`` its per-tensor,
     per-channel or per-group scales (compute_qparams shapes), ``scheme``; ``packed`` the
-    AVX2 kernel's layout of the codes (or None); ``row_sums`` the int32 sums of the codes'
-    rows (what an affine input's zero point multiplies), made on first use.
+    CPU micro-kernel's :class:`~tensorix.quant.kernels.PackedWeight` of the codes (or None);
+    ``row_sums`` the int32 sums of the codes' rows (what an affine input's zero point
+    multiplies), made on first use.
     Example: ``IntWeight.from_float(w, QScheme(8, True, "per_channel", axis=0))``."""
 
     codes: object
@@ -123,17 +124,36 @@ def int_linear(a, weight: IntWeight, act: QScheme, act_qparams=None, bias=None):
     s_a = _scales_2d(xp.asarray(sa._data, dtype=np.float32), m, groups)
     z_a = None if act.symmetric else _scales_2d(xp.asarray(za._data), m, groups)
     s_b = _scales_2d(xp.asarray(weight.scale), weight.codes.shape[0], groups).T  # (G, N)
-    out = None
-    for c in range(groups):
-        whole = groups == 1
-        wq = weight.codes if whole else weight.codes[:, c * chunk:(c + 1) * chunk]
-        acc = _int_mm_raw(aq if whole else xp.ascontiguousarray(aq[:, c * chunk:(c + 1) * chunk]),
-                          wq.T, weight.packed if whole else None)
-        if z_a is not None:  # the zero point's share: z_a times each weight row's sum
-            if whole and weight.row_sums is None:
-                weight.row_sums = wq.sum(1, dtype=np.int32)
-            sums = weight.row_sums if whole else wq.sum(1, dtype=np.int32)
-            xp.subtract(acc, z_a[:, c % z_a.shape[1], None] * sums[None, :], out=acc,
+    # on VNNI (symmetric activations, or one zero point): the integer product and the rescale
+    # in one pass of the kernel over the weight packed once
+    out = _int_mm_scaled(aq, weight.packed, chunk, s_a, s_b, z_a)
+    if out is not None:
+        if bias is not None:
+            out += bias
+        return out
+    whole = groups == 1
+    # every group's int32 sums in one pass of the kernel over the weight packed once (VNNI),
+    # else group by group
+    planes = _int_mm_groups(aq, weight.packed, chunk)
+    if planes is None:
+        planes = [_int_mm_raw(aq if whole else
+                              xp.ascontiguousarray(aq[:, c * chunk:(c + 1) * chunk]),
+                              (weight.codes if whole else
+                               weight.codes[:, c * chunk:(c + 1) * chunk]).T,
+                              weight.packed if whole else None) for c in range(groups)]
+    sums = None
+    if z_a is not None:  # the zero point's share: z_a times each weight row's sum
+        if whole and weight.row_sums is None:
+            weight.row_sums = weight.codes.sum(1, dtype=np.int32)
+        sums = weight.row_sums[None] if whole else \
+            weight.codes.reshape(weight.codes.shape[0], groups, chunk).sum(2, dtype=np.int32).T
+    # grouped: one compiled pass over all planes (no numba, or CuPy: the NumPy passes below)
+    out = None if whole else _rescale(planes if not isinstance(planes, list) else
+                                      xp.stack(planes), s_a, s_b, z_a, sums)
+    for c in range(0 if out is not None else groups):
+        acc = planes[c]
+        if z_a is not None:
+            xp.subtract(acc, z_a[:, c % z_a.shape[1], None] * sums[c][None, :], out=acc,
                         casting="unsafe")  # int32 sums stay int32 (static zero points: int64)
         # the rescale in place on one float32 array (the same operations in the same order as
         # out-of-place ones: the same bits, without four (M, N) temporaries)

@@ -3,10 +3,13 @@
 NumPy's integer matmul runs no BLAS (a naive loop, and ``int8 @ int8`` wraps in int8), so
 :func:`int_mm` takes one of two exact routes:
 
-* **compiled** (CPU, numba installed - the ``jit`` extra): an int32-accumulating kernel whose
-  inner loop LLVM turns into ``vpmaddwd`` (``_int_kernels.py``), split over
-  ``tensorix.set_num_threads`` threads by output columns. Reads the int8 weight directly, so
-  a weight-only or dynamic int8 layer moves a quarter of float32's bytes.
+* **compiled** (CPU, numba installed - the ``jit`` extra), split over
+  ``tensorix.set_num_threads`` threads by output columns: on CPUs with AVX-512 VNNI an 8 x 32
+  ``vpdpbusd`` micro-kernel on the weight packed once (``_vnni_kernels.py``; activations
+  shifted to uint8, each output started at ``-128 * rowsum(w)``); else the AVX2 ``vpmaddwd``
+  micro-kernel on its own packing, or numba loops without AVX2 (``_int_kernels.py``). Weights
+  move as int8, a quarter of float32's bytes. Grouped products (int4 / int6 weights in groups
+  along K) take every group's int32 sums from one VNNI pass (:func:`_int_mm_groups`).
 * **BLAS** (no numba, and CuPy): float32 GEMMs through ``tensorix._threads.matmul`` (cuBLAS on
   CuPy) over chunks of at most 1024 along K, summed in int32. Every product has
   ``|a b| <= 2^14`` and every partial sum of a chunk ``<= 1024 * 2^14 = 2^24``, so float32
@@ -106,15 +109,83 @@ def _avx2(kern):
     return _state["avx2"]
 
 
+def _vnni():
+    """The AVX-512 VNNI kernels module where this CPU runs them (and numba compiles them),
+    else None (cached; tests set ``_state["vnni"]`` to False to run the AVX2 route)."""
+    if "vnni" not in _state:
+        with _lock:
+            if "vnni" not in _state:
+                mod = None
+                try:
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore")
+                        from . import _vnni_kernels
+                    if _vnni_kernels.vnni() and _vnni_works(_vnni_kernels):
+                        mod = _vnni_kernels
+                except Exception:  # noqa: BLE001 - the AVX2 kernel is exact too
+                    mod = None
+                _state["vnni"] = mod
+    return _state["vnni"] or None
+
+
+def _vnni_works(mod) -> bool:
+    # compile and run both entry points once on a small product (a numba set to another CPU
+    # target, e.g. NUMBA_CPU_NAME=generic, cannot select vpdpbusd: the AVX2 route then)
+    rng = np.random.default_rng(0)
+    a, w = (rng.integers(-128, 128, s).astype(np.int8) for s in ((3, 8), (5, 8)))
+    panels = mod.pack_b(w)
+    start = mod.start_rows(panels, 2)
+    u = np.bitwise_xor(a.view(np.uint8), np.uint8(0x80))
+    planes = np.empty((2, 3, 32), np.int32)
+    mod.int_mm_packed(u, panels, start, planes, 0, 1)
+    out = np.empty((3, 32), np.float32)
+    mod.int_mm_packed_scaled(u, panels, start, np.empty((1, 1, 1), np.int32), out,
+                             np.ones((3, 2), np.float32), np.ones((2, 32), np.float32), 0, 1)
+    ref = [a[:, :4].astype(np.int64) @ w[:, :4].T, a[:, 4:].astype(np.int64) @ w[:, 4:].T]
+    return bool((planes[0, :, :5] == ref[0]).all() and (planes[1, :, :5] == ref[1]).all() and
+                (out[:, :5] == ref[0] + ref[1]).all())
+
+
+class PackedWeight:
+    """An int8 weight (N, K) in one micro-kernel's panel layout, made once by
+    :func:`pack_weight`: ``kind`` ``"vnni"`` (32-column panels of k-quads) or ``"avx2"``
+    (16-column panels of k-pairs). The VNNI kernel starts each output from ``-128 * sum_k
+    w[n, k]`` over its group of K (:meth:`start`, made once per group count)."""
+
+    __slots__ = ("kind", "panels", "n", "k", "_starts")
+
+    def __init__(self, kind, panels, n, k):
+        self.kind, self.panels, self.n, self.k, self._starts = kind, panels, n, k, {}
+
+    def start(self, groups: int):
+        """(groups, 32 P) int32 starts of the VNNI kernel for ``groups`` equal runs of K."""
+        if groups not in self._starts:
+            self._starts[groups] = _vnni().start_rows(self.panels, groups)
+        return self._starts[groups]
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the panels and the starts made so far."""
+        return self.panels.nbytes + sum(v.nbytes for v in self._starts.values())
+
+
+def _pack(kern, wt):
+    # wt: (N, K) int8 rows of the weight; the fastest micro-kernel this CPU runs
+    vnni = _vnni()
+    if vnni is not None:
+        return PackedWeight("vnni", vnni.pack_b(wt), *wt.shape)
+    if _avx2(kern):
+        return PackedWeight("avx2", kern.pack_b(wt), *wt.shape)
+    return None
+
+
 def pack_weight(w):
-    """The int8 weight ``w`` (N, K) (rows = output features) in the packed-panel layout of the
-    AVX2 kernel, or None where that kernel does not run (no numba or AVX2, or a CuPy array).
-    Layers pack once and pass it to ``_int_mm_raw(a, w.T, packed)``: packing costs a pass over
-    the weight, as much as a GEMM of a few rows."""
+    """The int8 weight ``w`` (N, K) (rows = output features) as a :class:`PackedWeight` for
+    the CPU's micro-kernel (AVX-512 VNNI, else AVX2), or None where neither runs (no numba, no
+    AVX2, or a CuPy array). Layers pack once and pass it to ``_int_mm_raw(a, w.T, packed)``:
+    packing costs a pass over the weight, as much as a GEMM of a few rows."""
     kern = _compiled() if array_module(w) is np and compiled_available() else None
-    if kern is None or not _avx2(kern):
-        return None
-    return kern.pack_b(np.ascontiguousarray(w))
+    return None if kern is None else _pack(kern, np.ascontiguousarray(w))
 
 
 def _int_mm_raw(a, b, packed=None):
@@ -126,10 +197,12 @@ def _int_mm_raw(a, b, packed=None):
     if kern is None:
         return _blas(a, b)
     m, n = a.shape[0], b.shape[1]
-    if packed is None and m >= _PACK_ROWS and _avx2(kern):
-        packed = kern.pack_b(b.T)
-    if packed is not None:  # 4-row tiles, and 1-3 row tiles for the rest (batches 1-3 too)
-        return _packed_mm(kern, a, packed, m, n)
+    if packed is None and m >= _PACK_ROWS:
+        packed = _pack(kern, b.T)
+    if packed is not None and packed.kind == "vnni" and _vnni() is not None:
+        return _vnni_mm(_vnni(), a, packed, m, n)[0]
+    if packed is not None and packed.kind == "avx2" and _avx2(kern):
+        return _packed_mm(kern, a, packed.panels, m, n)
     bt = b.T if b.T.flags.c_contiguous else np.ascontiguousarray(b.T)  # a weight's .T is free
     if m >= 4:  # 4-row tiles on int16 rows (zero rows pad M to a multiple of 4)
         a16 = np.zeros((-(-m // 4) * 4, a.shape[1]), np.int16)
@@ -141,6 +214,98 @@ def _int_mm_raw(a, b, packed=None):
     cols = max(2, _MIN_PART_MACS // max(1, a.shape[0] * a.shape[1]))  # columns per part
     _threads.parallel(bt.shape[0], lambda lo, hi: run(a, bt, out, lo, hi), cols)
     return out[:m]
+
+
+def _shifted(a, kp):
+    # the activations as uint8, a ^ 0x80 = a + 128, with zero columns padding K to ``kp`` (the
+    # padded weight is zero there)
+    if a.shape[1] == kp:
+        return np.bitwise_xor(a.view(np.uint8), np.uint8(0x80))
+    u = np.zeros((a.shape[0], kp), np.uint8)
+    np.bitwise_xor(a.view(np.uint8), np.uint8(0x80), out=u[:, :a.shape[1]])
+    return u
+
+
+def _vnni_mm(vnni, a, packed, m, n, groups=1):
+    # the panels split over the pool by output columns; one int32 (M, N) plane per group of K
+    panels = packed.panels
+    kp = 4 * panels.shape[1]
+    u = _shifted(a, kp)
+    start = packed.start(groups)
+    out = np.empty((groups, m, panels.shape[0] * vnni.TILE_N), np.int32)
+    per_part = max(1, _MIN_PART_MACS // max(1, m * kp * vnni.TILE_N))
+    _threads.parallel(panels.shape[0], lambda lo, hi: vnni.int_mm_packed(
+        u, panels, start, out, lo, hi), per_part)
+    return out[:, :, :n]
+
+
+def _applies(a, packed, group):
+    # whether the VNNI kernel takes ``a`` times ``packed`` in groups of ``group`` along K
+    return packed is not None and packed.kind == "vnni" and _vnni() is not None and \
+        not group % 4 and not packed.k % group and array_module(a) is np
+
+
+def _int_mm_scaled(a, packed, group, s_a, s_b, z_a=None):
+    """float32 ``sum_g f32(a_g @ W_g^T - z_a rowsum(W_g)) * s_a[:, g] * s_b[g]`` over groups
+    of ``group`` along K (``gemm.int_linear``'s product: ``s_a`` (M or 1, G or 1), ``s_b``
+    (G or 1, N or 1), ``z_a`` None or one zero point), in one VNNI pass with the rescale done
+    in the tiles, in int_linear's order (the same bits as its NumPy passes, and no int32 plane
+    per group); None where the VNNI kernel does not take it (or zero points per row)."""
+    if not _applies(a, packed, group) or (z_a is not None and z_a.size != 1):
+        return None
+    _check_k(a.shape[1], "int_mm")
+    vnni = _vnni()
+    m, n, groups = a.shape[0], packed.n, packed.k // group
+    panels = packed.panels
+    kp, n_pad = 4 * panels.shape[1], panels.shape[0] * vnni.TILE_N
+    u = _shifted(a, kp)
+    start = packed.start(groups)
+    if z_a is not None:  # the zero point's share joins the start: -(128 + z) rowsum(W_g),
+        # wrapping modulo 2^32 as the int32 sums do
+        z = int(np.asarray(z_a).reshape(-1)[0])
+        start = ((start // np.int32(-128)).astype(np.int64) * -(128 + z)).astype(np.int32)
+    s_a = np.ascontiguousarray(np.broadcast_to(s_a, (m, groups)), dtype=np.float32)
+    s_b_pad = np.zeros((groups, n_pad), np.float32)
+    s_b_pad[:, :n] = np.broadcast_to(s_b, (groups, n))
+    # a group longer than one K block keeps its int32 sums between blocks
+    scratch = np.empty((1, m, n_pad) if group > 4 * vnni.K_BLOCK else (1, 1, 1), np.int32)
+    out = np.empty((m, n_pad), np.float32)
+    per_part = max(1, _MIN_PART_MACS // max(1, m * kp * vnni.TILE_N))
+    _threads.parallel(panels.shape[0], lambda lo, hi: vnni.int_mm_packed_scaled(
+        u, panels, start, scratch, out, s_a, s_b_pad, lo, hi), per_part)
+    return out[:, :n]
+
+
+def _int_mm_groups(a, packed, group):
+    """int32 ``a @ W^T`` per group of ``group`` along K, as (K // group, M, N) planes, in one
+    pass of the VNNI kernel over the weight packed whole; None where that kernel does not
+    take it (no VNNI packing, or groups off the kernel's quads of k)."""
+    if not _applies(a, packed, group):
+        return None
+    _check_k(a.shape[1], "int_mm")
+    return _vnni_mm(_vnni(), a, packed, a.shape[0], packed.n, packed.k // group)
+
+
+def _rescale(planes, s_a, s_b, z_a, sums):
+    """``gemm.int_linear``'s rescale of int32 ``planes`` (G, M, N) in one compiled pass over
+    them, split over the pool by rows (the same bits as its NumPy passes, which read and write
+    every plane four times: for 32 groups of 128 the rescale cost more than the GEMM), or None
+    without the compiled kernels; arguments as ``_int_kernels.rescale`` (None: no zero
+    point)."""
+    kern = _compiled() if isinstance(planes, np.ndarray) and compiled_available() else None
+    if kern is None:
+        return None
+    g, m, n = planes.shape
+    s_a = np.broadcast_to(s_a, (m, s_a.shape[1]))
+    s_b = np.broadcast_to(s_b, (s_b.shape[0], n))
+    if z_a is None:
+        z_a, sums = np.empty((0, 0), np.int64), np.empty((0, 0), np.int32)
+    else:
+        z_a = np.broadcast_to(z_a.astype(np.int64, copy=False), (m, z_a.shape[1]))
+    out = np.empty((m, n), np.float32)
+    _threads.parallel(m, lambda lo, hi: kern.rescale(planes, s_a, s_b, z_a, sums, out, lo, hi),
+                      max(1, (1 << 17) // max(1, g * n)))
+    return out
 
 
 def _packed_mm(kern, a, panels, m, n):

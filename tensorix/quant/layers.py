@@ -154,8 +154,9 @@ class QuantizedLinear(_QuantizedWeight):
     def runtime_nbytes(self) -> int:
         """Bytes this layer holds for its weight once it has run: the buffers (codes, scales,
         zero points, row sums; not the bias) plus the integer kernel's own copies, made on the
-        first call of an int8-activation layer: the AVX2 packed panels of the codes (as many
-        bytes as int8 codes) and, for packed int4 codes, their int8 unpacking.
+        first call of an int8-activation layer: the micro-kernel's packed panels of the codes
+        (as many bytes as int8 codes, padded to its tile) and, for packed int4 codes, their int8
+        unpacking.
         Example: after ``lin(x)``, an int8 dynamic 4096 x 4096 layer holds about 2 x 16 MiB."""
         bufs = [b._data for k, b in self._buffers.items() if b is not None and k != "bias"]
         n = sum(a.nbytes for a in bufs)

@@ -173,3 +173,45 @@ def test_rotation_lives_in_the_state_dict(rng):
         assert not np.array_equal(src(x).numpy(), dst(x).numpy())
         dst.load_state_dict(sd)
         np.testing.assert_array_equal(src(x).numpy(), dst(x).numpy())
+
+
+ROUTE_CASES = {  # act scheme, weight scheme, bias dtype, static act qparams
+    "w4a4 g32": (*SCHEMES["w4a4 g32"], None, None),
+    "w4a8 g32, float32 bias": (*SCHEMES["w4a8 g32"], np.float32, None),
+    "w8a8 per token": (*SCHEMES["w8a8 per token"], None, None),
+    "w8 affine a8 per tensor, float32 bias": (QScheme(8, False), SCHEMES["w8a8 per token"][1],
+                                              np.float32, None),
+    "w8 affine a8 per token, float64 bias": (QScheme(8, False, "per_channel", axis=0),
+                                             SCHEMES["w8a8 per token"][1], np.float64, None),
+    "w4 g32 affine a8 g32": (QScheme(8, False, "per_group", group_size=32),
+                             SCHEMES["w4a4 g32"][1], None, None),
+    "w8 static affine a8, int64 zero point": (QScheme(8, False), SCHEMES["w8a8 per token"][1],
+                                              np.float32, (np.float32(0.02), np.int64(-7))),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ROUTE_CASES))
+def test_int_linear_same_bits_on_every_kernel_route(name, monkeypatch, rng):
+    # grouped layers run every group in one VNNI pass over the weight packed once; the int32
+    # sums are exact on every route, and the compiled rescale does the NumPy passes' float32
+    # operations in their order (the blas route runs those passes), so the outputs are the
+    # same bits
+    from tensorix.quant import kernels
+
+    act, ws, bias_dtype, static = ROUTE_CASES[name]
+    x = rng.standard_normal((37, 224)).astype(np.float32)
+    w = rng.standard_normal((45, 224)).astype(np.float32)
+    bias = None if bias_dtype is None else rng.standard_normal(45).astype(bias_dtype)
+    outs = []
+    for route in ("vnni", "avx2", "portable", "blas"):
+        with monkeypatch.context() as mp:
+            if route in ("avx2", "portable"):
+                kernels._compiled()
+                mp.setitem(kernels._state, "vnni", False)
+            if route == "portable":
+                mp.setitem(kernels._state, "avx2", False)
+            if route == "blas":
+                mp.setattr(kernels, "compiled_available", lambda: False)
+            outs.append(int_linear(x, IntWeight.from_float(w, ws), act, static, bias))
+    for y in outs[1:]:
+        np.testing.assert_array_equal(y, outs[0])

@@ -22,18 +22,32 @@ CASES = {
 }
 
 
-@pytest.fixture(params=["compiled", "portable", "blas"])
-def route(request, monkeypatch):
-    # compiled: the AVX2 packed tiles where the CPU has AVX2; portable: the numba 4 x 2 / 2 x 2
-    # tiles of CPUs without it; blas: the float32-chunk route (no numba, and CuPy)
-    if request.param != "blas":
+ROUTES = ["vnni", "avx2", "portable", "blas"]
+
+
+def _set_route(name, monkeypatch):
+    # vnni: the AVX-512 VNNI tiles where the CPU has them; avx2: the AVX2 packed tiles (CPUs
+    # with AVX2 and no VNNI); portable: the numba 4 x 2 / 2 x 2 tiles of CPUs without either;
+    # blas: the float32-chunk route (no numba, and CuPy)
+    if name != "blas":
         if not kernels.compiled_available():
             pytest.skip("numba is not installed")
-        if request.param == "portable":
-            kernels._compiled()
+        kern = kernels._compiled()
+        if name == "vnni" and kernels._vnni() is None:
+            pytest.skip("this CPU has no AVX-512 VNNI")
+        if name == "avx2" and not kern.avx2():
+            pytest.skip("this CPU has no AVX2")
+        if name in ("avx2", "portable"):
+            monkeypatch.setitem(kernels._state, "vnni", False)
+        if name == "portable":
             monkeypatch.setitem(kernels._state, "avx2", False)
     else:
         monkeypatch.setattr(kernels, "compiled_available", lambda: False)
+
+
+@pytest.fixture(params=ROUTES)
+def route(request, monkeypatch):
+    _set_route(request.param, monkeypatch)
     return request.param
 
 
@@ -59,23 +73,47 @@ def test_int_mm_weight_transpose_view(rng):
     np.testing.assert_array_equal(int_mm(tx.tensor(x), tx.tensor(w).T).numpy(), _ref(x, w.T))
 
 
+@pytest.fixture(params=["vnni", "avx2"])
+def packed_route(request, monkeypatch):
+    _set_route(request.param, monkeypatch)
+    return request.param
+
+
 @pytest.mark.parametrize("case", sorted(CASES))
 @pytest.mark.parametrize("m,k,n", [(1, 4096, 50), (2, 1040, 13), (3, 33, 9), (4, 4096, 48),
-                                   (7, 3001, 33), (64, 1025, 17), (9, 1, 3)])
-def test_int_mm_packed_weight_exact(case, m, k, n, rng):
-    # the AVX2 micro-kernels on a packed weight (pack_weight is None where they do not run):
-    # 4-row tiles and the 1-3 row tiles of the last rows (batches 1-3: only those); padding N
-    # to 16 columns and K to pairs adds nothing
+                                   (7, 3001, 33), (64, 1025, 17), (9, 1, 3), (70, 2050, 65)])
+def test_int_mm_packed_weight_exact(packed_route, case, m, k, n, rng):
+    # the micro-kernels on a packed weight: full row tiles and the shorter tiles of the last
+    # rows (batches 1-3: only those); padding N to the panel width and K to pairs / quads adds
+    # nothing; K over the VNNI kernel's K block runs several passes
     a, b = (v.astype(np.int8) for v in CASES[case](rng, m, k, n))
     packed = kernels.pack_weight(np.ascontiguousarray(b.T))
+    assert packed.kind == packed_route
     np.testing.assert_array_equal(kernels._int_mm_raw(a, b, packed), _ref(a, b))
 
 
-def test_int_mm_packed_reaches_int32_edge():
+def test_int_mm_packed_random_shapes(packed_route):
+    # random shapes: M 1..70, odd K, N off the panel width; a strided (non-contiguous) input
+    rng = np.random.default_rng(16)
+    for _ in range(12):
+        m, k, n = int(rng.integers(1, 71)), int(rng.integers(1, 1500)) | 1, \
+            int(rng.integers(1, 100))
+        a = rng.integers(-128, 128, (m, 2 * k)).astype(np.int8)[:, ::2]
+        w = rng.integers(-128, 128, (n, k)).astype(np.int8)
+        packed = kernels.pack_weight(w)
+        np.testing.assert_array_equal(kernels._int_mm_raw(a, w.T, packed), _ref(a, w.T),
+                                      err_msg=f"M={m} K={k} N={n}")
+
+
+def test_int_mm_packed_reaches_int32_edge(packed_route):
     k = kernels.K_MAX - 1
-    a = np.full((7, k), -128, np.int8)  # a 4-row and a 3-row tile
+    a = np.full((11, k), -128, np.int8)  # an 8-row and a 3-row VNNI tile, 4 + 4 + 3 on AVX2
     packed = kernels.pack_weight(a[:1])
     assert (kernels._int_mm_raw(a, a[:1].T, packed) == k * 128 * 128).all()
+    a[:, ::2] = 127  # the shifted sums of the VNNI route leave int32 and wrap back
+    w = np.full((1, k), -128, np.int8)
+    np.testing.assert_array_equal(kernels._int_mm_raw(a, w.T, kernels.pack_weight(w)),
+                                  _ref(a, w.T))
 
 
 def test_quantized_linear_repacks_after_load_state_dict(rng):
@@ -172,3 +210,59 @@ def test_runtime_nbytes_counts_the_kernels_copies():
     with tx.no_grad():
         wo(x)
     assert wo.runtime_nbytes() == wo.weight_nbytes()  # weight-only: the stored codes alone
+
+
+def test_int_mm_groups_exact():
+    # the VNNI kernel's per-group planes (one pass over a weight packed whole) against int64
+    # products group by group: M 1..70, groups of 4..256 k, N off the panel width
+    if kernels.pack_weight(np.zeros((1, 4), np.int8)) is None or kernels._vnni() is None:
+        pytest.skip("no VNNI kernel on this CPU")
+    rng = np.random.default_rng(61)
+    for group, n_groups in ((4, 3), (32, 5), (128, 9), (256, 3), (1028, 2)):
+        m, n = int(rng.integers(1, 71)), int(rng.integers(1, 100))
+        k = group * n_groups
+        a = rng.integers(-128, 128, (m, k)).astype(np.int8)
+        w = rng.integers(-128, 128, (n, k)).astype(np.int8)
+        w[0] = -128
+        a[0] = -128
+        planes = kernels._int_mm_groups(a, kernels.pack_weight(w), group)
+        assert planes.shape == (n_groups, m, n)
+        for c in range(n_groups):
+            sl = slice(c * group, (c + 1) * group)
+            np.testing.assert_array_equal(planes[c], _ref(a[:, sl], w[:, sl].T),
+                                          err_msg=f"group {group}, plane {c}, M={m} N={n}")
+    packed = kernels.pack_weight(np.ones((3, 24), np.int8))
+    assert kernels._int_mm_groups(np.ones((2, 24), np.int8), packed, 6) is None  # off quads
+
+
+def test_int_mm_scaled_same_bits_as_the_numpy_rescale():
+    # the VNNI tiles' fused rescale against gemm.int_linear's NumPy passes (convert, times
+    # s_a, times s_b, groups summed in order) on the exact int32 sums: groups of 4..20000 k
+    # (longer than one K block: sums kept between blocks), one zero point; groups off the
+    # kernel's quads of k (odd K) are left to the planes route
+    if kernels._vnni() is None or not kernels.compiled_available():
+        pytest.skip("no VNNI kernel on this CPU")
+    rng = np.random.default_rng(62)
+    for group, n_groups, z in ((4, 3, None), (128, 9, None), (8192, 2, None), (20000, 1, 7),
+                               (1001, 1, 3), (256, 3, -128)):
+        m, n = int(rng.integers(1, 71)), int(rng.integers(1, 100))
+        k = group * n_groups
+        a = rng.integers(-128, 128, (m, k)).astype(np.int8)
+        w = rng.integers(-128, 128, (n, k)).astype(np.int8)
+        s_a = rng.random((m, n_groups)).astype(np.float32)
+        s_b = rng.random((n_groups, n)).astype(np.float32)
+        za = None if z is None else np.array([[z]], np.int32)
+        if group % 4:
+            assert kernels._int_mm_scaled(a, kernels.pack_weight(w), group, s_a, s_b, za) \
+                is None
+            continue
+        out = kernels._int_mm_scaled(a, kernels.pack_weight(w), group, s_a, s_b, za)
+        ref = None
+        for c in range(n_groups):
+            sl = slice(c * group, (c + 1) * group)
+            acc = _ref(a[:, sl], w[:, sl].T) - (z or 0) * w[:, sl].sum(1, dtype=np.int64)
+            part = acc.astype(np.int32).astype(np.float32)
+            part *= s_a[:, c, None]
+            part *= s_b[c][None, :]
+            ref = part if ref is None else ref + part
+        np.testing.assert_array_equal(out, ref, err_msg=f"group {group} x {n_groups}")

@@ -29,5 +29,7 @@ def test_bench_quant_accuracy_tiny(tmp_path):
     assert "trained" not in again and "| W8A8 SmoothQuant alpha=0.5 |" in again  # cached
     for row in ("| COMET W4A4 g128 + KV4 | W4A4KV4 |", "| OdysseyLLM W4A8 (per-channel W4) |",
                 "| FlexQ W6A6 g128 |", "| FlexQ W6A8 g128 |",
-                "| int4 AWQ g128 folded, packed int4 (rest RTN) |"):
+                "| int4 AWQ g128 folded, packed int4 (rest RTN) |",
+                "| COMET W4A4 g128 + KV4, GPTQ weights |", "| OdysseyLLM W4A8, GPTQ weights |",
+                "| FlexQ W6A8 g128, GPTQ weights |"):
         assert row in again, again

@@ -101,3 +101,51 @@ def test_comet_kv_reads_through_the_packed_int4_store(rng):
         np.testing.assert_array_equal(model(ids).numpy(), ref(ids).numpy())
     hook = model.blocks[0].attn.qkv._forward_hooks[handles["blocks.0.attn.qkv"].id]
     assert hook.float_nbytes / hook.nbytes == pytest.approx(4 / (0.5 + 5 / 32))
+
+
+def test_preset_with_calibration_runs_gptq_weights(rng):
+    # with calibration the weights are GPTQ's (the same as gptq_ on the preset's weight scheme,
+    # layer after layer), the layers keep GPTQ's grid, the integer kernel takes GPTQ's codes,
+    # and on the calibration data the output is closer to float than round-to-nearest's
+    from tensorix.quant import quantize
+    from tensorix.quant.methods import gptq_
+
+    calib = [tx.tensor(rng.integers(0, 40, (4, 16))) for _ in range(4)]
+    ids = tx.cat(calib, 0)
+    model, ref_model, rtn = _gpt(), _gpt(), _gpt()
+    with tx.no_grad():
+        ref = model(ids).numpy()
+    layers = quantize_preset_(model, "odyssey-w4a8", skip=("head",), calibration=calib)
+    gptq_(ref_model, calib, PRESETS["odyssey-w4a8"].weight, skip=("head",), pack=False)
+    quantize_preset_(rtn, "odyssey-w4a8", skip=("head",))
+    ref_mods = dict(ref_model.named_modules())
+    for name, layer in layers.items():
+        np.testing.assert_allclose(layer.weight.numpy(), ref_mods[name].weight.detach().numpy(),
+                                   rtol=1e-6, atol=1e-7)
+        s, z = layer.weight_scale, layer.weight_zero_point
+        iw = layer._int_weight()
+        np.testing.assert_array_equal(iw.codes, quantize(layer.weight, s, z,
+                                                         layer.weight_scheme).numpy())
+        np.testing.assert_array_equal(iw.scale, s.numpy().astype(np.float32))
+    with tx.no_grad():
+        err_gptq = np.abs(model(ids).numpy() - ref).mean()
+        err_rtn = np.abs(rtn(ids).numpy() - ref).mean()
+    assert err_gptq < err_rtn
+
+
+def test_comet_preset_with_calibration(rng):
+    # grouped W4A4 (groups fitted per layer: 64 for the 64-wide inputs) on GPTQ's group grid,
+    # through the integer kernel, state_dict keeping the grid
+    calib = [tx.tensor(rng.integers(0, 40, (4, 16))) for _ in range(2)]
+    model = _gpt()
+    layers = quantize_preset_(model, "comet-w4a4kv4", skip=("head",), head_dim=32,
+                              calibration=calib)
+    for layer in layers.values():
+        k = layer.in_features
+        assert tuple(layer.weight_scale.shape) == (layer.out_features, k // min(128, k), 1)
+    assert "blocks.0.mlp.2.weight_scale" in model.state_dict()
+    with tx.no_grad():
+        out = model(calib[0]).numpy()
+    assert np.isfinite(out).all()
+    with pytest.raises(ValueError, match="calibration data is empty"):
+        quantize_preset_(_gpt(), "odyssey-w4a8", skip=("head",), calibration=[])

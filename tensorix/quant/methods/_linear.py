@@ -28,7 +28,7 @@ from ...nn import functional as F
 from ...tensor import _make
 from ..flows import _replace
 from ..gemm import IntGemm, IntWeight, int_path_supported
-from ..quantizer import QScheme, fake_quantize, qparams_from_range
+from ..quantizer import QScheme, dequantize, fake_quantize, qparams_from_range, quantize
 from ._calib import as_batches, linear_layers, run_model
 from ._grid import fake_quant_array
 from .hadamard import HadamardRotation
@@ -72,9 +72,16 @@ class ActQuantLinear(nn.Module):
     integer = True  # inference with int schemes on both sides runs the integer kernel
 
     def __init__(self, weight, bias, act_scheme: QScheme | None, *, smooth=None,
-                 rotation: HadamardRotation | None = None, weight_scheme: QScheme | None = None):
+                 rotation: HadamardRotation | None = None, weight_scheme: QScheme | None = None,
+                 weight_qparams=None):
         super().__init__()
         self.weight_scheme = weight_scheme
+        # a weight method's own grid (GPTQ's group scales), kept so the integer kernel takes
+        # the weight's codes on that grid rather than from the weight's range again
+        self.register_buffer("weight_scale", None if weight_qparams is None else
+                             weight_qparams[0].detach())
+        self.register_buffer("weight_zero_point", None if weight_qparams is None else
+                             weight_qparams[1].detach())
         self.out_features, self.in_features = weight.shape
         self.weight = nn.Parameter(weight, requires_grad=False)
         self.bias = None if bias is None else nn.Parameter(bias.detach(), requires_grad=False)
@@ -91,20 +98,27 @@ class ActQuantLinear(nn.Module):
 
     @classmethod
     def from_linear(cls, linear, weight_scheme: QScheme | None, act_scheme: QScheme | None, *,
-                    smooth=None, rotation: HadamardRotation | None = None):
+                    smooth=None, rotation: HadamardRotation | None = None,
+                    weight_qparams=None):
         """Quantize ``linear``'s weight the way the input will be transformed: W diag(s),
-        then W R, then ``weight_scheme`` (None: float weights)."""
+        then W R, then ``weight_scheme`` (None: float weights) - on the weight's own range,
+        or on ``weight_qparams`` ``(scale, zero_point)`` Tensors in compute_qparams' shapes
+        (a weight method's grid, e.g. GPTQ's: its weight lies on it)."""
         w = linear.weight.detach()._data.astype("float64")
         if smooth is not None:
             w = w * smooth
         if rotation is not None:
             w = rotation.rotate(w)
-        if weight_scheme is not None:
+        if weight_qparams is not None:
+            s, z = weight_qparams
+            w = dequantize(quantize(_make(w), s, z, weight_scheme), s, z, weight_scheme,
+                           np.float64)._data
+        elif weight_scheme is not None:
             w = fake_quant_array(w, weight_scheme)
         w = _make(w.astype(linear.weight._data.dtype))
         smooth = None if smooth is None else smooth.astype(linear.weight._data.dtype)
         return cls(w, linear.bias, act_scheme, smooth=smooth, rotation=rotation,
-                   weight_scheme=weight_scheme)
+                   weight_scheme=weight_scheme, weight_qparams=weight_qparams)
 
     def transform(self, x):
         """T(x): the smoothing division and the rotation, before quantization."""
@@ -147,7 +161,14 @@ class ActQuantLinear(nn.Module):
         key = (self.weight._data, self.weight._version[0])
         cached = self.__dict__.get("_int_cache")
         if cached is None or cached[0] is not key[0] or cached[1] != key[1]:
-            cached = (*key, IntWeight.from_float(self.weight.detach(), self.weight_scheme))
+            if self.weight_scale is None:
+                w = IntWeight.from_float(self.weight.detach(), self.weight_scheme)
+            else:
+                s, z = self.weight_scale, self.weight_zero_point
+                w = IntWeight.from_codes(quantize(self.weight.detach(), s, z,
+                                                  self.weight_scheme)._data, s._data,
+                                         self.weight_scheme)
+            cached = (*key, w)
             self.__dict__["_int_cache"] = cached
         return cached[2]
 
@@ -190,14 +211,15 @@ def calibrate_static_(model, layers: dict, calibration, op: str) -> None:
 
 def quantize_linears_(model, weight_scheme: QScheme | None, act_scheme: QScheme | None, *,
                       rotate: bool = False, calibration=None, smooth: dict | None = None,
-                      seed: int = 0, skip=()) -> dict:
+                      seed: int = 0, skip=(), weight_qparams: dict | None = None) -> dict:
     """Swap every ``nn.Linear`` of ``model`` (but names in ``skip``) for an
     :class:`ActQuantLinear` with ``weight_scheme`` weights and ``act_scheme`` activations.
 
     ``rotate``: a random-sign Hadamard rotation of each layer's input (and weight), as in
     QuaRot; ``smooth``: ``{name: scales (in,)}`` SmoothQuant divisors; ``calibration``: model
-    inputs that make a per-tensor ``act_scheme`` static (dynamic without). Returns
-    ``{name: ActQuantLinear}``.
+    inputs that make a per-tensor ``act_scheme`` static (dynamic without);
+    ``weight_qparams``: ``{name: (scale, zero_point)}`` grids of weights a method quantized
+    (GPTQ). Returns ``{name: ActQuantLinear}``.
 
     Example::
 
@@ -210,8 +232,9 @@ def quantize_linears_(model, weight_scheme: QScheme | None, act_scheme: QScheme 
     for i, (name, linear) in enumerate(linear_layers(model, skip).items()):
         rotation = HadamardRotation(linear.in_features, seed=seed + i) if rotate else None
         s = None if smooth is None else smooth[name]
+        qp = None if weight_qparams is None else weight_qparams.get(name)
         swapped[name] = ActQuantLinear.from_linear(linear, weight_scheme, act_scheme, smooth=s,
-                                                   rotation=rotation)
+                                                   rotation=rotation, weight_qparams=qp)
         _replace(model, name, swapped[name])
     if calibration is not None and act_scheme is not None and \
             act_scheme.granularity == "per_tensor":

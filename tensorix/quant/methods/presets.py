@@ -17,8 +17,10 @@ inference runs the integer kernel) plus an optional low-bit KV cache:
                    activations.
 =================  ==============================================================================
 
-Weights are rounded to nearest (the papers pair them with GPTQ-style weight updates; compose
-with :func:`gptq_` before, in float, where that matters).
+Weights are rounded to nearest without data; with ``calibration`` (model inputs) they are
+GPTQ-quantized on the preset's weight grid first, layer after layer in the partly quantized
+model (:func:`~tensorix.quant.methods.gptq_quantize`, as the W4A8 / W4A4 serving papers
+prepare their weights), and each layer's integer kernel runs on GPTQ's codes and scales.
 """
 
 from __future__ import annotations
@@ -117,18 +119,41 @@ def kv_quant_(model, bits: int = 4, *, head_dim: int, names=None) -> dict:
     return handles
 
 
+def _gptq_grids(model, calibration, weight: QScheme, skip, group_size) -> dict:
+    # GPTQ on each layer's fitted weight scheme, in place and in module order (sequential_):
+    # {name: (scale, zero_point)} of the grid each layer's weight now lies on
+    from ._calib import sequential_, set_weight
+    from .gptq import _qparams_shaped, gptq_quantize
+
+    grids = {}
+
+    def quantize_layer(name, layer, stats):
+        scheme = _fit(weight, layer.in_features, group_size)
+        r = gptq_quantize(layer.weight._data, stats.hessian, scheme)
+        set_weight(layer, r.weight)
+        grids[name] = _qparams_shaped(r, r.weight, scheme)
+        return r
+
+    sequential_(model, calibration, linear_layers(model, skip), quantize_layer,
+                op="quantize_preset_()", hessian=True)
+    return grids
+
+
 def quantize_preset_(model, preset: str, *, skip=(), group_size: int | None = None,
-                     head_dim: int | None = None) -> dict:
+                     head_dim: int | None = None, calibration=None) -> dict:
     """Quantize ``model`` in place with one of ``PRESETS`` (``"comet-w4a4kv4"``,
     ``"odyssey-w4a8"``, ``"flexq-w6a6"``, ``"flexq-w6a8"``): every ``nn.Linear`` but those in
     ``skip`` becomes an ActQuantLinear with the preset's weight and activation schemes
     (``group_size`` overrides the preset's 128; layers narrower than a group are one group),
     and with a KV-cache preset, the fused ``qkv`` layers' keys and values are quantized
-    (``head_dim`` required). Returns ``{name: ActQuantLinear}``.
+    (``head_dim`` required). ``calibration``: model inputs (e.g. a list of (B, T) token id
+    batches); with it the weights are GPTQ-quantized on the preset's grid (round to nearest
+    without). Returns ``{name: ActQuantLinear}``.
 
     Example::
 
-        quantize_preset_(gpt, "comet-w4a4kv4", skip=("head",), head_dim=64)
+        quantize_preset_(gpt, "comet-w4a4kv4", skip=("head",), head_dim=64,
+                         calibration=[ids[:8], ids[8:16]])
     """
     if preset not in PRESETS:
         raise ValueError(f"quantize_preset_(): unknown preset {preset!r}; expected one of "
@@ -137,13 +162,17 @@ def quantize_preset_(model, preset: str, *, skip=(), group_size: int | None = No
     if p.kv_bits is not None and head_dim is None:
         raise ValueError(f"quantize_preset_(): preset {preset!r} quantizes the KV cache and "
                          "needs head_dim")
+    grids = {} if calibration is None else \
+        _gptq_grids(model, calibration, p.weight, skip, group_size)
     swapped = {}
     for name, lin in linear_layers(model, skip).items():
         k = lin.in_features
         one = nn.Sequential()  # quantize_linears_ on this layer alone, with fitted groups
         one.add_module("layer", lin)
         swapped[name] = quantize_linears_(one, _fit(p.weight, k, group_size),
-                                          _fit(p.act, k, group_size))["layer"]
+                                          _fit(p.act, k, group_size),
+                                          weight_qparams={"layer": grids[name]} if grids
+                                          else None)["layer"]
         _replace(model, name, swapped[name])
     if p.kv_bits is not None:
         kv_quant_(model, p.kv_bits, head_dim=head_dim,
