@@ -264,3 +264,11 @@ def threshold(out, x, th, value):
     for i in range(x.shape[0]):
         v = x[i]
         out[i] = value if v <= th else v
+
+
+@_jit
+def angle_real(out, x, pi):
+    """out = torch's angle of a real x: x where nan, pi where x < 0, else 0 (-0 too)."""
+    for i in range(x.shape[0]):
+        v = x[i]
+        out[i] = v if v != v else (pi if v < 0 else 0)
