@@ -348,7 +348,8 @@ def test_compiled_silu_is_fused_and_matches_torch():
     assert next(iter(cg.entries.values())).fwd.report["groups"] >= 1
 
 
-@pytest.mark.parametrize("op", ["hardshrink", "softshrink", "threshold", "silu", "cummax"])
+@pytest.mark.parametrize("op", ["hardshrink", "softshrink", "threshold", "silu", "cummax",
+                                "hardswish", "elu", "selu", "celu", "gelu"])
 def test_new_primitives_backward_is_recorded_not_frozen_by_compile(op):
     """A primitive whose backward builds its mask or gradient from raw arrays is a constant in
     the compiler's joint graph: traced on one input, the compiled gradient kept that input's
@@ -357,7 +358,11 @@ def test_new_primitives_backward_is_recorded_not_frozen_by_compile(op):
     F = tx.nn.functional
     fn = {"hardshrink": F.hardshrink, "softshrink": F.softshrink, "silu": F.silu,
           "threshold": lambda x: F.threshold(x, 0.5, 0.3),
-          "cummax": lambda x: tx.cummax(x, 1)[0]}[op]
+          "cummax": lambda x: tx.cummax(x, 1)[0],
+          # shifted and scaled so that the traced and the new values straddle the kinks
+          "hardswish": lambda x: F.hardswish((x - 0.55) * 12), "elu": lambda x: F.elu(x - 0.55),
+          "selu": lambda x: F.selu(x - 0.55), "celu": lambda x: F.celu(x - 0.55, 2.0),
+          "gelu": lambda x: F.gelu(x - 0.55)}[op]
     rng = np.random.default_rng(0)
     weight = tx.tensor(np.arange(20.0).reshape(4, 5))
 
