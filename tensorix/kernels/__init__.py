@@ -21,9 +21,9 @@ GELU and its backward).
 """
 
 from . import _cuda as cuda  # the CUDA kernels (sources only; nothing compiles here)
-from ._cpu import atan2, float32_math, float32_pass, jit, jit_kernel, logaddexp
+from ._cpu import atan2, float32_math, float32_pass, jit, jit_kernel, logaddexp, sum_squares
 from ._table import Kernel, cuda_kernel, declared, select
 
 __all__ = ["Kernel", "cuda", "cuda_kernel", "declared", "float32_math", "float32_pass", "jit",
            "jit_kernel",
-           "logaddexp", "select", "atan2"]
+           "logaddexp", "select", "atan2", "sum_squares"]

@@ -21,7 +21,8 @@ from .. import _threads
 from . import _math32
 from ._table import Kernel
 
-__all__ = ["jit", "jit_kernel", "float32_math", "float32_pass", "logaddexp", "atan2"]
+__all__ = ["jit", "jit_kernel", "float32_math", "float32_pass", "logaddexp", "atan2",
+           "sum_squares"]
 
 _state: dict = {}
 _lock = threading.Lock()
@@ -183,3 +184,23 @@ def logaddexp(fn: str, a, b):
         out += soft
         np.copyto(out, a + (ln2 if fn == "logaddexp" else np.float32(1)), where=a == b)
     return out
+
+
+
+_CHUNK = 1 << 16
+
+
+def sum_squares(x):
+    """The sum of the squares of a float32 NumPy array's elements, as a float64 scalar: BLAS
+    dots of 64 Ki-element chunks, added in float64 (one pass over the data; the BLAS
+    accumulates in float32, about 6e-8 relative per chunk at this size, where one dot over 1M
+    elements is 5e-7 and NumPy's square-then-sum makes two passes and a 4 MB temporary).
+
+    Example: ``sum_squares(np.float32([3, 4]))`` is ``25.0``.
+    """
+    flat = np.ascontiguousarray(x).reshape(-1)
+    total = np.float64(0)
+    for i in range(0, flat.size, _CHUNK):
+        part = flat[i:i + _CHUNK]
+        total += np.float64(np.dot(part, part))
+    return total

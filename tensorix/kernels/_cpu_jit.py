@@ -299,3 +299,4 @@ def elu32(out, x, pos, neg, ipt):
         v = x[i]
         e = _expm1_32(v * ipt) * neg
         out[i] = v * pos if v > 0 else e
+
