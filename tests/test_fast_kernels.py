@@ -446,3 +446,35 @@ def test_one_pass_activations_match_torch(name, kw):
         np.testing.assert_allclose(t.grad.numpy()[fin], tt.grad.numpy()[fin],
                                    rtol=1e-14 if d is np.float64 else 4e-3 if d is np.float16
                                    else 4e-7, atol=0)
+
+
+@pytest.mark.parametrize("name, base", [("logaddexp32", np.e), ("logaddexp2_32", 2.0)])
+def test_logaddexp_kernels_one_pass_same_bits_both_forms(name, base):
+    """logaddexp / logaddexp2 in one float32 pass: numba's loop gives the NumPy form's bits,
+    which are the formula's (max + softplus32(-|d| ln b) / ln b, a + log_b 2 at a == b), and
+    values within 4 ulp of float64 where the result is not near a cancellation."""
+    pytest.importorskip("numba")
+    from tensorix.kernels import _math32
+
+    rng = np.random.default_rng(7)
+    a = np.concatenate([rng.standard_normal(50000) * 30, [0, -0.0, np.inf, -np.inf, np.nan,
+                                                          np.inf, 5, 1e-45]]).astype(np.float32)
+    b = np.concatenate([rng.standard_normal(50000) * 30, [0, 0, np.inf, -np.inf, 1, -np.inf,
+                                                          5, -1e-45]]).astype(np.float32)
+    k = jit_kernel(name, np.empty(1, np.float32), np.ones(1, np.float32), np.ones(1, np.float32))
+    assert k is not None
+    got = np.empty_like(a)
+    k(got, a, b)
+    with np.errstate(all="ignore"):
+        want = getattr(_math32, name)(a, b)
+        ln = np.float32(np.log(base))
+        d = -np.abs(a - b)
+        formula = np.maximum(a, b) + _math32.softplus32(d * ln) / ln if base == 2.0 else \
+            np.maximum(a, b) + _math32.softplus32(d)
+        formula = np.where(a == b, a + (np.float32(1) if base == 2.0 else ln), formula)
+        ref = (np.logaddexp2 if base == 2.0 else np.logaddexp)(a.astype(np.float64), b)
+    assert np.array_equal(got.view(np.uint32), want.view(np.uint32))
+    assert np.array_equal(want.view(np.uint32), formula.astype(np.float32).view(np.uint32))
+    far = (np.abs(ref) > 1) & np.isfinite(ref)  # away from the cancellation near 0
+    err = np.abs(got[far] - ref[far]) / np.spacing(np.abs(ref[far]).astype(np.float32))
+    assert err.max() <= 4

@@ -30,7 +30,7 @@ __all__ = ["KERNELS", "BODIES", "ULP", "GAMMA_BOUNDS", "exp32", "log32", "expm1_
            "log1p32", "sinh32", "cosh32", "atanh32", "softplus32", "lgamma32", "digamma32",
            "i0_32", "gelu32", "gelu_grad32", "GRAD_KERNELS", "GELU_GRAD_ULP", "silu32",
            "silu_grad32", "SILU_ULP", "SILU_GRAD_ULP", "tan32", "TAN_LIMIT", "atan2_32",
-           "BINARY", "ATAN2_ULP", "erf32", "erfc32"]
+           "BINARY", "ATAN2_ULP", "erf32", "erfc32", "logaddexp32", "logaddexp2_32"]
 
 
 # -- the helpers, NumPy forms (``_cpu_jit.py`` supplies the scalar ones) ----------------------
@@ -584,7 +584,7 @@ KERNELS = ("exp32", "log32", "log1p32", "expm1_32", "sinh32", "cosh32", "atanh32
            "softplus32", "lgamma32", "digamma32", "i0_32", "gelu32", "silu32",
            "tan32", "erf32", "erfc32")
 GRAD_KERNELS = ("gelu_grad32", "silu_grad32")  # two inputs: out = f(x, g)
-BINARY = ("atan2_32",)  # two inputs: out = f(y, x)
+BINARY = ("atan2_32", "logaddexp32", "logaddexp2_32")  # two inputs: out = f(y, x)
 # what _cpu_jit.py recompiles as scalar functions, inlined into the loops below
 BODIES = ("_poly", "_exp_reduced", "_log_core", "_split", "_log_special", "_exp_parts",
           "_sincospi", "_lgamma_pos", "_cheb", "_exp_neg_sq", "_phi_parts",
@@ -714,6 +714,16 @@ def _loop_atan2_32(out, y, x):
         out[i] = atan2_32(y[i], x[i])
 
 
+def _loop_logaddexp32(out, a, b):
+    for i in range(a.shape[0]):
+        out[i] = logaddexp32(a[i], b[i])
+
+
+def _loop_logaddexp2_32(out, a, b):
+    for i in range(a.shape[0]):
+        out[i] = logaddexp2_32(a[i], b[i])
+
+
 # Scans (``_cpu_jit.py`` compiles them with the loops above): along axis 1 of 3-d arrays, each
 # row in order as torch's CPU scan does (NumPy's fallback, ops/_along.scan, pairs elements in
 # log2(n) steps instead: the same formula per pair, but other pairs, so other roundings)
@@ -727,6 +737,19 @@ def _logaddexp32(a, b):
     d = _sel(d < _ZERO, d, -d)
     m = _sel(a < b, b, a)
     return _sel(a == b, a + _LN2, m + softplus32(d))
+
+
+def logaddexp32(a, b):
+    """log(e^a + e^b) (kernels.logaddexp's float32 op, one pass)."""
+    return _logaddexp32(a, b)
+
+
+def logaddexp2_32(a, b):
+    """log2(2^a + 2^b) = max + softplus32(-|a - b| ln 2) / ln 2, and a + 1 where a == b."""
+    d = a - b
+    d = _sel(d < _ZERO, d, -d)
+    m = _sel(a < b, b, a)
+    return _sel(a == b, a + _ONE, m + softplus32(d * _LN2) / _LN2)
 
 
 def _loop_logcumsumexp32(out, x):
