@@ -471,7 +471,8 @@ def test_logaddexp_kernels_one_pass_same_bits_both_forms(name, base):
         d = -np.abs(a - b)
         formula = np.maximum(a, b) + _math32.softplus32(d * ln) / ln if base == 2.0 else \
             np.maximum(a, b) + _math32.softplus32(d)
-        formula = np.where(a == b, a + (np.float32(1) if base == 2.0 else ln), formula)
+        formula = np.where(a == b, a + (np.float32(1) if base == 2.0 else np.float32(
+            np.log(2.0))), formula)
         ref = (np.logaddexp2 if base == 2.0 else np.logaddexp)(a.astype(np.float64), b)
     assert np.array_equal(got.view(np.uint32), want.view(np.uint32))
     assert np.array_equal(want.view(np.uint32), formula.astype(np.float32).view(np.uint32))
