@@ -479,3 +479,22 @@ def test_logaddexp_kernels_one_pass_same_bits_both_forms(name, base):
     far = (np.abs(ref) > 1) & np.isfinite(ref)  # away from the cancellation near 0
     err = np.abs(got[far] - ref[far]) / np.spacing(np.abs(ref[far]).astype(np.float32))
     assert err.max() <= 4
+
+
+@pytest.mark.parametrize("name", ["angle_real", "hardswish", "elu32"])
+def test_one_pass_numpy_forms_give_numbas_bits(name, monkeypatch):
+    """Without numba (the kernel not served) angle, hardswish and the ELU family run their
+    NumPy forms: the same bits as numba's pass, specials included."""
+    pytest.importorskip("numba")
+    from tensorix.kernels import _cpu
+
+    F = tx.nn.functional
+    fn = {"angle_real": tx.angle, "hardswish": F.hardswish,
+          "elu32": lambda t: F.celu(t, 1.7)}[name]
+    x = np.concatenate([np.random.default_rng(3).standard_normal(70000) * 6,
+                        [0.0, -0.0, 3.0, -3.0, np.nan, np.inf, -np.inf, 1e-45]])
+    x = x.astype(np.float32)
+    jit_out = fn(tx.tensor(x)).numpy()
+    monkeypatch.setitem(_cpu._state, ("k", name), None)
+    numpy_out = fn(tx.tensor(x)).numpy()
+    assert np.array_equal(jit_out.view(np.uint32), numpy_out.view(np.uint32))

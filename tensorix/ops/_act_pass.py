@@ -52,10 +52,11 @@ class Hardswish(Function):
         fused = kernel(Hardswish, "forward", a.device, a._dtype)
         if fused is not None and x.size:
             return _one_pass(fused, x, t(0), t(3), t(6))
-        c = x + t(3)
-        a.xp.clip(c, t(0), t(6), out=c)
-        c *= x
-        c /= t(6)
+        with quiet():  # -inf * 0 is nan, quietly (as torch)
+            c = x + t(3)
+            a.xp.clip(c, t(0), t(6), out=c)
+            c *= x
+            c /= t(6)
         return c
 
     @staticmethod
