@@ -64,8 +64,9 @@ def test_exact_gelu_float32_matches_torch(n):
     out = F.gelu(t)
     out.backward(tx.ones_like(out))
     assert out.dtype == tx.float32
-    # |gelu error| <= |x| * 0.5 * |erf error| + a few float32 roundings of the result
-    tol = np.abs(x) * 0.5 * 4.6e-7 + 4 * np.spacing(np.abs(ref.detach().numpy()))
+    # torch 2.13's float32 GELU is up to 1.2e-6 off the exact value (measured on [-10, 10]: its
+    # erf is accurate in absolute terms only); ours is within its ulp bound (test_gelu_exact)
+    tol = 1.5e-6 + 4 * np.spacing(np.abs(ref.detach().numpy()))
     assert (np.abs(out.detach().numpy() - ref.detach().numpy()) <= tol + 1e-30).all()
     np.testing.assert_allclose(t.grad.numpy(), tt.grad.numpy(), rtol=2e-6, atol=3e-6)
 

@@ -351,7 +351,8 @@ def test_compiled_silu_is_fused_and_matches_torch():
     assert next(iter(cg.entries.values())).fwd.report["groups"] >= 1
 
 
-@pytest.mark.parametrize("op", ["hardshrink", "softshrink", "threshold", "silu", "cummax"])
+@pytest.mark.parametrize("op", ["hardshrink", "softshrink", "threshold", "silu", "cummax",
+                                "hardswish", "elu", "selu", "celu", "gelu"])
 def test_new_primitives_backward_is_recorded_not_frozen_by_compile(op):
     """A primitive whose backward builds its mask or gradient from raw arrays is a constant in
     the compiler's joint graph: traced on one input, the compiled gradient kept that input's
@@ -360,7 +361,11 @@ def test_new_primitives_backward_is_recorded_not_frozen_by_compile(op):
     F = tx.nn.functional
     fn = {"hardshrink": F.hardshrink, "softshrink": F.softshrink, "silu": F.silu,
           "threshold": lambda x: F.threshold(x, 0.5, 0.3),
-          "cummax": lambda x: tx.cummax(x, 1)[0]}[op]
+          "cummax": lambda x: tx.cummax(x, 1)[0],
+          # shifted and scaled so that the traced and the new values straddle the kinks
+          "hardswish": lambda x: F.hardswish((x - 0.55) * 12), "elu": lambda x: F.elu(x - 0.55),
+          "selu": lambda x: F.selu(x - 0.55), "celu": lambda x: F.celu(x - 0.55, 2.0),
+          "gelu": lambda x: F.gelu(x - 0.55)}[op]
     rng = np.random.default_rng(0)
     weight = tx.tensor(np.arange(20.0).reshape(4, 5))
 
@@ -373,3 +378,126 @@ def test_new_primitives_backward_is_recorded_not_frozen_by_compile(op):
     grad(compiled, rng.uniform(0.2, 0.9, (4, 5)))  # traced here
     x = rng.uniform(0.2, 0.9, (4, 5))
     np.testing.assert_allclose(grad(compiled, x), grad(fn, x), rtol=1e-12, atol=1e-12)
+
+
+def test_float32_norm_of_a_large_tensor_sums_in_float64_chunks():
+    """The 2-norm of 64 Ki or more float32 elements takes kernels.sum_squares (BLAS dots of
+    chunks, added in float64): within float32 rounding of the exact norm, keepdim shapes, the
+    gradient as before, and against torch."""
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(0)
+    x = (rng.standard_normal((300, 1001)) * 7 + 3).astype(np.float32)  # 4.6 chunks
+    exact = np.sqrt((x.astype(np.float64) ** 2).sum())
+    t = tx.tensor(x, requires_grad=True)
+    n = t.norm()
+    assert n.dtype == tx.float32 and n.shape == ()
+    assert abs(n.item() - exact) <= np.spacing(np.float32(exact))
+    assert tx.norm(t, dim=(0, 1), keepdim=True).shape == (1, 1)
+    assert tx.linalg.norm(t).item() == n.item()
+    n.backward()
+    tt = torch.tensor(x, requires_grad=True)
+    tt.norm().backward()
+    np.testing.assert_allclose(n.item(), tt.norm().item(), rtol=2e-5)
+    np.testing.assert_allclose(t.grad.numpy(), tt.grad.numpy(), rtol=2e-5, atol=1e-9)
+    from tensorix.kernels import sum_squares
+
+    assert sum_squares(np.float32([3, 4])) == 25.0 and sum_squares(np.float32([])) == 0
+
+
+def test_angle_of_real_tensors_matches_torch_one_pass():
+    torch = pytest.importorskip("torch")
+    x = np.concatenate([np.random.default_rng(0).standard_normal(5000),
+                        [0.0, -0.0, np.nan, np.inf, -np.inf, 1e-45, -1e-45]])
+    for d in (np.float32, np.float64, np.float16):
+        got = tx.angle(tx.tensor(x.astype(d))).numpy()
+        want = torch.angle(torch.tensor(x.astype(d))).numpy()
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want)  # nan where nan
+    t = tx.tensor(x[:10].reshape(2, 5).T, requires_grad=True)  # strided
+    a = tx.angle(t)
+    np.testing.assert_array_equal(a.detach().numpy(), torch.angle(torch.tensor(x[:10].reshape(
+        2, 5).T)).numpy())
+    a.sum().backward()
+    np.testing.assert_array_equal(t.grad.numpy(), np.zeros((5, 2)))
+
+
+@pytest.mark.parametrize("name, kw", [("hardswish", {}), ("elu", {}), ("elu", {"alpha": 0.3}),
+                                      ("selu", {}), ("celu", {"alpha": 2.5})])
+def test_one_pass_activations_match_torch(name, kw):
+    """hardswish bit for bit (the same float32 operations), the ELU family within expm1_32's
+    2 ulp plus a rounding; gradients against torch, 16-bit inputs rounded once."""
+    torch = pytest.importorskip("torch")
+    x = np.concatenate([np.random.default_rng(1).standard_normal(20000) * 4,
+                        [0.0, -0.0, 3.0, -3.0, 100.0, -100.0, np.nan, np.inf, -np.inf]])
+    for d in (np.float32, np.float64, np.float16):
+        t, tt = tx.tensor(x.astype(d), requires_grad=True), torch.tensor(x.astype(d),
+                                                                          requires_grad=True)
+        y, ty = getattr(tx.nn.functional, name)(t, **kw), getattr(torch.nn.functional, name)(
+            tt, **kw)
+        yn, tyn = y.detach().numpy(), ty.detach().numpy()
+        if name == "hardswish" or d is not np.float32:
+            rtol = 1e-15 if d is np.float64 else 0
+            np.testing.assert_allclose(yn, tyn, rtol=rtol, atol=0)
+        else:
+            np.testing.assert_allclose(yn, tyn, rtol=4 * 2 ** -23, atol=0)
+        np.testing.assert_array_equal(np.signbit(yn[~np.isnan(yn)]),
+                                      np.signbit(tyn[~np.isnan(tyn)]))
+        g = np.random.default_rng(2).standard_normal(x.size).astype(d)
+        y.backward(tx.tensor(g))
+        ty.backward(torch.tensor(g))
+        fin = np.isfinite(x)
+        np.testing.assert_allclose(t.grad.numpy()[fin], tt.grad.numpy()[fin],
+                                   rtol=1e-14 if d is np.float64 else 4e-3 if d is np.float16
+                                   else 4e-7, atol=0)
+
+
+@pytest.mark.parametrize("name, base", [("logaddexp32", np.e), ("logaddexp2_32", 2.0)])
+def test_logaddexp_kernels_one_pass_same_bits_both_forms(name, base):
+    """logaddexp / logaddexp2 in one float32 pass: numba's loop gives the NumPy form's bits,
+    which are the formula's (max + softplus32(-|d| ln b) / ln b, a + log_b 2 at a == b), and
+    values within 4 ulp of float64 where the result is not near a cancellation."""
+    pytest.importorskip("numba")
+    from tensorix.kernels import _math32
+
+    rng = np.random.default_rng(7)
+    a = np.concatenate([rng.standard_normal(50000) * 30, [0, -0.0, np.inf, -np.inf, np.nan,
+                                                          np.inf, 5, 1e-45]]).astype(np.float32)
+    b = np.concatenate([rng.standard_normal(50000) * 30, [0, 0, np.inf, -np.inf, 1, -np.inf,
+                                                          5, -1e-45]]).astype(np.float32)
+    k = jit_kernel(name, np.empty(1, np.float32), np.ones(1, np.float32), np.ones(1, np.float32))
+    assert k is not None
+    got = np.empty_like(a)
+    k(got, a, b)
+    with np.errstate(all="ignore"):
+        want = getattr(_math32, name)(a, b)
+        ln = np.float32(np.log(base))
+        d = -np.abs(a - b)
+        formula = np.maximum(a, b) + _math32.softplus32(d * ln) / ln if base == 2.0 else \
+            np.maximum(a, b) + _math32.softplus32(d)
+        formula = np.where(a == b, a + (np.float32(1) if base == 2.0 else np.float32(
+            np.log(2.0))), formula)
+        ref = (np.logaddexp2 if base == 2.0 else np.logaddexp)(a.astype(np.float64), b)
+    assert np.array_equal(got.view(np.uint32), want.view(np.uint32))
+    assert np.array_equal(want.view(np.uint32), formula.astype(np.float32).view(np.uint32))
+    far = (np.abs(ref) > 1) & np.isfinite(ref)  # away from the cancellation near 0
+    err = np.abs(got[far] - ref[far]) / np.spacing(np.abs(ref[far]).astype(np.float32))
+    assert err.max() <= 4
+
+
+@pytest.mark.parametrize("name", ["angle_real", "hardswish", "elu32"])
+def test_one_pass_numpy_forms_give_numbas_bits(name, monkeypatch):
+    """Without numba (the kernel not served) angle, hardswish and the ELU family run their
+    NumPy forms: the same bits as numba's pass, specials included."""
+    pytest.importorskip("numba")
+    from tensorix.kernels import _cpu
+
+    F = tx.nn.functional
+    fn = {"angle_real": tx.angle, "hardswish": F.hardswish,
+          "elu32": lambda t: F.celu(t, 1.7)}[name]
+    x = np.concatenate([np.random.default_rng(3).standard_normal(70000) * 6,
+                        [0.0, -0.0, 3.0, -3.0, np.nan, np.inf, -np.inf, 1e-45]])
+    x = x.astype(np.float32)
+    jit_out = fn(tx.tensor(x)).numpy()
+    monkeypatch.setitem(_cpu._state, ("k", name), None)
+    numpy_out = fn(tx.tensor(x)).numpy()
+    assert np.array_equal(jit_out.view(np.uint32), numpy_out.view(np.uint32))

@@ -1,6 +1,6 @@
 """The float32 kernels of tensorix/kernels/_math32.py (exp, log, expm1, log1p, sinh, cosh,
-atanh): each within its stated ulp bound of NumPy's float64 function on a dense sweep, the
-numba form bit-identical to the NumPy form, and the ops built on them against torch."""
+atanh, erf, erfc, ...): each within its stated ulp bound of a float64 function on a dense
+sweep, the numba form bit-identical to the NumPy form, and the ops built on them against torch."""
 
 import numpy as np
 import pytest
@@ -12,6 +12,8 @@ REFERENCE = {"exp32": np.exp, "log32": np.log, "log1p32": np.log1p, "expm1_32": 
              "sinh32": np.sinh, "cosh32": np.cosh, "atanh32": np.arctanh,
              "softplus32": lambda x: np.logaddexp(0, x), "i0_32": lambda x: _i0_reference(x),
              "gelu32": lambda x: _gelu_reference(x),
+             "erf32": lambda x: _erf_reference("erf_kernel", x),
+             "erfc32": lambda x: _erf_reference("erfc_kernel", x),
              # beyond 2^19 the kernel says nan and the op takes NumPy's tan
              "tan32": lambda x: np.where(np.abs(x) <= _math32.TAN_LIMIT, np.tan(x), np.nan)}
 
@@ -20,6 +22,12 @@ def _gelu_reference(x):
     from tensorix.ops._erf import erfc_kernel
 
     return 0.5 * x * erfc_kernel(-x / np.sqrt(2))  # nan at -inf, as x * 0
+
+
+def _erf_reference(name, x):
+    from tensorix.ops import _erf
+
+    return getattr(_erf, name)(x)  # float64, within 1.1e-15 of mpmath
 
 
 def _i0_reference(x):

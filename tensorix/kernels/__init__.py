@@ -13,17 +13,19 @@ needs CuPy. See docs/gpu.md for what has and has not run on a GPU.
 On the CPU, ``jit(name, dtypes, example)`` declares a numba one-pass kernel of ``_cpu_jit.py``
 (the ``jit`` extra), served only where numba compiles it; each gives the bits of the NumPy
 kernel it replaces (igamma's to the C library's exp/log, logcumsumexp's scan that of its body
-applied in order): igamma64, cumextreme, hardshrink, softshrink, threshold, logcumsumexp32.
-``float32_math(name, *xs)`` runs a float32 function of ``_math32.py`` (expm1, log1p, sinh, cosh,
-atanh, softplus, lgamma, digamma, i0, silu, tan, atan2) as numba's pass or NumPy blocks;
+applied in order): igamma64, cumextreme, hardshrink, softshrink, threshold, logcumsumexp32,
+angle_real, hardswish, elu32 (on ``_math32``'s expm1_32). ``float32_math(name, *xs)`` runs a
+float32 function of ``_math32.py`` (expm1, log1p, sinh, cosh, atanh, softplus, lgamma, digamma,
+i0, silu, tan, atan2, erf, erfc, logaddexp, logaddexp2) as numba's pass or NumPy blocks;
 ``float32_pass(compiled, name, *arrays)`` does so for a primitive's declared kernel (exact
-GELU and its backward).
+GELU and its backward). ``sum_squares(x)`` is a float32 norm's one pass (BLAS dots of
+chunks added in float64).
 """
 
 from . import _cuda as cuda  # the CUDA kernels (sources only; nothing compiles here)
-from ._cpu import atan2, float32_math, float32_pass, jit, jit_kernel, logaddexp
+from ._cpu import atan2, float32_math, float32_pass, jit, jit_kernel, logaddexp, sum_squares
 from ._table import Kernel, cuda_kernel, declared, select
 
 __all__ = ["Kernel", "cuda", "cuda_kernel", "declared", "float32_math", "float32_pass", "jit",
            "jit_kernel",
-           "logaddexp", "select", "atan2"]
+           "logaddexp", "select", "atan2", "sum_squares"]

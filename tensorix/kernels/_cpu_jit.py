@@ -264,3 +264,39 @@ def threshold(out, x, th, value):
     for i in range(x.shape[0]):
         v = x[i]
         out[i] = value if v <= th else v
+
+
+@_jit
+def angle_real(out, x, pi):
+    """out = torch's angle of a real x: x where nan, pi where x < 0, else 0 (-0 too)."""
+    for i in range(x.shape[0]):
+        v = x[i]
+        out[i] = v if v != v else (pi if v < 0 else 0)
+
+
+@_jit
+def hardswish(out, x, zero, three, six):
+    """out = x * clip(x + 3, 0, 6) / 6 in that order (torch's; nan stays); the constants in
+    x's dtype (a Python 3 would make the float32 arithmetic float64)."""
+    for i in range(x.shape[0]):
+        v = x[i]
+        c = v + three
+        c = zero if c < zero else c
+        c = six if c > six else c
+        out[i] = v * c / six
+
+
+# elu's negative side on _math32's float32 expm1 (its scalar form, inlined: after an edit to
+# _math32's expm1_32 alone, clear __pycache__ to rebuild this one, as for the gate loops)
+_expm1_32 = _SCALAR["expm1_32"]
+
+
+@_jit
+def elu32(out, x, pos, neg, ipt):
+    """out = x pos where x > 0, else expm1_32(x ipt) neg (torch's ELU with its coefficients
+    poscoef, negcoef = alpha scale, negiptcoef); float32 arrays and scalars."""
+    for i in range(x.shape[0]):
+        v = x[i]
+        e = _expm1_32(v * ipt) * neg
+        out[i] = v * pos if v > 0 else e
+

@@ -1,6 +1,6 @@
 """float32 math written once, run two ways: exp, log, expm1, log1p, sinh, cosh, atanh,
-softplus, lgamma, digamma, i0, tan, atan2, exact GELU and silu with their backwards, and
-logcumsumexp's scan.
+softplus, lgamma, digamma, i0, tan, atan2, erf, erfc, exact GELU and silu with their
+backwards, and logcumsumexp's scan.
 
 NumPy's float32 ``expm1``, ``log1p``, ``sinh``, ``cosh`` and ``arctanh`` call the C library
 once per element (5-9x torch's vectorised kernels). Each function here is Cephes' float32
@@ -30,7 +30,7 @@ __all__ = ["KERNELS", "BODIES", "ULP", "GAMMA_BOUNDS", "exp32", "log32", "expm1_
            "log1p32", "sinh32", "cosh32", "atanh32", "softplus32", "lgamma32", "digamma32",
            "i0_32", "gelu32", "gelu_grad32", "GRAD_KERNELS", "GELU_GRAD_ULP", "silu32",
            "silu_grad32", "SILU_ULP", "SILU_GRAD_ULP", "tan32", "TAN_LIMIT", "atan2_32",
-           "BINARY", "ATAN2_ULP"]
+           "BINARY", "ATAN2_ULP", "erf32", "erfc32", "logaddexp32", "logaddexp2_32"]
 
 
 # -- the helpers, NumPy forms (``_cpu_jit.py`` supplies the scalar ones) ----------------------
@@ -387,73 +387,105 @@ def i0_32(x):
     return (e * _sel(near, fa, fb)) * e  # inf * 0 at +-inf
 
 
-# -- exact GELU: x Phi(x), and its derivative Phi(x) + x phi(x) ------------------------------
-# |x| < T: Phi(x) = 1/2 + x P(x^2), P fitted at Chebyshev nodes (relative error 8e-10); from
-# T = 0.67 on, Phi(-|x|) >= 1/4 >= |x P|, so the sum cancels no more than one rounding.
-# |x| >= T: a Phi(-a) = e^(-a^2/2) K(a) for a = |x|, K smooth from K(T) to 1/sqrt(2 pi) at
-# infinity: a polynomial in u = (a - T) / (a + 3) on [0, 1), fitted at Chebyshev nodes
-# (relative error 2.7e-10; in 1/a it converges slowly, as the asymptotic series there
-# diverges). Horner in u, not Clenshaw in 2u - 1: near T the latter's rounding costs 3 ulp.
-_GELU_T = _F(0.67)
-_GELU_P = tuple(_F(c) for c in (1.0536081359860696e-04, -1.1834359366408806e-03,
-                                9.972937594670928e-03, -6.64903454262009e-02,
-                                3.98942280090627e-01))
-_GELU_K = tuple(_F(c) for c in (  # in u = (a - T) / (a + 3) on [0, 1), highest power first
-    -0.0072036529884830095, 0.03766078314269584, -0.07269416369611312, 0.059155481466823964,
-    -0.029592686880806095, 0.04902790964852628, -0.006591886439359932, -0.12303339364219157,
-    -0.03395610482435719, 0.6125906957160112, -0.9896980915511234, 0.6924304097864632,
-    0.21084698053087597))
-_THREE = _F(3)
+# -- Phi's tail, e^(-a^2/2) K(a): exact GELU, its backward, and erfc -------------------------
+# Phi(-a) = e^(-a^2/2) K(a) for a >= 0, with K = P / Q a rational of degrees 4 / 5 with
+# positive coefficients (so Horner in float32 is well conditioned for a >= 0), fitted to
+# e^(a^2/2) Phi(-a) on [0, 14.5] at Chebyshev nodes by reweighted least squares on the relative
+# error (7.4e-9; P / Q tends to 1 / (sqrt(2 pi) a), K's own asymptote). One exp and one
+# rational for every x: Phi(x) = 1 - Phi(-a) for x > 0 cancels no more than one rounding
+# (Phi(-a) <= 1/2), and the left tail keeps its relative accuracy down to the subnormals.
+_PHI_P = (0.004202317107934171, 0.041195086717401914, 0.18487224184486298,
+          0.4404556347971274, 0.5000000036840618)  # highest power first
+_PHI_Q = (0.010533539247049832, 0.10326667295331673, 0.47379991485421014,
+          1.2092244798444178, 1.6787963417034757, 1.0)
+_PHI_PF, _PHI_QF = tuple(_F(c) for c in _PHI_P), tuple(_F(c) for c in _PHI_Q)
+# erfcx(z) = e^(z^2) erfc(z) = 2 K(z sqrt 2): the same fit in z (coefficient of z^j times
+# 2^(j/2), P's also times 2), each rounded once from float64; z sqrt 2 itself is never formed
+# (its rounding would enter the exponent)
+_ERFCX_P = tuple(_F(2 * c * 2 ** ((len(_PHI_P) - 1 - i) / 2)) for i, c in enumerate(_PHI_P))
+_ERFCX_Q = tuple(_F(c * 2 ** ((len(_PHI_Q) - 1 - i) / 2)) for i, c in enumerate(_PHI_Q))
 _GELU_AMAX = _F(14.5)  # beyond, x Phi(x) rounds to 0 (and e^(-a^2/2) stays in _exp_reduced's n)
+_ERFC_ZMAX = _F(10.25)  # beyond, erfc rounds to 0
 _HI12 = -4096  # 0xFFFFF000: the 12 leading significant bits
+_ABS = 0x7FFFFFFF  # all bits but the sign
 _RSQRT_2PI = _F(0.3989422804014327)
 
 
-def _exp_neg_half_sq(a):
-    """e^(-a^2/2) for 0 <= a <= 14.5 within about one ulp: a = hi + lo with hi of 12 bits, so
-    hi^2 / 2 is exact and lo's share c = lo (a + hi) / 2 is subtracted after the range
-    reduction (a rounded a^2 would put its rounding into the exponent: 50 ulp at a = 10)."""
+def _exp_neg_sq(a, s):
+    """e^(-s a^2) for s = 1/2 or 1 and 0 <= a <= 14.5 within about one ulp: a = hi + lo with
+    hi of 12 bits, so s hi^2 is exact and lo's share c = s lo (a + hi) is subtracted after the
+    range reduction (a rounded a^2 would put its rounding into the exponent: 50 ulp at a = 10)."""
     hi = _float(_bits(a) & _HI12)
-    h = hi * hi * _HALF
-    c = (a - hi) * (a + hi) * _HALF
+    h = hi * hi * s
+    c = (a - hi) * (a + hi) * s
     n = ((-h - c) * _LOG2E + _ROUND) - _ROUND
     r = -h - n * _LN2_HI
     r = r - n * _LN2_LO
     return _exp_reduced(n, r - c)
 
 
-def _gelu_parts(x):
-    """(a, e, k, center) for float32 x: a = |x| clamped to 14.5 (nan to 14.5), e = e^(-a^2/2),
-    k = K(a) (so a Phi(-a) = e k), center = Phi(x) = 1/2 + x P(x^2) (right for |x| < T)."""
-    a = _sel(x < _ZERO, -x, x)
+def _phi_parts(x):
+    """(a, e, k) for float32 x: a = |x| clamped to 14.5 (nan to 14.5), e = e^(-a^2/2) and
+    k = K(a), so Phi(-a) = e k."""
+    a = _float(_bits(x) & _ABS)  # +0 at -0, so that gelu(-0) = -0 - 0 is -0
     a = _sel(a < _GELU_AMAX, a, _GELU_AMAX)
-    e = _exp_neg_half_sq(a)
-    k = _poly((a - _GELU_T) / (a + _THREE), _GELU_K)
-    center = x * _poly(x * x, _GELU_P) + _HALF
-    return a, e, k, center
+    return a, _exp_neg_sq(a, _HALF), _poly(a, _PHI_PF) / _poly(a, _PHI_QF)
 
 
 def gelu32(x):
-    """x Phi(x) (exact GELU): x (1/2 + x P(x^2)) for |x| < T, -e^(-a^2/2) K(a) below -T (so the
-    left tail keeps its relative accuracy down to the subnormals) and x - e^(-a^2/2) K(a) above
-    T. nan at -inf (as x * 0), inf at inf."""
-    a, e, k, center = _gelu_parts(x)
-    tail = e * k
-    y = _sel(a < _GELU_T, x * center, _sel(x < _ZERO, -tail, x - tail))
+    """x Phi(x) (exact GELU): -a Phi(-a) for x < 0 and x - a Phi(-a) above, a = |x|, with
+    a Phi(-a) as (a k) e (e is the one factor that may be subnormal: rounded once). nan at
+    -inf (as x * 0), inf at inf."""
+    a, e, k = _phi_parts(x)
+    y = (a * k) * e
+    y = _sel(x < _ZERO, -y, x - y)
     y = _sel(x == -_INF, _NAN, y)
     return _sel(x == x, y, x)
 
 
 def gelu_grad32(x, g):
-    """g (Phi(x) + x phi(x)), exact GELU's backward: Phi(x) + x e^(-x^2/2) / sqrt(2 pi) for
-    |x| < T; m = e^(-a^2/2) (K(a) / a - a / sqrt(2 pi)) below -T and 1 - m above T (the
-    derivative at x and -x add up to 1). nan at +-inf (as inf * 0) and at nan."""
-    a, e, k, center = _gelu_parts(x)
-    near = a < _GELU_T
-    m = e * (k / _sel(near, _ONE, a) - a * _RSQRT_2PI)
-    d = _sel(near, center + x * e * _RSQRT_2PI, _sel(x < _ZERO, m, _ONE - m))
+    """g (Phi(x) + x phi(x)), exact GELU's backward: m = e (k - a / sqrt(2 pi)) =
+    Phi(-a) - a phi(a) below 0 and 1 - m above (the derivative at x and -x add up to 1).
+    nan at +-inf (as inf * 0) and at nan."""
+    a, e, k = _phi_parts(x)
+    m = e * (k - a * _RSQRT_2PI)
+    d = _sel(x < _ZERO, m, _ONE - m)
     d = _sel((x == _INF) | (x == -_INF) | (x != x), _NAN, d)
     return g * d
+
+
+def erfc32(x):
+    """erfc(x) = e^(-z^2) erfcx(z) for z = |x| (relative accuracy down to the subnormals), and
+    2 minus that for x < 0; 0 at inf, 2 at -inf."""
+    z = _float(_bits(x) & _ABS)
+    z = _sel(z < _ERFC_ZMAX, z, _ERFC_ZMAX)
+    t = (_poly(z, _ERFCX_P) / _poly(z, _ERFCX_Q)) * _exp_neg_sq(z, _ONE)
+    y = _sel(x < _ZERO, _TWO - t, t)
+    return _sel(x == x, y, x)
+
+
+# -- erf: Eigen's generic_fast_erf_float, x P(x^2) / Q(x^2) on x clipped to [-4, 4] -----------
+# (degrees 13 / 8; the approximation itself is within 6.5e-8 of erf; no exp, so it stays one
+# cheap pass: its absolute error near 1 is what erfc32 above avoids)
+_ERF_P = tuple(_F(c) for c in (  # x^13 ... x^1 (odd numerator, Horner in x^2)
+    -2.72614225801306e-10, 2.77068142495902e-08, -2.10102402082508e-06,
+    -5.69250639462346e-05, -7.34990630326855e-04, -2.95459980854025e-03,
+    -1.60960333262415e-02))
+_ERF_Q = tuple(_F(c) for c in (  # x^8 ... x^0 (even denominator)
+    -1.45660718464996e-05, -2.13374055278905e-04, -1.68282697438203e-03,
+    -7.37332916720468e-03, -1.42647390514189e-02))
+_FOUR = _F(4)
+
+
+def erf32(x):
+    """erf(x) as x (P / Q) (one rounding at subnormal x, where x P would lose bits), clipped to
+    [-1, 1] (the rounding may reach 1 + 1 ulp); nan stays nan."""
+    c = _sel(x < -_FOUR, -_FOUR, x)
+    c = _sel(c > _FOUR, _FOUR, c)
+    x2 = c * c
+    y = c * (_poly(x2, _ERF_P) / _poly(x2, _ERF_Q))
+    y = _sel(y < -_ONE, -_ONE, y)
+    return _sel(y > _ONE, _ONE, y)
 
 
 # -- tan ---------------------------------------------------------------------------------------
@@ -550,12 +582,12 @@ def silu_grad32(x, g):
 
 KERNELS = ("exp32", "log32", "log1p32", "expm1_32", "sinh32", "cosh32", "atanh32",
            "softplus32", "lgamma32", "digamma32", "i0_32", "gelu32", "silu32",
-           "tan32")
+           "tan32", "erf32", "erfc32")
 GRAD_KERNELS = ("gelu_grad32", "silu_grad32")  # two inputs: out = f(x, g)
-BINARY = ("atan2_32",)  # two inputs: out = f(y, x)
+BINARY = ("atan2_32", "logaddexp32", "logaddexp2_32")  # two inputs: out = f(y, x)
 # what _cpu_jit.py recompiles as scalar functions, inlined into the loops below
 BODIES = ("_poly", "_exp_reduced", "_log_core", "_split", "_log_special", "_exp_parts",
-          "_sincospi", "_lgamma_pos", "_cheb", "_exp_neg_half_sq", "_gelu_parts",
+          "_sincospi", "_lgamma_pos", "_cheb", "_exp_neg_sq", "_phi_parts",
           "_sigmoid_parts", "_logaddexp32") + KERNELS + \
     GRAD_KERNELS + BINARY
 
@@ -608,11 +640,16 @@ def _loop_softplus32(out, x):
 # (measured lgamma 3.17 / 1.7e-7 and 17.6 / 9.8e-7; digamma 14.0 / 7.0e-7 and 28.6 / 1.7e-6,
 # torch's float digamma 14.0 / 7.0e-7 and 20.8 / 1.2e-6 on the same sweep)
 ULP = {"exp32": 1, "log32": 1, "log1p32": 2, "expm1_32": 2, "sinh32": 3, "cosh32": 2,
-       "atanh32": 3, "softplus32": 3, "i0_32": 7, "gelu32": 4, "tan32": 3}  # tan32: 2.40
+       "atanh32": 3, "softplus32": 3, "i0_32": 7, "gelu32": 8, "tan32": 3,  # tan32: 2.40
+       "erf32": 8, "erfc32": 8}
+# gelu32 measured 7.19 here and 7.31 on every third float32 of [-15, 15] (3.47 before, with a
+# second, central polynomial: the one-rational form pays ~3 ulp for Horner on P and Q, for
+# 1.25x less work), erfc32 7.37 / 7.69, erf32 7.7 / 7.95 (Eigen's coefficients);
 # gelu_grad32's bound, in ulp of |Phi(x)| + |x phi(x)| (the derivative has a zero at -0.75,
-# where no float32 sum of the two terms keeps relative accuracy); measured 3.25, and gelu32
-# 3.47 (tests/test_gelu_exact.py)
-GELU_GRAD_ULP = 4
+# where no float32 sum of the two terms keeps relative accuracy); measured 3.25 on the tests'
+# sweep, 5.31 on every third float32 (at -13.3, where e^(-x^2/2) is subnormal)
+# (tests/test_gelu_exact.py, tests/test_erf_float32.py)
+GELU_GRAD_ULP = 6
 # silu32, and silu_grad32 in ulp of |s| + |s x (1 - s)| (a zero of the derivative at -1.28),
 # where e^x is normal (x >= -87.3; below, both are within 2^-142 absolute: e^x's subnormal
 # rounding times |x|); measured 3.04 and 4.03 (tests/test_fast_kernels.py); torch's float
@@ -657,6 +694,16 @@ def _loop_silu_grad32(out, x, g):
         out[i] = silu_grad32(x[i], g[i])
 
 
+def _loop_erf32(out, x):
+    for i in range(x.shape[0]):
+        out[i] = erf32(x[i])
+
+
+def _loop_erfc32(out, x):
+    for i in range(x.shape[0]):
+        out[i] = erfc32(x[i])
+
+
 def _loop_tan32(out, x):
     for i in range(x.shape[0]):
         out[i] = tan32(x[i])
@@ -665,6 +712,16 @@ def _loop_tan32(out, x):
 def _loop_atan2_32(out, y, x):
     for i in range(x.shape[0]):
         out[i] = atan2_32(y[i], x[i])
+
+
+def _loop_logaddexp32(out, a, b):
+    for i in range(a.shape[0]):
+        out[i] = logaddexp32(a[i], b[i])
+
+
+def _loop_logaddexp2_32(out, a, b):
+    for i in range(a.shape[0]):
+        out[i] = logaddexp2_32(a[i], b[i])
 
 
 # Scans (``_cpu_jit.py`` compiles them with the loops above): along axis 1 of 3-d arrays, each
@@ -680,6 +737,19 @@ def _logaddexp32(a, b):
     d = _sel(d < _ZERO, d, -d)
     m = _sel(a < b, b, a)
     return _sel(a == b, a + _LN2, m + softplus32(d))
+
+
+def logaddexp32(a, b):
+    """log(e^a + e^b) (kernels.logaddexp's float32 op, one pass)."""
+    return _logaddexp32(a, b)
+
+
+def logaddexp2_32(a, b):
+    """log2(2^a + 2^b) = max + softplus32(-|a - b| ln 2) / ln 2, and a + 1 where a == b."""
+    d = a - b
+    d = _sel(d < _ZERO, d, -d)
+    m = _sel(a < b, b, a)
+    return _sel(a == b, a + _ONE, m + softplus32(d * _LN2) / _LN2)
 
 
 def _loop_logcumsumexp32(out, x):

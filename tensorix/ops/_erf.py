@@ -13,9 +13,11 @@ Measured max relative error against mpmath over [-27, 27]: erf 2.7e-16, erfc 1.1
 
 float32 inputs of erf take ``erf_float32`` instead: Eigen's rational
 approximation ``x P(x^2) / Q(x^2)`` on x clipped to [-4, 4] (degrees 13/8; the approximation
-itself is within 6.5e-8 of erf), evaluated in float32 in cache-sized blocks split over the
-library's threads. Measured against the float64 kernel above on a dense sweep (every 97th
-float32 and 2^23 points of [-6, 6]): at most 7.7 ulp (4.6e-7 absolute), never beyond +-1.
+itself is within 6.5e-8 of erf), ``kernels/_math32.erf32``: one float32 pass (numba's, or
+NumPy blocks with the same bits) split over the library's threads. Measured against the float64
+kernel above on a dense sweep (every 97th float32 and 2^23 points of [-6, 6]): at most 7.7 ulp
+(4.6e-7 absolute), never beyond +-1. float32 erfc is ``_math32.erfc32``, e^(-x^2) times a
+degree 4 / 5 rational for erfcx (one pass, relative accuracy into the tail): at most 8 ulp.
 
 float32 inputs of erfinv take ``erfinv_float32``: Giles' single-precision approximation
 ("Approximating the erfinv function", GPU Computing Gems, 2011), two degree-8 polynomials in
@@ -31,6 +33,7 @@ import numpy as np
 
 from .. import _threads, backend
 from ..backend import quiet
+from ..kernels import _math32, float32_math
 
 __all__ = ["erf_kernel", "erfc_kernel", "erfinv_kernel", "erf_float32", "ERF_FLOAT32_ULP",
            "erf32_block", "erfc_float32",
@@ -102,61 +105,17 @@ def _erfc_large(ax):
     return _exp_neg_sq(ax) * g * s
 
 
-# G(s) = z e^{z^2} erfc(z) at s = 1/z, on s in [0, S] (z >= 1.5 / sqrt(2)), as a degree-12
-# Chebyshev interpolant in u = 2 s / S - 1 (nodes from the float64 kernel above; relative
-# error 1.5e-8), for erfc_float32's tail.
-_TAIL_S = math.sqrt(2) / 1.5
-_TAIL_G = tuple(np.float32(c) for c in (
-    5.08460347e-01, -6.72505397e-02, -7.62807092e-03, 3.45795056e-03, -5.12285910e-04,
-    -2.89494119e-05, 3.73644806e-05, -1.03407181e-05, 1.02947466e-06, 3.88358114e-07,
-    -2.31614463e-07, 6.12704350e-08, -6.96471431e-09))
-
-
-def _g32(s):
-    """G(s) on s in [0, S] in float32 (Clenshaw on the interpolant)."""
-    u = s * np.float32(2 / _TAIL_S) - np.float32(1)
-    u2 = u + u
-    b1 = b2 = np.float32(0)
-    for c in _TAIL_G[:0:-1]:
-        b1, b2 = u2 * b1 - b2 + c, b1
-    return u * b1 - b2 + _TAIL_G[0]
-
-
-def _exp_neg_sq32(v, scale):
-    """``exp(-scale * v * v)`` for float32 ``v`` and ``scale`` 1 or 1/2, without the rounding
-    of ``v * v`` (``v = hi + lo``, hi of 12 bits, so ``hi * hi`` is exact): a float32 square
-    would put its rounding into the exponent, 5e-6 relative at 13."""
-    hi = (v.view(np.uint32) & np.uint32(0xFFFFF000)).view(np.float32)
-    lo = v - hi
-    with quiet():
-        e = np.exp(hi * hi * np.float32(-scale))
-        e *= np.exp((v + hi) * lo * np.float32(-scale))
-    return e
-
-
-_ERFC32_SPLIT = np.float32(1.5 / math.sqrt(2))  # where G's interval starts
-
-
 def erfc_float32(x):
-    """erfc on a float32 NumPy array, within ``ERFC_FLOAT32_ULP`` ulp (measured 12.3, at 0.82):
-    ``1 - erf_float32(x)`` below 1.06 (the result is at least 0.13 there) and
-    ``exp(-x^2) G(1/x) / x`` above, to that relative accuracy down to where erfc leaves the
-    normal range (x ~ 9.2).
+    """erfc on a float32 NumPy array, within ``ERFC_FLOAT32_ULP`` ulp down to where erfc leaves
+    the normal range (x ~ 9.2): ``kernels/_math32.erfc32``, e^(-x^2) erfcx(|x|) with erfcx a
+    degree 4 / 5 rational, one pass (numba's, or NumPy blocks with the same bits).
 
     Example: ``erfc_float32(np.array([5.0], np.float32))`` is ``array([1.5375e-12],
     float32)``.
     """
-    if type(x) is not np.ndarray:  # a GPU array: the float64 kernel (no masked tail there)
+    if type(x) is not np.ndarray:  # a GPU array: the float64 kernel
         return erfc_kernel(x.astype(np.float64)).astype(np.float32)
-    with quiet():
-        out = np.float32(1) - erf_float32(x)
-        flat, dst = x.reshape(-1), out.reshape(-1)
-        tail = np.flatnonzero(flat >= _ERFC32_SPLIT)
-        if tail.size:
-            z = np.minimum(flat[tail], np.float32(11))  # erfc(11) rounds to 0; inf - inf is nan
-            s = np.float32(1) / z
-            dst[tail] = _exp_neg_sq32(z, 1) * s * _g32(s)
-    return out
+    return float32_math("erfc32", x)
 
 
 def _by_size(x, small_fn, large_fn):
@@ -244,16 +203,11 @@ def erfinv_kernel(y):
         return xp.copysign(x, y)
 
 
-# -- float32 erf (Eigen's generic_fast_erf_float coefficients) --------------------------------
-ERF_FLOAT32_ULP = 8  # the stated bounds (measured 7.7 and 12.3 ulp; tests/test_erf_float32.py)
-ERFC_FLOAT32_ULP = 13
-_ERF32_P = tuple(np.float32(c) for c in (  # x^13 ... x^1 (odd numerator, Horner in x^2)
-    -2.72614225801306e-10, 2.77068142495902e-08, -2.10102402082508e-06,
-    -5.69250639462346e-05, -7.34990630326855e-04, -2.95459980854025e-03,
-    -1.60960333262415e-02))
-_ERF32_Q = tuple(np.float32(c) for c in (  # x^8 ... x^0 (even denominator)
-    -1.45660718464996e-05, -2.13374055278905e-04, -1.68282697438203e-03,
-    -7.37332916720468e-03, -1.42647390514189e-02))
+# -- float32 erf (Eigen's generic_fast_erf_float coefficients, kernels/_math32.erf32) --------
+# the stated bounds (measured 7.7 and 7.4 ulp; tests/test_erf_float32.py)
+ERF_FLOAT32_ULP = _math32.ULP["erf32"]
+ERFC_FLOAT32_ULP = _math32.ULP["erfc32"]
+_ERF32_P, _ERF32_Q = _math32._ERF_P, _math32._ERF_Q  # one source (compile's codegen reads them)
 
 
 def _horner(x2, coeffs):
@@ -266,8 +220,8 @@ def _horner(x2, coeffs):
 
 
 def erf32_block(out, x):
-    """``out = erf(x)`` on float32 ``xp`` arrays of one shape, every op in float32 and in
-    place where it can be (``erf_float32`` runs it per block)."""
+    """``out = erf(x)`` on float32 ``xp`` arrays of one shape, ``_math32.erf32``'s operations
+    in place where they can be (the GPU's form: CuPy runs no _math32 body)."""
     xp = _xp_of(x)
     xp.clip(x, np.float32(-4), np.float32(4), out=out)  # erf(+-4) is +-1 in float32
     x2 = out * out
@@ -278,16 +232,16 @@ def erf32_block(out, x):
 
 
 def erf_float32(x):
-    """erf on a float32 ``xp`` array, within ``ERF_FLOAT32_ULP`` ulp; NaN stays NaN.
+    """erf on a float32 ``xp`` array, within ``ERF_FLOAT32_ULP`` ulp; NaN stays NaN. On the CPU
+    ``kernels/_math32.erf32`` in one pass (numba's, or NumPy blocks with the same bits).
 
     Example: ``erf_float32(np.array([0.5], np.float32))`` is ``array([0.5205], float32)``.
     """
-    out = _xp_of(x).empty(x.shape, dtype=np.float32)
     if type(x) is not np.ndarray:  # a GPU array: one pass of whole-array kernels
+        out = _xp_of(x).empty(x.shape, dtype=np.float32)
         erf32_block(out, x)
         return out
-    with quiet():
-        return _threads.blockwise(erf32_block, out, x)
+    return float32_math("erf32", x)
 
 
 # -- float32 erfinv (Giles 2011) ----------------------------------------------------------

@@ -13,13 +13,14 @@ primitives' rules. Six are primitives of their own, each for a stated reason:
 * ``gelu``: one kernel in the forward and one in the backward (speed; it sits in every
   transformer MLP);
 * ``leaky_relu``: ``maximum(x, slope * x)``, two fast passes instead of a ``where`` (speed);
-* ``hardtanh``: its gradient is zero at the boundaries (unlike ``clamp``'s), as in PyTorch.
+* ``hardtanh``: its gradient is zero at the boundaries (unlike ``clamp``'s), as in PyTorch;
+* ``hardswish`` and the ELU family (elu, selu, celu): one pass each (speed; ``_act_pass.py``).
 
 The CPU kernels of large arrays run over the library's threads (``_threads``), with the bits
 of the unsplit kernel. Low-precision inputs (float16, bfloat16) are computed in float32 and
 rounded once, forward and backward, as torch's CPU kernels do: the primitives declare
-``_widen16``, the composites whose torch twin is one fused kernel (silu, mish, elu, selu,
-celu, logsigmoid) go through ``widened`` (autograd/dispatch.py).
+``_widen16``, the composites whose torch twin is one fused kernel (mish, logsigmoid) go
+through ``widened`` (autograd/dispatch.py).
 """
 
 from __future__ import annotations
@@ -36,10 +37,11 @@ from ..autograd.function import Function
 from ..autograd.grad_mode import is_grad_enabled
 from ..backend import quiet
 from ..tensor import Tensor, _make
+from ._act_pass import Elu, Hardswish
 from ._common import check_tensor, float_input
 from ._erf import erf_kernel
 from .pointwise import clamp, where
-from .unary import erf, expm1, tanh
+from .unary import erf, tanh
 
 __all__ = ["sigmoid", "logit", "softplus", "relu", "relu6", "leaky_relu", "elu", "selu", "celu",
            "gelu", "silu", "mish", "hardtanh", "hardsigmoid", "hardswish", "softsign",
@@ -420,20 +422,12 @@ def leaky_relu(input, negative_slope=0.01, inplace=False) -> Tensor:
     return _maybe_inplace(fn, input, inplace, "leaky_relu")
 
 
-def _elu(x, alpha, scale, input_scale):
-    # the inner where keeps the unused branch finite (no inf * 0 = nan in the gradient) and
-    # -0.0 negative, as PyTorch's expm1 kernel does
-    neg = expm1(where(x > 0, 0.0, x) * input_scale) * alpha
-    out = where(x > 0, x, neg)
-    return out if scale == 1 else out * scale
-
-
 def elu(input, alpha=1.0, inplace=False) -> Tensor:
     """``input`` where positive, ``alpha * (exp(input) - 1)`` elsewhere.
     Example: ``tensorix.elu(tensorix.tensor([-1.0, 1.0]))`` is ``tensor([-0.6321, 1.0000])``."""
     a = _number(alpha, "elu", "alpha")
-    return _maybe_inplace(lambda x: widened(lambda w: _elu(w, a, 1.0, 1.0),
-                                            _real_float(x, "elu")), input, inplace, "elu")
+    return _maybe_inplace(lambda x: Elu.apply(_real_float(x, "elu"), a, 1.0, 1.0), input,
+                          inplace, "elu")
 
 
 def selu(input, inplace=False) -> Tensor:
@@ -442,8 +436,8 @@ def selu(input, inplace=False) -> Tensor:
 
     Example: ``tensorix.selu(tensorix.tensor([-1.0, 1.0]))`` is ``tensor([-1.1113, 1.0507])``.
     """
-    return _maybe_inplace(lambda x: widened(lambda w: _elu(w, _SELU_ALPHA, _SELU_SCALE, 1.0),
-                                            _real_float(x, "selu")), input, inplace, "selu")
+    return _maybe_inplace(lambda x: Elu.apply(_real_float(x, "selu"), _SELU_ALPHA, _SELU_SCALE,
+                                              1.0), input, inplace, "selu")
 
 
 def celu(input, alpha=1.0, inplace=False) -> Tensor:
@@ -453,8 +447,8 @@ def celu(input, alpha=1.0, inplace=False) -> Tensor:
     a = _number(alpha, "celu", "alpha")
     if a == 0:
         raise ValueError("celu(): alpha must be nonzero (it divides the input)")
-    return _maybe_inplace(lambda x: widened(lambda w: _elu(w, a, 1.0, 1 / a),
-                                            _real_float(x, "celu")), input, inplace, "celu")
+    return _maybe_inplace(lambda x: Elu.apply(_real_float(x, "celu"), a, 1.0, 1 / a), input,
+                          inplace, "celu")
 
 
 def gelu(input, approximate="none") -> Tensor:
@@ -545,11 +539,8 @@ def hardswish(input, inplace=False) -> Tensor:
     """``input * relu6(input + 3) / 6``.
     Example: ``tensorix.hardswish(tensorix.tensor([-4.0, 1.0, 4.0]))`` is ``tensor([-0.0000,
     0.6667, 4.0000])``."""
-    def fn(x):
-        x = _real_float(x, "hardswish")
-        return x * Hardtanh.apply(x + 3, 0.0, 6.0) / 6
-
-    return _maybe_inplace(fn, input, inplace, "hardswish")
+    return _maybe_inplace(lambda x: Hardswish.apply(_real_float(x, "hardswish")), input,
+                          inplace, "hardswish")
 
 
 def softsign(input) -> Tensor:

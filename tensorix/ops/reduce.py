@@ -414,9 +414,13 @@ class PNorm(Function):
         xp = a.xp
         # by hand, not _widen16: that would compute the backward in float32 too (other bits)
         data = a._data.astype("float32") if a._dtype in NARROW else a._data
-        if p != 2 or a._dtype.is_complex:  # a real x's square needs no abs (a pass saved)
-            data = xp.abs(data)
-        s = (xp.square(data) if p == 2 else data ** p).sum(axis=dims, keepdims=keepdim)
+        if p == 2 and type(data) is np.ndarray and data.dtype == np.float32 and \
+                len(dims) == data.ndim and data.size >= 1 << 16:  # one BLAS pass, float64 sums
+            s = np.float64(kernels.sum_squares(data)).reshape((1,) * data.ndim if keepdim else ())
+        else:
+            if p != 2 or a._dtype.is_complex:  # a real x's square needs no abs (a pass saved)
+                data = xp.abs(data)
+            s = (xp.square(data) if p == 2 else data ** p).sum(axis=dims, keepdims=keepdim)
         out = _make((xp.sqrt(s) if p == 2 else s ** (1.0 / p)).astype(data.dtype))
         out = _make(out._data.astype(a._dtype.to_real().np))
         ctx.save_for_backward(a, out)

@@ -17,8 +17,9 @@ import math
 
 import numpy as np
 
-from .. import _threads, backend
+from .. import _threads, backend, kernels
 from .. import dtypes as dt
+from ..autograd.dispatch import kernel
 from ..autograd.function import Function
 from ..backend import quiet
 from ..kernels import _math32, float32_math
@@ -367,16 +368,24 @@ class Erfinv(_Special):
 
 # -- complex parts ---------------------------------------------------------------------------
 class Angle(Function):
-    @staticmethod
-    def forward(ctx, a):
+    # a real input: one select pass (numba's; the NumPy form's wheres took 14-36x torch's time)
+    _kernels = {"real": (kernels.jit("angle_real", ("float32", "float64"), lambda: (
+        np.empty(1, np.float32), np.ones(1, np.float32), np.float32(math.pi))),)}
+
+    @classmethod
+    def forward(cls, ctx, a):
         ctx.save_for_backward(a)
-        xp = a.xp
+        xp, x = a.xp, a._data
         if a._dtype.is_complex:
-            return xp.angle(a._data)
+            return xp.angle(x)
         # PyTorch: nan stays nan, negative numbers give pi, everything else (-0.0 too) 0
-        pi = a._data.dtype.type(math.pi)
-        return xp.where(xp.isnan(a._data), a._data, xp.where(a._data < 0, pi, 0)).astype(
-            a._data.dtype, copy=False)
+        pi = x.dtype.type(math.pi)
+        fused = kernel(cls, "real", a.device, a._dtype)
+        if fused is None or x.size == 0:
+            return xp.where(xp.isnan(x), x, xp.where(x < 0, pi, 0)).astype(x.dtype, copy=False)
+        x = np.require(x, requirements="C")  # (ascontiguousarray makes 0-d 1-d)
+        return _threads.elementwise(lambda o, v: fused(o.reshape(-1), v.reshape(-1), pi),
+                                    np.empty(x.shape, x.dtype), x, min_part=_threads.CHEAP)
 
     @staticmethod
     def backward(ctx, g):
