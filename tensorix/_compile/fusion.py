@@ -123,14 +123,18 @@ def partition(graph: Graph, min_size: int = 2) -> list:
     nodes = graph.nodes
     pos = {n: i for i, n in enumerate(nodes)}
     group_of: dict = {}
+    readers: dict = {}  # node -> the members that read it (for sibling fusion)
     for node in nodes:
         if not node.is_call:
             continue
         if _ew_ok(node):
-            _place_elementwise(node, group_of, pos)
+            _place_elementwise(node, group_of, pos, readers)
         elif node.op.__name__ in ("Sum", "SumTo", "EvenSelect") and \
                 type(node.args[0]) is Node:
-            _place_reduction(node, group_of, pos)
+            _place_reduction(node, group_of, pos, readers)
+        if node in group_of:
+            for i in node.inputs:
+                readers.setdefault(i, []).append(node)
     groups = []
     for g in dict.fromkeys(group_of.values()):
         if len(g.nodes) >= min_size or g.nodes[0].op.__name__ in ALONE:
@@ -139,10 +143,23 @@ def partition(graph: Graph, min_size: int = 2) -> list:
     return groups
 
 
-def _new_group(node):
-    g = FusedGroup([node], tuple(node.meta["shape"]), node.meta["dtype"])
+def _new_group(node, like=None):
+    like = like or node
+    g = FusedGroup([node], tuple(like.meta["shape"]), like.meta["dtype"])
     g.members = {node}
     return g
+
+
+def _siblings(node, group_of, readers):
+    """Groups that read one of ``node``'s inputs (horizontal fusion: one pass over the shared
+    input, as layer norm's backward reads its incoming gradient four times)."""
+    out = []
+    for i in node.inputs:
+        for m in readers.get(i, ()):
+            g = group_of[m]
+            if g not in out:
+                out.append(g)
+    return out
 
 
 def _readable(g, n):
@@ -171,7 +188,7 @@ def _fits(g, node, shape):
     return all(_row_input_ok(i.meta["shape"], g) for i in node.inputs if i not in g.members)
 
 
-def _place_elementwise(node, group_of, pos):
+def _place_elementwise(node, group_of, pos, readers):
     shape = tuple(node.meta["shape"])
     # a group whose output-only reduction this node reads cannot take it: that reduction is
     # done only at the end of the kernel
@@ -183,6 +200,9 @@ def _place_elementwise(node, group_of, pos):
         if g is not None and g not in candidates and g not in blocked and \
                 _fits(g, node, shape) and _can_join(g, node, pos):
             candidates.append(g)
+    if not candidates:  # no producer's group takes it: a sibling's may
+        candidates = [g for g in _siblings(node, group_of, readers)
+                      if g not in blocked and g.shape == shape and _can_join(g, node, pos)][:1]
     if not candidates:
         group_of[node] = _new_group(node)
         return
@@ -206,17 +226,24 @@ def _place_elementwise(node, group_of, pos):
     group_of[node] = target
 
 
-def _place_reduction(node, group_of, pos):
+def _place_reduction(node, group_of, pos, readers):
     src = node.args[0]
-    g = group_of.get(src)
-    if g is None or src in g.reductions or tuple(src.meta["shape"]) != g.shape or \
-            not _can_join(g, node, pos):
+    if src in group_of:
+        g = group_of[src]
+        if src in g.reductions or tuple(src.meta["shape"]) != g.shape:
+            return
+    else:  # a reduction of an input: with a group that reads it too, or a group of its own
+        if not _ew_ok_value(src) or node.meta.get("dtype") is not src.meta["dtype"]:
+            return
+        shape = tuple(src.meta["shape"])
+        g = next((g for g in _siblings(node, group_of, readers)
+                  if g.shape == shape and _reduction_fits(g, node)), None)
+        if g is None:
+            g = _new_group(node, like=src)
+            g.nodes, g.members = [], set()
+    if not _can_join(g, node, pos) or not _reduction_fits(g, node):
         return
     split = reduction_split(node, g.shape)
-    if split is None or (g.split is not None and g.split[0] != split[0]):
-        return
-    if node.meta.get("dtype") is not g.dtype:
-        return
     kind = node.args[1] if node.op.__name__ == "EvenSelect" else "sum"
     keepdim = node.op.__name__ != "SumTo" and node.args[2]
     g.split = g.split or split
@@ -225,6 +252,18 @@ def _place_reduction(node, group_of, pos):
     g.reductions.append(node)
     g.reduce_info[node] = (kind, split[1], split[1] == "inner" and bool(keepdim))
     group_of[node] = g
+
+
+def _reduction_fits(g, node):
+    split = reduction_split(node, g.shape)
+    return split is not None and (g.split is None or g.split[0] == split[0]) and \
+        node.meta.get("dtype") is g.dtype
+
+
+def _ew_ok_value(n):
+    meta = n.meta
+    return meta.get("shape") is not None and meta.get("dtype") is not None and \
+        meta["dtype"].name in ("float32", "float64")
 
 
 def _finish(g):
