@@ -154,7 +154,10 @@ class KernelPlan:
             roots[level[r.args[0]]].append(r.args[0])
         members = {n for _, n in full}
         needed = {p: set() for p in roots}
-        stash = set()
+        # a max/min runs over the stored row after its pass (_rowmax: independent maxima;
+        # one running maximum is a chain of dependent compares, ~5 cycles an element)
+        stash = {r.args[0] for r, _, kind, _, _ in self.reductions
+                 if kind != "sum" and r.args[0] in members}
         for p in range(last, -1, -1):  # later passes first: what they stash, p must compute
             todo = list(roots[p]) + [n for n in stash if level[n] == p]
             while todo:
@@ -235,6 +238,92 @@ def _tanh32(x):
     # tail would turn into an error of |x| ulp instead of the true -0)
     sat = np.float32(1.0) if x > 0 else (np.float32(-1.0) if x < 0 else x)  # nan stays
     return _rational(c, _TP, _TQ) if c == x else sat
+
+
+@numba.njit(cache=True, error_model="numpy")
+def _rowmax(w, n):
+    # four independent running maxima (one is a chain of dependent compares); NaN wins, as
+    # in NumPy's max
+    m0 = m1 = m2 = m3 = w[0]
+    nan = 0
+    i = 0
+    while i + 4 <= n:
+        a0, a1, a2, a3 = w[i], w[i + 1], w[i + 2], w[i + 3]
+        m0 = a0 if a0 > m0 else m0
+        m1 = a1 if a1 > m1 else m1
+        m2 = a2 if a2 > m2 else m2
+        m3 = a3 if a3 > m3 else m3
+        nan += (a0 != a0) + (a1 != a1) + (a2 != a2) + (a3 != a3)
+        i += 4
+    while i < n:
+        m0 = w[i] if w[i] > m0 else m0
+        nan += w[i] != w[i]
+        i += 1
+    m0 = m1 if m1 > m0 else m0
+    m2 = m3 if m3 > m2 else m2
+    m0 = m2 if m2 > m0 else m0
+    return m0 if nan == 0 else w[0] - w[0] + np.nan
+
+
+@numba.njit(cache=True, error_model="numpy")
+def _rowmin(w, n):
+    m0 = m1 = m2 = m3 = w[0]
+    nan = 0
+    i = 0
+    while i + 4 <= n:
+        a0, a1, a2, a3 = w[i], w[i + 1], w[i + 2], w[i + 3]
+        m0 = a0 if a0 < m0 else m0
+        m1 = a1 if a1 < m1 else m1
+        m2 = a2 if a2 < m2 else m2
+        m3 = a3 if a3 < m3 else m3
+        nan += (a0 != a0) + (a1 != a1) + (a2 != a2) + (a3 != a3)
+        i += 4
+    while i < n:
+        m0 = w[i] if w[i] < m0 else m0
+        nan += w[i] != w[i]
+        i += 1
+    m0 = m1 if m1 < m0 else m0
+    m2 = m3 if m3 < m2 else m2
+    m0 = m2 if m2 < m0 else m0
+    return m0 if nan == 0 else w[0] - w[0] + np.nan
+
+
+@numba.extending.intrinsic
+def _f32_from_bits(typingctx, bits):
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(args[0], context.get_value_type(numba.types.float32))
+
+    return numba.types.float32(numba.types.int32), codegen
+
+
+@numba.njit(cache=True, inline="always", error_model="numpy")
+def _exp32(x):
+    # Cephes' expf: x = m ln2 + r, |r| <= ln2/2, a degree-7 polynomial in r, times 2^m built
+    # from its bits; floor as a truncation and a compare, so the whole body is arithmetic,
+    # compares and a bitcast, which LLVM vectorizes (libm's expf is a scalar call; math.floor
+    # was one too)
+    c = np.float32(min(max(x, np.float32(-104.0)), np.float32(88.7228317)))  # no overflow
+    y = c * np.float32(1.44269504088896341) + np.float32(0.5)
+    mi = np.int32(y)
+    mi = np.int32(mi - np.int32(y < np.float32(mi)))
+    m = np.float32(mi)
+    r = c - m * np.float32(0.693359375) - m * np.float32(-2.12194440e-4)
+    p = np.float32(1.9875691500e-4) * r + np.float32(1.3981999507e-3)
+    p = p * r + np.float32(8.3334519073e-3)
+    p = p * r + np.float32(4.1665795894e-2)
+    p = p * r + np.float32(1.6666665459e-1)
+    p = p * r + np.float32(5.0000001201e-1)
+    p = p * r * r + r + np.float32(1.0)
+    # 2^m as 2^m1 2^m2, each a normal float: m runs from -150 (subnormal results, rounded
+    # by the last product) to 128 (x just below ln(max float))
+    m1 = np.int32(mi >> np.int32(1))
+    m2 = np.int32(mi - m1)
+    e = p * _f32_from_bits(np.int32((m1 + np.int32(127)) << np.int32(23))) * \
+        _f32_from_bits(np.int32((m2 + np.int32(127)) << np.int32(23)))
+    # outside the clamp: 0 below (exp(-inf) = 0 exactly: a masked softmax entry), inf
+    # above; NaN stays NaN
+    e = e if c == x else (np.float32(0.0) if x < 0 else np.float32(np.inf))
+    return e if x == x else x
 """
 
 
@@ -245,7 +334,8 @@ def _numba_lowering(plan):
     """The expression rewriter of a plan's numba source and the float32 constants it named.
 
     float32 groups: erf and tanh as float32 rational forms (ops/_erf.py's erf32, the eager
-    float32 erf, within 8 ulp; Eigen's tanh, 7 ulp) instead of libm's scalar calls, and
+    float32 erf, within 8 ulp; Eigen's tanh, 7 ulp; Cephes' exp, 2 ulp) instead of libm's
+    scalar calls, and
     literals as float32 constants (a float64 literal would widen the whole expression): the
     loop body is then plain float32 arithmetic that LLVM vectorizes."""
     f32 = plan.group.dtype.name == "float32"
@@ -255,6 +345,7 @@ def _numba_lowering(plan):
         if not f32:
             return e
         e = e.replace("math.erf(", "_erf32(").replace("math.tanh(", "_tanh32(")
+        e = e.replace("math.exp(", "_exp32(")
         return _LITERAL.sub(lambda m: consts.setdefault(m.group(1), f"_c{len(consts)}"), e)
 
     return lower, consts
@@ -284,8 +375,15 @@ class _NumbaWriter:
                 continue
             j, kind, side = self.red[n]
             if side == "inner":  # a column sum is complete only after the last row
-                cast = f"np.{n.meta['dtype'].np.name}(acc{j})" if kind == "sum" else f"acc{j}"
-                self.emit(2, f"{var} = {cast}")
+                dtype = n.meta["dtype"].np.name
+                if kind == "sum":
+                    self.emit(2, f"{var} = np.{dtype}(acc{j})")
+                else:  # over the row stored in its pass (or the input's row)
+                    src = self.plan.names[n.args[0]]
+                    row = f"w_{src}" if src.startswith("t") else \
+                        f"x{src[1:]}[a]"
+                    self.emit(2, f"{var} = _row{kind}({row}, inner)")
+                    self.emit(2, f"acc{j} = {var}")
                 self.emit(2, f"r{j}[a] = acc{j}")
 
     def accumulators(self, reds):
@@ -293,9 +391,8 @@ class _NumbaWriter:
             j, kind, side = self.red[r]
             if side != "inner":
                 continue
-            init = "0.0" if kind == "sum" else \
-                f"np.{r.meta['dtype'].np.name}({'-' if kind == 'max' else ''}np.inf)"
-            self.emit(2, f"acc{j} = {init}")
+            if kind == "sum":
+                self.emit(2, f"acc{j} = 0.0")
 
     def one_pass(self, compute, stores, outs, reds):
         plan = self.plan
@@ -316,10 +413,6 @@ class _NumbaWriter:
                 self.emit(3, f"r{j}[b] += {src}")
             elif kind == "sum":
                 self.emit(3, f"acc{j} += {src}")
-            else:  # NaN wins, as in NumPy's max/min
-                cmp = ">" if kind == "max" else "<"
-                self.emit(3, f"acc{j} = {src} if ({src} {cmp} acc{j} or {src} != {src}) "
-                          f"else acc{j}")
 
 
 def numba_source(plan: KernelPlan) -> str:
@@ -346,7 +439,7 @@ def numba_source(plan: KernelPlan) -> str:
         w.accumulators(reds)
         w.one_pass(compute, stores, outs_p, reds)
         w.row_values(after)
-    head = ["import math", "import numba", "import numpy as np", ""]
+    head = ["import math", "import numba", "import numba.extending", "import numpy as np", ""]
     head += [f"{name} = np.float32({lit})" for lit, name in consts.items()]
     head += [_ERF32_SOURCE, "", "@numba.njit(cache=True, nogil=True, error_model='numpy', "
              "fastmath={'reassoc', 'contract'})",
