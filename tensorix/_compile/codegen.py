@@ -262,7 +262,7 @@ def _rowmax(w, n):
     m0 = m1 if m1 > m0 else m0
     m2 = m3 if m3 > m2 else m2
     m0 = m2 if m2 > m0 else m0
-    return m0 if nan == 0 else w[0] - w[0] + np.nan
+    return m0 if nan == 0 else (m0 - m0) / (m0 - m0)  # NaN in w's dtype
 
 
 @numba.njit(cache=True, error_model="numpy")
@@ -285,7 +285,7 @@ def _rowmin(w, n):
     m0 = m1 if m1 < m0 else m0
     m2 = m3 if m3 < m2 else m2
     m0 = m2 if m2 < m0 else m0
-    return m0 if nan == 0 else w[0] - w[0] + np.nan
+    return m0 if nan == 0 else (m0 - m0) / (m0 - m0)  # NaN in w's dtype
 
 
 @numba.extending.intrinsic
