@@ -126,7 +126,9 @@ class KernelPlan:
                       in self.reductions],
                      [self.names[n] for n in self.outputs],
                      [n.meta["dtype"].name for n in self.outputs]))
-        self.key = "fused_" + hashlib.sha1(text.encode()).hexdigest()[:16]
+        # the helpers' source is part of the key: a changed helper (a faster exp) is a new
+        # kernel, whose cost the tuner measures afresh rather than reuse the old one's
+        self.key = "fused_" + hashlib.sha1((text + _ERF32_SOURCE).encode()).hexdigest()[:16]
 
     def signature(self):
         """Argument names: inputs ``x<j>``, full outputs ``o<j>``, row outputs ``q<j>``,

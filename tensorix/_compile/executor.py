@@ -20,7 +20,7 @@ from .codegen import KernelPlan
 from .decompose import decompose
 from .fusion import partition
 from .kernels import build
-from .rewrites import scatters_to_cat
+from .rewrites import scatters_to_cat, sums_through_reshapes
 from .tune import choose
 
 __all__ = ["CompiledGraph"]
@@ -38,6 +38,7 @@ class CompiledGraph:
         self.report = {"nodes_before": len(graph.nodes)}
         if passes:
             self.report["cat"] = scatters_to_cat(graph)  # before DCE: the pieces die there
+            self.report["sum_reshape"] = sums_through_reshapes(graph)
             if fuse:  # whole layer norms and softmaxes into ops the fusion makes row kernels
                 self.report["decomposed"] = decompose(graph)
             self.report["passes"] = optimize(graph)
