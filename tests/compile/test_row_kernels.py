@@ -214,3 +214,20 @@ def test_float32_exp_is_within_one_ulp_and_keeps_special_values():
     assert ulp.max() <= 1.0
     np.testing.assert_array_equal(got[-6:], np.array([0.0, np.inf, np.nan, 2.0, 0.0, np.inf],
                                                      np.float32))
+
+
+def test_a_row_group_runs_on_every_device(device):
+    """A phased group (its members read a row's reduction) on the GPU stand-in runs its NumPy
+    form through the device's array module (it has no ElementwiseKernel form)."""
+    x = tx.randn(6, 10, dtype=tx.float64)
+
+    def fn(x):
+        c = x - x.mean(-1, keepdim=True)
+        return c * ((c * c).mean(-1, keepdim=True) + 1e-5).rsqrt()
+
+    cf = tx.compile(fn, options={"kernels": "numpy"})
+    out = cf(x.to(device))
+    assert out.device.type == device
+    np.testing.assert_allclose(out.to("cpu").numpy(), fn(x).numpy(), rtol=1e-12, atol=1e-12)
+    (group,) = _entry(cf).graph.plans
+    assert group.phased
