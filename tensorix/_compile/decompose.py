@@ -3,7 +3,8 @@ for speed (LayerNorm, Softmax, LogSoftmax over the last dim: a few NumPy passes 
 call) become the primitives they are made of, as Inductor's decomposition table does, so that
 fusion makes each one row kernel (tensorix._compile.fusion, "reduction, then broadcast")
 together with its neighbours: the causal mask's ``where`` before a softmax, the exp that the
-cross-entropy's backward reads after a log-softmax.
+cross-entropy's backward reads after a log-softmax. A Linear whose readers are all fusable
+becomes the GEMM and a bias add, which joins their kernel (one pass fewer over its output).
 
 Layer norm gains twice: its backward, traced with ``create_graph`` semantics, rebuilds the
 mean and rstd from ``x`` with ops (tensorix.nn.functional._norm._xhat); written with the same
@@ -23,8 +24,10 @@ from __future__ import annotations
 
 from ..fx.graph import map_args
 from ..fx.graph_module import symbolic_trace
+from ..nn.functional._core import linear
 from ..nn.functional._norm import _stats
 from ..ops.creation import zeros
+from .exprs import fusable
 
 __all__ = ["decompose", "DECOMPOSITIONS"]
 
@@ -61,9 +64,23 @@ def _softmax_family(log):
     return make
 
 
+def _linear(node):
+    x, weight, bias = node.args
+
+    def fn(x, w, b):
+        return linear(x, w) + b  # the bias add joins the consumer's kernel (gelu, residual)
+
+    return fn, [x, weight, bias]
+
+
 def _applies(node):
     name = node.op.__name__
     meta = node.meta
+    if name == "Linear":  # worth it only where the bias add has a kernel to join
+        return node.args[2] is not None and meta.get("dtype") is not None and \
+            meta["dtype"].name in ("float32", "float64") and \
+            getattr(meta.get("device"), "type", None) == "cpu" and \
+            bool(node.users) and all(fusable(u) for u in node.users)
     if meta.get("dtype") is None or meta["dtype"].name not in ("float32", "float64"):
         return False
     if getattr(meta.get("device"), "type", None) != "cpu":
@@ -75,7 +92,7 @@ def _applies(node):
 
 # primitive name -> node -> (function of the node's tensor inputs, those input nodes)
 DECOMPOSITIONS = {"LayerNorm": _layer_norm, "Softmax": _softmax_family(False),
-                  "LogSoftmax": _softmax_family(True)}
+                  "LogSoftmax": _softmax_family(True), "Linear": _linear}
 
 
 def decompose(graph) -> int:

@@ -231,3 +231,20 @@ def test_a_row_group_runs_on_every_device(device):
     np.testing.assert_allclose(out.to("cpu").numpy(), fn(x).numpy(), rtol=1e-12, atol=1e-12)
     (group,) = _entry(cf).graph.plans
     assert group.phased
+
+
+@pytest.mark.parametrize("kernels", FORMS)
+def test_a_linear_bias_add_joins_its_readers_kernel(kernels):
+    tx.manual_seed(5)
+    w1, b1 = tx.randn(32, 16, dtype=tx.float64), tx.randn(32, dtype=tx.float64)
+    w2 = tx.randn(16, 32, dtype=tx.float64)
+    x = tx.randn(4, 8, 16, dtype=tx.float64, requires_grad=True)
+
+    def fn(x):
+        h = F.linear(x, w1, b1)
+        return F.linear(h.tanh() * 2.0, w2)  # the bias add reads into tanh's kernel
+
+    entry = _compare(fn, (x,), kernels, tx.float64)
+    assert any(_ops(g)[:2] == ["Add", "Tanh"] for g in entry.fwd.groups)
+    assert [n.args[2] for n in entry.fwd.graph.call_nodes() if n.op.__name__ == "Linear"] == \
+        [None, None]
