@@ -106,6 +106,9 @@ def decompose(graph) -> int:
         fn, inputs = DECOMPOSITIONS[node.op.__name__](node)
         examples = [zeros(*i.meta["shape"], dtype=i.meta["dtype"]) for i in inputs]
         sub = symbolic_trace(fn, *examples).graph
+        out = sub.output_node.args[0]
+        if any(out.meta.get(k) != node.meta.get(k) for k in ("shape", "dtype")):
+            continue  # mixed dtypes (a float64 weight on float32 x) promote differently
         env = dict(zip(sub.placeholders, inputs))
         result = None
         with graph.inserting_before(node):

@@ -248,3 +248,19 @@ def test_a_linear_bias_add_joins_its_readers_kernel(kernels):
     assert any(_ops(g)[:2] == ["Add", "Tanh"] for g in entry.fwd.groups)
     assert [n.args[2] for n in entry.fwd.graph.call_nodes() if n.op.__name__ == "Linear"] == \
         [None, None]
+
+
+def test_a_decomposition_that_would_change_the_dtype_is_not_applied():
+    """Eager layer norm writes a float64 weight's product into the float32 output; the ops
+    would promote to float64: that node stays whole."""
+    x = tx.randn(4, 8, requires_grad=True)
+    w, b = tx.randn(8, dtype=tx.float64), tx.randn(8)
+
+    def fn(x):
+        return F.layer_norm(x, (8,), w, b) * 2.0
+
+    cf = tx.compile(fn, options={"kernels": "numpy"})
+    out, ref = cf(x), fn(x)
+    assert out.dtype is ref.dtype is tx.float32
+    np.testing.assert_array_equal(out.detach().numpy(), ref.detach().numpy())
+    assert _entry(cf).fwd.report["decomposed"] == 0
