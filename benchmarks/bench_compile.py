@@ -26,18 +26,24 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 
 
-def interleaved(steps: dict, rounds: int, warmup: int = 2) -> dict:
-    """Best time per step, sampled round-robin (one of each per round), so a change in the
-    machine's load hits every variant alike."""
+def interleaved(steps: dict, rounds: int, warmup: int = 2, cpu: dict | None = None) -> dict:
+    """Best wall time per step, sampled round-robin (one of each per round), so a change in
+    the machine's load hits every variant alike; ``cpu`` (if given) receives the best CPU
+    time of this process per step (all its threads: what the step cost the machine)."""
     for fn in steps.values():
         for _ in range(warmup):
             fn()
     best = dict.fromkeys(steps, float("inf"))
+    if cpu is not None:
+        cpu.update(dict.fromkeys(steps, float("inf")))
     for _ in range(rounds):
         for name, fn in steps.items():
+            c = time.process_time()
             t = time.perf_counter()
             fn()
             best[name] = min(best[name], time.perf_counter() - t)
+            if cpu is not None:
+                cpu[name] = min(cpu[name], time.process_time() - c)
     return best
 
 
@@ -131,6 +137,18 @@ def compile_time_in_fresh_process(cache_dir) -> list:
     return [float(v) for v in out.stdout.strip().splitlines()[-1].split()]
 
 
+def _print_cpu(cpu_rows, cols):
+    print("\nCPU time of this process per step (best of the same rounds):")
+    for name, t in cpu_rows:
+        cells = ", ".join(f"{c} {t[c] * 1e3:.1f} ms" for c in cols if c in t)
+        mine = t["tensorix compiled"]
+        ratios = f"compiled / eager {mine / t['tensorix eager']:.2f}"
+        if "torch.compile" in t:
+            ratios += f", compiled / torch.compile {mine / t['torch.compile']:.2f}"
+        print(f"  {name}: {cells}; {ratios}")
+    print(f"load average: {pathlib.Path('/proc/loadavg').read_text().split()[:3]}")
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true")
@@ -166,7 +184,9 @@ def main(argv=None):
         if args.inductor:
             steps["torch.compile"] = gelu_case(torch, True, n, torch.compile)
     settle(steps["tensorix compiled"])
-    rows.append(("gelu_fwd_bwd", interleaved(steps, rep)))
+    cpu_rows = []
+    cpu_rows.append(("gelu_fwd_bwd", {}))
+    rows.append(("gelu_fwd_bwd", interleaved(steps, rep, cpu=cpu_rows[-1][1])))
 
     steps, weights = {}, None
     if torch is not None:
@@ -179,7 +199,8 @@ def main(argv=None):
     steps["tensorix compiled"]()
     first = time.perf_counter() - start
     settle(steps["tensorix compiled"])
-    rows.append(("gpt_step", interleaved(steps, rep)))
+    cpu_rows.append(("gpt_step", {}))
+    rows.append(("gpt_step", interleaved(steps, rep, cpu=cpu_rows[-1][1])))
 
     cols = ["tensorix eager", "tensorix compiled", "torch eager", "torch.compile"]
     print("| case | " + " | ".join(cols) + " | compiled / eager tensorix | "
@@ -192,6 +213,7 @@ def main(argv=None):
         if "torch.compile" in t:
             print(f"|   {name}: compiled tensorix / torch.compile = "
                   f"{t['tensorix compiled'] / t['torch.compile']:.2f} |")
+    _print_cpu(cpu_rows, cols)
     print(f"\nGPT step, first compiled call in this process (trace + passes + kernels): "
           f"{first:.2f} s")
     if args.cache_dir:

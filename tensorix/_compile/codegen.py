@@ -60,7 +60,17 @@ def _kind(s, shape, k):
 
 class KernelPlan:
     """A group laid out for code generation: the split, each input's kind, each member's
-    expression per dialect. ``key`` names the kernel (equal groups share one)."""
+    expression per dialect, its role and its phase. ``key`` names the kernel (equal groups
+    share one).
+
+    Roles: a *full* member is computed per element, a *row* member once per row (it reads
+    row values: inner reductions kept as (..., 1), per-row inputs), a *reduction* is
+    accumulated per row (inner) or per column (outer). A member's *level* is how many
+    reductions lie on its longest path from the inputs: the numba kernel makes one pass over
+    a row per level (``phases``), accumulating in pass ``p`` the reductions whose operand has
+    level ``p``; full values a later pass needs are kept in a scratch row (``stash``) rather
+    than computed again.
+    """
 
     def __init__(self, group):
         self.group = group
@@ -79,26 +89,99 @@ class KernelPlan:
         self.kinds = [_kind(s, shape, k) for s in in_shapes]
         self.in_dtypes = [i.meta["dtype"].name for i in group.inputs]
         self.names = {n: f"v{j}" for j, n in enumerate(group.inputs)}
-        self.body = []  # (var, node, {dialect: expression})
-        for j, n in enumerate(x for x in group.nodes if x not in group.reductions):
-            var = f"t{j}"
-            ops = [self.names[i] for i in n.inputs]
-            self.body.append((var, n, {d: expr(n, ops, d) for d in ("py", "np", "cu")}))
+        self.level = dict.fromkeys(group.inputs, 0)
+        self.steps = []  # (var, node, role, {dialect: expression} | None) in program order
+        self.reductions = []  # (node, operand var, kind, side, readable)
+        for n in group.nodes:
+            info = group.reduce_info.get(n)
+            if info is not None or n in group.reductions:
+                kind, side, readable = info or ("sum", self.side, False)
+                var = f"s{len(self.reductions)}"
+                self.reductions.append((n, self.names[n.args[0]], kind, side, readable))
+                self.level[n] = self.level[n.args[0]] + 1
+                self.steps.append((var, n, "reduce", None))
+            else:
+                var = f"t{len(self.steps)}"
+                ops = [self.names[i] for i in n.inputs]
+                role = "full" if tuple(n.meta["shape"]) == shape else "row"
+                self.level[n] = max((self.level[i] for i in n.inputs), default=0)
+                self.steps.append((var, n, role, {d: expr(n, ops, d) for d in ("py", "np",
+                                                                                 "cu")}))
             self.names[n] = var
-        self.full_outputs = [n for n in group.outputs if n not in group.reductions]
-        self.sums = [(r, self.names[r.args[0]]) for r in group.reductions]
-        text = repr((self.k, self.side, self.kinds, self.in_dtypes,
-                     [(v, n.meta["dtype"].name, e["py"]) for v, n, e in self.body],
-                     [self.names[n] for n in self.full_outputs],
-                     [(v, r.meta["dtype"].name) for r, v in self.sums],
-                     [n.meta["dtype"].name for n in self.full_outputs]))
-        self.key = "fused_" + hashlib.sha1(text.encode()).hexdigest()[:16]
+        self.body = [(v, n, e) for v, n, r, e in self.steps if r != "reduce"]
+        role = {n: r for _, n, r, _ in self.steps}
+        self.full_outputs = [n for n in group.outputs if role[n] == "full"]
+        self.row_outputs = [n for n in group.outputs if role[n] == "row"]
+        self.sums = [(r, v) for r, v, *_ in self.reductions]
+        # what the kernel returns, in this order: full outputs, row outputs, then every
+        # reduction read outside (the kernel writes all reductions; the rest are dropped)
+        self.outputs = self.full_outputs + self.row_outputs + \
+            [r for r, *_ in self.reductions if r in group.outputs]
+        self.phased = any(r == "row" for _, _, r, _ in self.steps) or \
+            any(kind != "sum" or readable for _, _, kind, _, readable in self.reductions)
+        text = repr((self.k, self.kinds, self.in_dtypes,
+                     [(v, r, n.meta["dtype"].name, e and e["py"], self.level[n])
+                      for v, n, r, e in self.steps],
+                     [(kind, side, readable, src) for _, src, kind, side, readable
+                      in self.reductions],
+                     [self.names[n] for n in self.outputs],
+                     [n.meta["dtype"].name for n in self.outputs]))
+        # the helpers' source is part of the key: a changed helper (a faster exp) is a new
+        # kernel, whose cost the tuner measures afresh rather than reuse the old one's
+        self.key = "fused_" + hashlib.sha1((text + _ERF32_SOURCE).encode()).hexdigest()[:16]
 
     def signature(self):
+        """Argument names: inputs ``x<j>``, full outputs ``o<j>``, row outputs ``q<j>``,
+        reductions ``r<j>``."""
         ins = [f"x{j}" for j in range(len(self.kinds))]
         outs = [f"o{j}" for j in range(len(self.full_outputs))]
-        sums = [f"r{j}" for j in range(len(self.sums))]
+        outs += [f"q{j}" for j in range(len(self.row_outputs))]
+        sums = [f"r{j}" for j in range(len(self.reductions))]
         return ins, outs, sums
+
+    def phases(self):
+        """Per pass over a row: ``(compute, stash_store, outputs, reductions, rows_after)``;
+        ``compute`` lists ``(var, expression, stashed_earlier)`` in program order (stashed:
+        load it from its scratch row), ``rows_after`` the row members and reductions ready
+        after the pass. Also returns the stashed vars."""
+        level, names = self.level, self.names
+        full = [(v, n) for v, n, r, _ in self.steps if r == "full"]
+        last = max([level[n] for _, n in full] +
+                   [level[r.args[0]] for r, *_ in self.reductions] + [0])
+        roots = {p: [] for p in range(last + 1)}
+        for _, n in full:
+            if n in self.full_outputs:
+                roots[level[n]].append(n)
+        for r, *_ in self.reductions:
+            roots[level[r.args[0]]].append(r.args[0])
+        members = {n for _, n in full}
+        needed = {p: set() for p in roots}
+        # a max/min runs over the stored row after its pass (_rowmax: independent maxima;
+        # one running maximum is a chain of dependent compares, ~5 cycles an element)
+        stash = {r.args[0] for r, _, kind, _, _ in self.reductions
+                 if kind != "sum" and r.args[0] in members}
+        for p in range(last, -1, -1):  # later passes first: what they stash, p must compute
+            todo = list(roots[p]) + [n for n in stash if level[n] == p]
+            while todo:
+                n = todo.pop()
+                if n in needed[p] or n not in members:
+                    continue
+                if level[n] < p:  # computed in its own pass, kept for this one
+                    stash.add(n)
+                    needed[p].add(n)
+                    continue
+                needed[p].add(n)
+                todo.extend(n.inputs)
+        out = []
+        for p in range(last + 1):
+            compute = [(v, n, level[n] < p) for v, n in full if n in needed[p]]
+            stores = [names[n] for n in stash if level[n] == p]
+            outs = [n for n in self.full_outputs if level[n] == p]
+            reds = [x for x in self.reductions if level[x[0].args[0]] == p]
+            after = [(v, n, r) for v, n, r, _ in self.steps
+                     if r in ("row", "reduce") and level[n] == p + 1]
+            out.append((compute, sorted(stores), outs, reds, after))
+        return out, sorted(names[n] for n in stash)
 
 
 def _index(kind, a, b):
@@ -157,23 +240,106 @@ def _tanh32(x):
     # tail would turn into an error of |x| ulp instead of the true -0)
     sat = np.float32(1.0) if x > 0 else (np.float32(-1.0) if x < 0 else x)  # nan stays
     return _rational(c, _TP, _TQ) if c == x else sat
+
+
+@numba.njit(cache=True, error_model="numpy")
+def _rowmax(w, n):
+    # four independent running maxima (one is a chain of dependent compares); NaN wins, as
+    # in NumPy's max
+    m0 = m1 = m2 = m3 = w[0]
+    nan = 0
+    i = 0
+    while i + 4 <= n:
+        a0, a1, a2, a3 = w[i], w[i + 1], w[i + 2], w[i + 3]
+        m0 = a0 if a0 > m0 else m0
+        m1 = a1 if a1 > m1 else m1
+        m2 = a2 if a2 > m2 else m2
+        m3 = a3 if a3 > m3 else m3
+        nan += (a0 != a0) + (a1 != a1) + (a2 != a2) + (a3 != a3)
+        i += 4
+    while i < n:
+        m0 = w[i] if w[i] > m0 else m0
+        nan += w[i] != w[i]
+        i += 1
+    m0 = m1 if m1 > m0 else m0
+    m2 = m3 if m3 > m2 else m2
+    m0 = m2 if m2 > m0 else m0
+    return m0 if nan == 0 else (m0 - m0) / (m0 - m0)  # NaN in w's dtype
+
+
+@numba.njit(cache=True, error_model="numpy")
+def _rowmin(w, n):
+    m0 = m1 = m2 = m3 = w[0]
+    nan = 0
+    i = 0
+    while i + 4 <= n:
+        a0, a1, a2, a3 = w[i], w[i + 1], w[i + 2], w[i + 3]
+        m0 = a0 if a0 < m0 else m0
+        m1 = a1 if a1 < m1 else m1
+        m2 = a2 if a2 < m2 else m2
+        m3 = a3 if a3 < m3 else m3
+        nan += (a0 != a0) + (a1 != a1) + (a2 != a2) + (a3 != a3)
+        i += 4
+    while i < n:
+        m0 = w[i] if w[i] < m0 else m0
+        nan += w[i] != w[i]
+        i += 1
+    m0 = m1 if m1 < m0 else m0
+    m2 = m3 if m3 < m2 else m2
+    m0 = m2 if m2 < m0 else m0
+    return m0 if nan == 0 else (m0 - m0) / (m0 - m0)  # NaN in w's dtype
+
+
+@numba.extending.intrinsic
+def _f32_from_bits(typingctx, bits):
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(args[0], context.get_value_type(numba.types.float32))
+
+    return numba.types.float32(numba.types.int32), codegen
+
+
+@numba.njit(cache=True, inline="always", error_model="numpy")
+def _exp32(x):
+    # Cephes' expf: x = m ln2 + r, |r| <= ln2/2, a degree-7 polynomial in r, times 2^m built
+    # from its bits; floor as a truncation and a compare, so the whole body is arithmetic,
+    # compares and a bitcast, which LLVM vectorizes (libm's expf is a scalar call; math.floor
+    # was one too)
+    c = np.float32(min(max(x, np.float32(-104.0)), np.float32(88.7228317)))  # no overflow
+    y = c * np.float32(1.44269504088896341) + np.float32(0.5)
+    mi = np.int32(y)
+    mi = np.int32(mi - np.int32(y < np.float32(mi)))
+    m = np.float32(mi)
+    r = c - m * np.float32(0.693359375) - m * np.float32(-2.12194440e-4)
+    p = np.float32(1.9875691500e-4) * r + np.float32(1.3981999507e-3)
+    p = p * r + np.float32(8.3334519073e-3)
+    p = p * r + np.float32(4.1665795894e-2)
+    p = p * r + np.float32(1.6666665459e-1)
+    p = p * r + np.float32(5.0000001201e-1)
+    p = p * r * r + r + np.float32(1.0)
+    # 2^m as 2^m1 2^m2, each a normal float: m runs from -150 (subnormal results, rounded
+    # by the last product) to 128 (x just below ln(max float))
+    m1 = np.int32(mi >> np.int32(1))
+    m2 = np.int32(mi - m1)
+    e = p * _f32_from_bits(np.int32((m1 + np.int32(127)) << np.int32(23))) * \
+        _f32_from_bits(np.int32((m2 + np.int32(127)) << np.int32(23)))
+    # outside the clamp: 0 below (exp(-inf) = 0 exactly: a masked softmax entry), inf
+    # above; NaN stays NaN
+    e = e if c == x else (np.float32(0.0) if x < 0 else np.float32(np.inf))
+    return e if x == x else x
 """
 
 
 _ERF32_SOURCE = _erf32_source()
 
 
-def numba_source(plan: KernelPlan) -> str:
-    """A module defining ``kernel(outer, inner, x..., o..., r...)`` compiled by numba."""
-    ins, outs, sums = plan.signature()
-    lines = ["import math", "import numba", "import numpy as np", "", _ERF32_SOURCE,
-             "", "@numba.njit(cache=True, nogil=True, error_model='numpy', "
-             "fastmath={'reassoc', 'contract'})",
-             f"def kernel({', '.join(['outer', 'inner'] + ins + outs + sums)}):"]
-    # float32 groups: erf and tanh as float32 rational forms (ops/_erf.py's erf32, the eager
-    # float32 erf, within 8 ulp; Eigen's tanh, 7 ulp) instead of libm's scalar calls, and
-    # literals as float32 constants (a float64 literal would widen the whole expression):
-    # the loop body is then plain float32 arithmetic that LLVM vectorizes
+def _numba_lowering(plan):
+    """The expression rewriter of a plan's numba source and the float32 constants it named.
+
+    float32 groups: erf and tanh as float32 rational forms (ops/_erf.py's erf32, the eager
+    float32 erf, within 8 ulp; Eigen's tanh, 7 ulp; Cephes' exp, 2 ulp) instead of libm's
+    scalar calls, and
+    literals as float32 constants (a float64 literal would widen the whole expression): the
+    loop body is then plain float32 arithmetic that LLVM vectorizes."""
     f32 = plan.group.dtype.name == "float32"
     consts: dict = {}
 
@@ -181,41 +347,116 @@ def numba_source(plan: KernelPlan) -> str:
         if not f32:
             return e
         e = e.replace("math.erf(", "_erf32(").replace("math.tanh(", "_tanh32(")
+        e = e.replace("math.exp(", "_exp32(")
         return _LITERAL.sub(lambda m: consts.setdefault(m.group(1), f"_c{len(consts)}"), e)
 
+    return lower, consts
+
+
+class _NumbaWriter:
+    """The loop nest of a plan's numba kernel, line by line (numba_source's parts)."""
+
+    def __init__(self, plan, lower):
+        self.plan, self.lower, self.lines = plan, lower, []
+        self.out_name = {n: f"o{j}" for j, n in enumerate(plan.full_outputs)}
+        self.out_name.update({n: f"q{j}" for j, n in enumerate(plan.row_outputs)})
+        self.exprs = {n: e["py"] for _, n, _, e in plan.steps if e is not None}
+        self.red = {r: (j, kind, side) for j, (r, _, kind, side, _) in
+                    enumerate(plan.reductions)}
+
+    def emit(self, depth, line):
+        self.lines.append("    " * depth + line)
+
+    def row_values(self, ready):
+        """Row members and finished inner reductions, once per row (after a pass)."""
+        for var, n, role in ready:
+            if role != "reduce":
+                self.emit(2, f"{var} = {self.lower(self.exprs[n])}")
+                if n in self.out_name:
+                    self.emit(2, f"{self.out_name[n]}[a, 0] = {var}")
+                continue
+            j, kind, side = self.red[n]
+            if side == "inner":  # a column sum is complete only after the last row
+                dtype = n.meta["dtype"].np.name
+                if kind == "sum":
+                    self.emit(2, f"{var} = np.{dtype}(acc{j})")
+                else:  # over the row stored in its pass (or the input's row)
+                    src = self.plan.names[n.args[0]]
+                    row = f"w_{src}" if src.startswith("t") else \
+                        f"x{src[1:]}[a]"
+                    self.emit(2, f"{var} = _row{kind}({row}, inner)")
+                    self.emit(2, f"acc{j} = {var}")
+                self.emit(2, f"r{j}[a] = acc{j}")
+
+    def accumulators(self, reds):
+        for r, *_ in reds:
+            j, kind, side = self.red[r]
+            if side != "inner":
+                continue
+            if kind == "sum":
+                self.emit(2, f"acc{j} = 0.0")
+
+    def one_pass(self, compute, stores, outs, reds):
+        plan = self.plan
+        self.emit(2, "for b in range(inner):")
+        for j, kind in enumerate(plan.kinds):
+            if kind not in ("scalar", "col"):
+                self.emit(3, f"v{j} = x{j}{_index(kind, 'a', 'b')}")
+        for var, n, earlier in compute:
+            self.emit(3, f"{var} = w_{var}[b]" if earlier else
+                      f"{var} = {self.lower(self.exprs[n])}")
+        for var in stores:
+            self.emit(3, f"w_{var}[b] = {var}")
+        for n in outs:
+            self.emit(3, f"{self.out_name[n]}[a, b] = {plan.names[n]}")
+        for r, src, *_ in reds:
+            j, kind, side = self.red[r]
+            if side == "outer":
+                self.emit(3, f"r{j}[b] += {src}")
+            elif kind == "sum":
+                self.emit(3, f"acc{j} += {src}")
+
+
+def numba_source(plan: KernelPlan) -> str:
+    """A module defining ``kernel(outer, inner, x..., o..., q..., r...)`` compiled by numba:
+    per row, one pass over it per phase (see :meth:`KernelPlan.phases`; one pass when no
+    member reads a reduction)."""
+    ins, outs, sums = plan.signature()
+    lower, consts = _numba_lowering(plan)
+    w = _NumbaWriter(plan, lower)
+    phases, stashed = plan.phases()
+    dtypes = {plan.names[n]: n.meta["dtype"].np for _, n, _, _ in plan.steps}
     for j, kind in enumerate(plan.kinds):
         if kind == "scalar":
-            lines.append(f"    v{j} = x{j}[0, 0]")
-    inner_sums = [(j, v) for j, (_, v) in enumerate(plan.sums)] if plan.side == "inner" else []
-    lines.append("    for a in range(outer):")
-    for j, _ in inner_sums:
-        lines.append(f"        acc{j} = 0.0")
-    lines.append("        for b in range(inner):")
+            w.emit(1, f"v{j} = x{j}[0, 0]")
+    for var in stashed:  # the scratch rows of values a later pass reads
+        name = "bool_" if dtypes[var].name == "bool" else dtypes[var].name
+        w.emit(1, f"w_{var} = np.empty(inner, np.{name})")
+    w.emit(1, "for a in range(outer):")
     for j, kind in enumerate(plan.kinds):
-        if kind != "scalar":
-            lines.append(f"            v{j} = x{j}{_index(kind, 'a', 'b')}")
-    for var, _n, e in plan.body:
-        lines.append(f"            {var} = {lower(e['py'])}")
-    for j, n in enumerate(plan.full_outputs):
-        lines.append(f"            o{j}[a, b] = {plan.names[n]}")
-    for j, (_, v) in enumerate(plan.sums):
-        if plan.side == "inner":
-            lines.append(f"            acc{j} += {v}")
-        else:
-            lines.append(f"            r{j}[b] += {v}")
-    for j, _ in inner_sums:
-        lines.append(f"        r{j}[a] = acc{j}")
-    head = lines.index("") + 1  # the constants go after the imports
-    lines[head:head] = [f"{name} = np.float32({lit})" for lit, name in consts.items()]
-    return "\n".join(lines) + "\n"
+        if kind == "col":  # one value per row
+            w.emit(2, f"v{j} = x{j}[a, 0]")
+    w.row_values([(v, n, r) for v, n, r, _ in plan.steps if r == "row" and plan.level[n] == 0])
+    for compute, stores, outs_p, reds, after in phases:
+        w.accumulators(reds)
+        w.one_pass(compute, stores, outs_p, reds)
+        w.row_values(after)
+    head = ["import math", "import numba", "import numba.extending", "import numpy as np", ""]
+    head += [f"{name} = np.float32({lit})" for lit, name in consts.items()]
+    head += [_ERF32_SOURCE, "", "@numba.njit(cache=True, nogil=True, error_model='numpy', "
+             "fastmath={'reassoc', 'contract'})",
+             f"def kernel({', '.join(['outer', 'inner'] + ins + outs + sums)}):"]
+    return "\n".join(head + w.lines) + "\n"
 
 
 def numpy_source(plan: KernelPlan) -> str:
-    """``kernel(outer, inner, chunk, x..., o..., r...)`` on ``xp`` arrays, ``chunk`` rows at a
-    time, or ``chunk`` columns when there is one row (``xp`` and ``_erf`` are supplied by the
-    caller's namespace)."""
+    """``kernel(outer, inner, chunk, x..., o..., q..., r...)`` on ``xp`` arrays, ``chunk`` rows
+    at a time, or ``chunk`` columns when there is one row and no member reads a row value
+    (``xp`` and ``_erf`` are supplied by the caller's namespace). A block holds whole rows,
+    so the members run in program order, an inner reduction as a ``keepdims`` reduction of
+    the block."""
     ins, outs, sums = plan.signature()
-    by_cols = plan.outer == 1
+    by_cols = plan.outer == 1 and not plan.phased
     rows, cols = ("0:1", "b0:b1") if by_cols else ("a0:a1", ":")
     lines = [f"def kernel({', '.join(['outer', 'inner', 'chunk'] + ins + outs + sums)}):"]
     if by_cols:
@@ -226,24 +467,38 @@ def numpy_source(plan: KernelPlan) -> str:
         idx = {"full": f"[{rows}, {cols}]", "mat": f"[{rows}, {cols}]",
                "col": f"[{rows}, :]", "row": f"[:, {cols}]", "scalar": ""}[kind]
         lines.append(f"        v{j} = x{j}{idx}")
-    for var, _n, e in plan.body:
-        lines.append(f"        {var} = {e['np'].replace('np.', 'xp.')}")
+    block = "(1, b1 - b0)" if by_cols else "(a1 - a0, inner)"
+    red_index = {r: j for j, (r, *_) in enumerate(plan.reductions)}
+    for var, n, role, e in plan.steps:
+        if role != "reduce":
+            lines.append(f"        {var} = {e['np'].replace('np.', 'xp.')}")
+            continue
+        j = red_index[n]
+        _, src, kind, side, _ = plan.reductions[j]
+        full = f"xp.broadcast_to({src}, {block})"
+        if side == "outer":
+            lines.append(f"        r{j}[{cols}] += {full}.sum(axis=0)")
+        elif by_cols:
+            lines.append(f"        r{j}[{rows}] += {full}.sum(axis=1)")
+        else:
+            lines.append(f"        {var} = {full}.{kind}(axis=1, keepdims=True)")
+            lines.append(f"        r{j}[a0:a1] = {var}[:, 0]")
     for j, n in enumerate(plan.full_outputs):
         lines.append(f"        o{j}[{rows}, {cols}] = {plan.names[n]}")
-    block = "(1, b1 - b0)" if by_cols else "(a1 - a0, inner)"
-    for j, (_, v) in enumerate(plan.sums):
-        full = f"xp.broadcast_to({v}, {block})"
-        if plan.side == "inner":
-            lines.append(f"        r{j}[{rows}] += {full}.sum(axis=1)" if by_cols else
-                         f"        r{j}[a0:a1] = {full}.sum(axis=1)")
-        else:
-            lines.append(f"        r{j}[{cols}] += {full}.sum(axis=0)")
+    for j, n in enumerate(plan.row_outputs):
+        lines.append(f"        q{j}[{rows}, :] = {plan.names[n]}")
     return "\n".join(lines) + "\n"
 
 
 def cuda_source(plan: KernelPlan) -> dict:
     """The group as ``cupy.ElementwiseKernel(in_params, out_params, operation, name)``
-    arguments; the sums' operands are extra outputs (``s<j>``), summed by the caller."""
+    arguments; the sums' operands are extra outputs (``s<j>``), summed by the caller.
+    A phased plan (members read a reduction: a row kernel) is not one elementwise kernel:
+    NotImplementedError (the GPU runs its NumPy form through CuPy)."""
+    if plan.phased:
+        raise NotImplementedError(f"cuda_source: {plan.key} reads its own reductions (a row "
+                                  "kernel); only elementwise groups with trailing sums are "
+                                  "written as ElementwiseKernel source")
     in_params = ", ".join(f"{t} v{j}" for j, t in enumerate(plan.in_dtypes))
     outs = [(f"o{j}", n.meta["dtype"].name, plan.names[n])
             for j, n in enumerate(plan.full_outputs)]
@@ -274,9 +529,11 @@ def run_prepare(plan: KernelPlan, arrays, xp):
 
 
 def allocate(plan: KernelPlan, xp):
-    """Output buffers: full outputs in their dtypes, sums in float64 (zeroed)."""
+    """Output buffers in signature order: full outputs (outer, inner) and row outputs
+    (outer, 1) in their dtypes, then every reduction in float64 (zeroed)."""
     outs = [xp.empty((plan.outer, plan.inner), dtype=n.meta["dtype"].np)
             for n in plan.full_outputs]
-    size = plan.outer if plan.side == "inner" else plan.inner
-    sums = [xp.zeros(size, dtype=np.float64) for _ in plan.sums]
+    outs += [xp.empty((plan.outer, 1), dtype=n.meta["dtype"].np) for n in plan.row_outputs]
+    sums = [xp.zeros(plan.outer if side == "inner" else plan.inner, dtype=np.float64)
+            for _, _, _, side, _ in plan.reductions]
     return outs, sums

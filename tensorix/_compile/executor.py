@@ -17,9 +17,10 @@ from ..fx.memory import last_uses, plan_memory
 from ..fx.passes import optimize
 from ..tensor import _make
 from .codegen import KernelPlan
+from .decompose import decompose
 from .fusion import partition
 from .kernels import build
-from .rewrites import scatters_to_cat
+from .rewrites import scatters_to_cat, sums_through_reshapes
 from .tune import choose
 
 __all__ = ["CompiledGraph"]
@@ -37,6 +38,9 @@ class CompiledGraph:
         self.report = {"nodes_before": len(graph.nodes)}
         if passes:
             self.report["cat"] = scatters_to_cat(graph)  # before DCE: the pieces die there
+            self.report["sum_reshape"] = sums_through_reshapes(graph)
+            if fuse:  # whole layer norms and softmaxes into ops the fusion makes row kernels
+                self.report["decomposed"] = decompose(graph)
             self.report["passes"] = optimize(graph)
         self.groups = partition(graph) if fuse else []
         self.plans = [KernelPlan(g) for g in self.groups]
@@ -65,7 +69,7 @@ class CompiledGraph:
             if gi is not None:
                 g = self.groups[gi]
                 if n is g.nodes[-1]:
-                    for o in self.plans[gi].full_outputs + [r for r, _ in self.plans[gi].sums]:
+                    for o in self.plans[gi].outputs:
                         slot[o] = len(slot)
                     steps.append(("group", gi, g.inputs))
                 continue
@@ -91,9 +95,8 @@ class CompiledGraph:
         if kind == "group":
             ins = [slot[i] for i in self.groups[what].inputs]
             plan = self.plans[what]
-            outs = [slot[o] for o in plan.full_outputs] + [slot[r] for r, _ in plan.sums]
-            dtypes = [o.meta["dtype"] for o in plan.full_outputs] + \
-                [r.meta["dtype"] for r, _ in plan.sums]
+            outs = [slot[o] for o in plan.outputs]
+            dtypes = [o.meta["dtype"] for o in plan.outputs]
             return ("group", what, ins, outs, dtypes)
         node = what
         if node.op == "constant":

@@ -5,7 +5,8 @@ wrote). tests/compile/test_fuzz.py runs a fixed seed; benchmarks/bench_compile.p
 The op pool comes from the registry: every differentiable entry is probed once on float64
 ``(4, 5)`` inputs; an op that maps one (or two) such tensors to a tensor of the same shape is
 a unary (binary) elementwise-shaped op of the pool; ``sum``/``mean`` over the last dim (kept)
-and ``matmul`` with a transpose are added as the reductions and contractions.
+and ``matmul`` with a transpose are added as the reductions and contractions, and layer norm
+and an RMS-style row scale (a reduction read back by the row: the compiler's row kernels).
 
 Example::
 
@@ -78,9 +79,11 @@ def random_program(rng, n_ops: int = 8):
         r = rng.random()
         if r < 0.1:
             steps.append(("sum", int(rng.integers(0, 2))))
-        elif r < 0.18:
+        elif r < 0.17:
+            steps.append(("norm", int(rng.integers(0, 2))))
+        elif r < 0.25:
             steps.append(("matmul", None))
-        elif r < 0.55 and pool["binary"]:
+        elif r < 0.58 and pool["binary"]:
             steps.append(("binary", int(rng.integers(len(pool["binary"])))))
         else:
             steps.append(("unary", int(rng.integers(len(pool["unary"])))))
@@ -92,6 +95,9 @@ def random_program(rng, n_ops: int = 8):
             u, v = values[i % len(values)], values[j % len(values)]
             if kind == "sum":
                 out = u.sum(-1, keepdim=True) * 0.1 + v if k else u.mean(0) * v
+            elif kind == "norm":
+                out = tx.nn.functional.layer_norm(u, (_SHAPE[1],), v[0], v[1]) if k else \
+                    u * ((v * v).mean(-1, keepdim=True) + 0.5).rsqrt()
             elif kind == "matmul":
                 out = (u @ v.T) @ v * 0.05
             elif kind == "binary":

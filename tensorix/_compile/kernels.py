@@ -92,9 +92,12 @@ def _load_numpy(plan, xp):
 
 
 def _finish(plan, outs, sums, xp):
-    result = [o.reshape(n.meta["shape"]) for o, n in zip(outs, plan.full_outputs)]
+    """The arrays of ``plan.outputs``: the kernel's outputs reshaped, and the reductions read
+    outside cast to their dtype."""
+    result = [o.reshape(n.meta["shape"]) for o, n in
+              zip(outs, plan.full_outputs + plan.row_outputs)]
     result += [s.astype(r.meta["dtype"].np).reshape(r.meta["shape"])
-               for s, (r, _) in zip(sums, plan.sums)]
+               for s, (r, *_) in zip(sums, plan.reductions) if r in plan.group.outputs]
     return result
 
 
@@ -103,7 +106,7 @@ def build(plan: KernelPlan, device, prefer: str = "auto", chunk: int | None = No
     on the CPU), "numba", "numpy"."""
     xp = device.xp
     if device.type == "cuda":
-        if backend.cuda_kernels_available():
+        if backend.cuda_kernels_available() and not plan.phased:
             return _build_cuda(plan, xp)
         return _build_numpy(plan, xp, chunk)  # the stand-in: CuPy's rules, no CUDA C
     if prefer in ("auto", "numba") and numba_available():
@@ -173,15 +176,17 @@ def _build_cuda(plan, xp):  # pragma: no cover - needs a GPU
                                         src["name"])
     n_full = len(plan.full_outputs)
     dtypes = [n.meta["dtype"].np for n in plan.full_outputs] + \
-        [r.meta["dtype"].np for r, _ in plan.sums]
+        [r.meta["dtype"].np for r, *_ in plan.reductions]
 
     def run(arrays):
         res = [xp.empty(plan.shape, dtype=d) for d in dtypes]  # CuPy broadcasts the inputs
         kernel(*arrays, *res)
         out = [r.reshape(n.meta["shape"]) for r, n in zip(res[:n_full], plan.full_outputs)]
-        for s, (r, _) in zip(res[n_full:], plan.sums):
+        for s, (r, _, _, side, _) in zip(res[n_full:], plan.reductions):
+            if r not in plan.group.outputs:
+                continue
             s = s.reshape(plan.outer, plan.inner)
-            red = s.sum(axis=1 if plan.side == "inner" else 0, dtype=np.float64)
+            red = s.sum(axis=1 if side == "inner" else 0, dtype=np.float64)
             out.append(red.astype(r.meta["dtype"].np).reshape(r.meta["shape"]))
         return out
 

@@ -6,16 +6,22 @@ piece, an IndexBackward (zeros of the whole shape with the piece's gradient writ
 sum of those; when the pieces tile one dim exactly, the sum is the pieces' concatenation: one
 Cat instead of n full-size zero fills, n scatters and n - 1 full-size adds (GPT's qkv split).
 
+``sums_through_reshapes``: a bias's gradient is ``Sum(Reshape(g, (B*T, C)), (0,))`` where
+``g`` is ``(B, T, C)``: as ``Sum(g, (0, 1))`` it is a column sum of ``g``'s own shape, which
+the fusion adds to the kernel that computes ``g`` (one pass fewer over it).
+
 Example::
 
     count = scatters_to_cat(graph)   # Add(IndexBackward(g0, s, [:, :, 0:128]), ...) -> Cat
+    count = sums_through_reshapes(graph)   # Sum(Reshape(g, (1024, 128)), (0,)) -> Sum(g, (0, 1))
 """
 
 from __future__ import annotations
 
+from ..ops.reduce import Sum
 from ..ops.shape import Cat
 
-__all__ = ["scatters_to_cat"]
+__all__ = ["scatters_to_cat", "sums_through_reshapes"]
 
 
 def scatters_to_cat(graph) -> int:
@@ -96,3 +102,26 @@ def _span(leaf, shape):
             tuple(shape[:d]) + (stop - start,) + tuple(shape[d + 1:]):
         return None
     return d, start, stop
+
+
+def sums_through_reshapes(graph) -> int:
+    """Rewrite ``Sum(Reshape(x, (prod(x.shape[:m]), *x.shape[m:])), (0,))`` (no keepdim) as
+    ``Sum(x, (0, ..., m - 1))``; returns how many sums were rewritten."""
+    count = 0
+    for node in list(graph.nodes):
+        if not _is(node, "Sum") or not _is(node.args[0], "Reshape"):
+            continue
+        reshape = node.args[0]
+        src, (_, dims, keepdim, dtype) = reshape.args[0], node.args
+        shape, merged = src.meta.get("shape"), reshape.meta.get("shape")
+        if shape is None or merged is None or keepdim or tuple(dims) != (0,):
+            continue
+        m = len(shape) - len(merged) + 1
+        if m < 2 or tuple(merged[1:]) != tuple(shape[m:]):
+            continue
+        # right after x: before x's other readers, so the fusion may add it to x's kernel
+        with graph.inserting_after(src):
+            flat = graph.call(Sum, (src, tuple(range(m)), False, dtype), **dict(node.meta))
+        node.replace_all_uses_with(flat)
+        count += 1
+    return count

@@ -23,7 +23,7 @@ import warnings
 from bisect import bisect_right
 from collections import Counter
 
-from .optimizer import Optimizer
+from .optimizer import Optimizer, replayed
 
 __all__ = ["LRScheduler", "LambdaLR", "MultiplicativeLR", "StepLR", "MultiStepLR",
            "ConstantLR", "LinearLR", "ExponentialLR", "SequentialLR", "CosineAnnealingLR",
@@ -58,6 +58,14 @@ class LRScheduler:
     ``self.last_epoch``) and optionally ``_get_closed_form_lr()``."""
 
     _is_initial = False
+
+    def __init_subclass__(cls, **kwargs):
+        # inside tensorix.compile a scheduler's step is an effect replayed on every call (it
+        # sets the optimizer's lr: Python state a graph cannot hold), as an optimizer's step
+        super().__init_subclass__(**kwargs)
+        method = cls.__dict__.get("step")
+        if method is not None and not getattr(method, "_replayed", False):
+            cls.step = replayed(method)
 
     def __init__(self, optimizer, last_epoch=-1):
         _check_optimizer(optimizer, type(self).__name__)
@@ -97,6 +105,7 @@ class LRScheduler:
     def get_lr(self) -> list:
         raise NotImplementedError(f"{type(self).__name__} must implement get_lr()")
 
+    @replayed
     def step(self, epoch=None) -> None:
         """Advance one epoch (or jump to ``epoch``, deprecated) and set the new lrs."""
         self._step_count += 1

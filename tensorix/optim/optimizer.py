@@ -87,20 +87,42 @@ def replayed(method):
     ``zero_grad`` clears ``.grad``): inside :func:`tensorix.compile` the tracer records the
     call, to replay eagerly on every call, instead of tracing its ops. Every
     :class:`Optimizer` subclass's ``step`` and ``zero_grad`` get it (``__init_subclass__``), a
-    user's own too; a wrapper that is not a subclass (``OffloadOptimizer``) decorates its own.
+    user's own too, and every lr scheduler's ``step``; a wrapper that is not a subclass
+    (``OffloadOptimizer``) decorates its own. :func:`replayed_function` is the same for a
+    function (``clip_grad_norm_``).
 
     Example: ``step = replayed(step)`` in a class body.
     """
     @functools.wraps(method)
     def call(self, *args, **kwargs):
-        effect = getattr(modes.state.tracer, "effect", None)
-        if effect is None:
-            return method(self, *args, **kwargs)
-        return effect(f"{type(self).__name__}.{method.__name__}()",
-                      functools.partial(method, self), args, kwargs)
+        return _run_or_record(f"{type(self).__name__}.{method.__name__}()",
+                              functools.partial(method, self), args, kwargs)
 
     call._replayed = True
     return call
+
+
+def replayed_function(fn):
+    """A function whose effects are not ops (``clip_grad_norm_`` scales ``.grad`` in place,
+    between ``backward()`` and ``step()``): recorded by a compile trace and replayed on every
+    call, as :func:`replayed` methods are. Its arguments are recorded as given: pass tensors
+    and lists of them (a generator would be spent at the first call).
+
+    Example: ``clip = replayed_function(clip)``.
+    """
+    @functools.wraps(fn)
+    def call(*args, **kwargs):
+        return _run_or_record(f"{fn.__name__}()", fn, args, kwargs)
+
+    call._replayed = True
+    return call
+
+
+def _run_or_record(what, fn, args, kwargs):
+    effect = getattr(modes.state.tracer, "effect", None)
+    if effect is None:
+        return fn(*args, **kwargs)
+    return effect(what, fn, args, kwargs)
 
 
 class Optimizer:

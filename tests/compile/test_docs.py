@@ -4,7 +4,7 @@ from tests._docs import run_python_blocks
 
 
 def test_compile_tutorial_code_blocks_run(capsys):
-    ns = run_python_blocks("compile.md", 15)
+    ns = run_python_blocks("compile.md", 17)
     out = capsys.readouterr().out
     assert "# guards: n <= 4" in out and "guard n <= 4 failed for x.shape[0] = 6" in out
     assert "# specialized: n = 3 (x.shape[0])" in out
@@ -15,6 +15,8 @@ def test_compile_tutorial_code_blocks_run(capsys):
     assert "AdamW.step() runs eagerly" in out and "Graph Break Count: 1" in out
     assert ns["cb"].stats["recompiles"] <= 1 and not ns["step"].stats["breaks"]
     assert ns["dyn"].stats["compiles"] == 1 and "dynamic:" in out
+    assert "passes over each row" in out and ns["plan"].phased  # the row kernel section
+    assert ns["clipped"].explain().graph_count == 1 and not ns["clipped"].stats["breaks"]
 
 
 def test_aot_c_section_builds_and_matches_eager(capsys):

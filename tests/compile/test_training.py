@@ -104,6 +104,54 @@ def test_a_users_own_optimizer_step_is_replayed_like_the_builtin_ones():
     assert report.graph_count == 1 and report.graph_break_count == 3  # zero_grad, bwd, step
 
 
+@pytest.mark.parametrize("clip", ["norm", "value"])
+def test_gradient_clipping_and_lr_schedulers_are_replayed_effects(clip):
+    """clip_grad_norm_ / clip_grad_value_ (read and scale .grad between backward and step)
+    and lr schedulers' step (set the optimizer's lr: Python state) are effects inside
+    compile: one graph, replayed on every call, and the parameters, the lrs and the returned
+    norm equal eager's."""
+    def run(compiled):
+        tx.manual_seed(0)
+        net = tx.nn.Sequential(tx.nn.Linear(6, 16), tx.nn.Tanh(),
+                               tx.nn.Linear(16, 3)).to(tx.float64)
+        opt = tx.optim.AdamW(net.parameters(), lr=0.1)
+        steplr = tx.optim.lr_scheduler.StepLR(opt, 2, 0.5)
+        plateau = tx.optim.lr_scheduler.ReduceLROnPlateau(opt, patience=0, factor=0.9)
+
+        def step(x, y):
+            opt.zero_grad()
+            loss = F.mse_loss(net(x), y)
+            loss.backward()
+            if clip == "norm":
+                norm = tx.nn.utils.clip_grad_norm_(net.parameters(), 0.05)
+            else:
+                tx.nn.utils.clip_grad_value_(net.parameters(), 0.01)
+                norm = loss
+            opt.step()
+            steplr.step()
+            plateau.step(loss)
+            return loss, norm
+
+        fn = tx.compile(step) if compiled else step
+        g = tx.Generator().manual_seed(1)
+        out = [fn(tx.randn(8, 6, generator=g, dtype=tx.float64) * 5,
+                  tx.randn(8, 3, generator=g, dtype=tx.float64)) for _ in range(6)]
+        lrs = [opt.param_groups[0]["lr"]]
+        return net, [(float(a), float(b)) for a, b in out], lrs, fn
+
+    ref, out_ref, lrs_ref, _ = run(False)
+    comp, out, lrs, fn = run(True)
+    if clip == "norm":
+        assert max(n for _, n in out_ref) > 0.05  # the clipping did something
+    np.testing.assert_allclose(out, out_ref, rtol=1e-12, atol=1e-12)
+    assert lrs == lrs_ref and lrs[0] < 0.1 * 0.5 ** 2
+    for p, q in zip(ref.parameters(), comp.parameters()):
+        np.testing.assert_allclose(_np(q), _np(p), rtol=1e-12, atol=1e-12)
+    report = fn.explain()
+    assert fn.stats["compiles"] == 1 and not fn.stats["breaks"] and report.graph_count == 1
+    assert "clip_grad" in str(report) and "StepLR.step()" in str(report)
+
+
 def test_compiled_gpt_training_step_equals_eager():
     from tensorix import demo
 

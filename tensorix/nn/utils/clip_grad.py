@@ -7,6 +7,7 @@ import math
 from ...autograd.grad_mode import no_grad
 from ...ops.creation import tensor
 from ...ops.shape import stack
+from ...optim.optimizer import replayed_function
 from ...tensor import Tensor
 
 __all__ = ["clip_grad_norm_", "clip_grad_value_", "get_total_norm", "clip_grads_with_norm_"]
@@ -56,7 +57,13 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
 
     Example: ``nn.utils.clip_grad_norm_(model.parameters(), 1.0)`` between backward and step.
     """
-    params = _params(parameters)
+    # a list, not the caller's generator: inside tensorix.compile the call is recorded and
+    # replayed on every call (it reads and writes .grad, which a graph does not hold)
+    return _clip_grad_norm(_params(parameters), max_norm, norm_type, error_if_nonfinite)
+
+
+@replayed_function
+def _clip_grad_norm(params, max_norm, norm_type, error_if_nonfinite):
     grads = [p.grad for p in params if p.grad is not None]
     total = get_total_norm(grads, norm_type, error_if_nonfinite)
     clip_grads_with_norm_(params, max_norm, total)
@@ -65,8 +72,12 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
 
 def clip_grad_value_(parameters, clip_value, foreach=None) -> None:
     """Clamp every gradient of ``parameters`` to [-clip_value, clip_value] in place."""
-    clip_value = float(clip_value)
+    _clip_grad_value(_params(parameters), float(clip_value))  # an effect, as clip_grad_norm_
+
+
+@replayed_function
+def _clip_grad_value(params, clip_value):
     with no_grad():
-        for p in _params(parameters):
+        for p in params:
             if p.grad is not None:
                 p.grad.clamp_(-clip_value, clip_value)
