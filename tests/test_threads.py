@@ -275,3 +275,31 @@ def test_a_busy_machine_changes_who_runs_the_parts_never_the_parts(monkeypatch):
         assert not _threads._machine_busy()  # no run queue to read: never busy
     finally:
         tx.set_num_threads(old)
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_setaffinity") or len(os.sched_getaffinity(0)) < 2,
+                    reason="needs an affinity API and two usable CPUs")
+def test_pool_threads_are_steered_off_the_callers_cpu(monkeypatch):
+    """A pool thread woken on the caller's own CPU preempts the caller, and a split op's parts
+    then run one after another on one core: before waking the pool, the caller takes its CPU
+    out of the pool threads' affinity (and nothing happens where its CPU is unknown)."""
+    old = tx.get_num_threads()
+    tx.set_num_threads(2)
+    mine = os.sched_getaffinity(0)
+    try:
+        pool = _threads._get_pool()  # started with the caller's full affinity
+        assert pool.cpus == mine and len(pool.tids) == 1
+        for cpu in sorted(mine)[:2]:
+            os.sched_setaffinity(0, {cpu})  # the caller on a known CPU
+            ran = []
+            _threads.parallel(4, lambda a, b: ran.append(a), 1)
+            assert sorted(ran) == [0, 1, 2, 3]
+            assert os.sched_getaffinity(pool.tids[0]) == mine - {cpu}
+        os.sched_setaffinity(0, mine)
+        monkeypatch.setattr(_threads, "_current_cpu", lambda: -1)
+        pool.steered = None
+        _threads.parallel(4, lambda a, b: None, 1)
+        assert pool.steered is None
+    finally:
+        os.sched_setaffinity(0, mine)
+        tx.set_num_threads(old)
