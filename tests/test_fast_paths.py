@@ -94,6 +94,25 @@ def test_tiled_max_pool_equals_general_path(dtype, shape, kernel, stride, specia
         assert a.tobytes() == b.tobytes()
 
 
+@pytest.mark.parametrize("shape,kernel,stride", [((4, 3, 8, 8), 2, 2), ((5, 2, 9, 7), 2, None)])
+@pytest.mark.parametrize("special", [None, 0, 4])
+def test_tiled_max_pool_split_by_samples_is_bit_identical(monkeypatch, counted_parts, shape,
+                                                           kernel, stride, special):
+    """The tiled fast path split over the pool by samples (forced here) gives the one-thread
+    bits; a NaN or -0.0 in any one part sends the whole op to the general path."""
+    from tensorix import _threads
+
+    x = RNG.integers(-3, 3, shape).astype(np.float32)
+    if special is not None:  # in the first or the last sample only
+        x[special % shape[0]].reshape(-1)[5] = np.nan
+    slow = _pool_run(x, kernel, stride, general=True)
+    monkeypatch.setattr(_threads, "COSTLY", 1)
+    split = _pool_run(x, kernel, stride, general=False)
+    assert counted_parts and max(counted_parts) > 1  # forward and backward split
+    for a, b in zip(split, slow):
+        assert a.tobytes() == b.tobytes()
+
+
 def test_tiled_max_pool_against_torch():
     torch = pytest.importorskip("torch")
     x = RNG.standard_normal((4, 3, 28, 28)).astype(np.float32)
