@@ -1,8 +1,8 @@
 """A whole training step with every split forced (the elementwise and blockwise kernels, the
-optimizer's parameter list, a layer's backward GEMMs side by side, in pieces claimed by both
-threads, max pooling by samples) against the same step on one thread: bit-identical. Splitting one GEMM by rows or
-columns may change its last bits (the BLAS blocks a part differently), as stated in
-tensorix/_threads.py: within float32 rounding then."""
+optimizer's parameter list, a layer's backward GEMMs side by side, max pooling by samples, in
+pieces claimed by both threads) against the same step on one thread: bit-identical. Splitting
+one GEMM by rows or columns may change its last bits (the BLAS blocks a part differently), as
+stated in tensorix/_threads.py: within float32 rounding then."""
 
 import numpy as np
 import pytest
