@@ -11,7 +11,9 @@ for one large GEMM, each part a single-threaded BLAS call on a thread of the poo
 The pool's idle threads sleep on a queue; they never spin. A split op is cut into a few pieces
 per thread that the threads claim in turn, the calling thread too, so a pool thread that gets
 no core never holds the op up; and while other processes keep every core of the machine busy,
-only long ops split (:func:`_machine_busy`, ``BUSY_FACTOR``).
+only long ops split (:func:`_machine_busy`, ``BUSY_FACTOR``). Before waking the pool, the
+caller takes its own CPU out of the pool threads' affinity (:func:`_steer`): Linux otherwise
+often wakes them on the caller's CPU, where the parts run one after another.
 
 Large NumPy kernels elsewhere split their work over the same pool: :func:`elementwise` (and
 :func:`ufunc`, its one-ufunc form) for the unary, binary and activation kernels, :func:`blockwise`
