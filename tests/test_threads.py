@@ -303,3 +303,24 @@ def test_pool_threads_are_steered_off_the_callers_cpu(monkeypatch):
     finally:
         os.sched_setaffinity(0, mine)
         tx.set_num_threads(old)
+
+
+def test_steering_stops_where_affinity_cannot_be_set(monkeypatch):
+    """A sandbox that refuses sched_setaffinity turns steering off; splits still run."""
+    old = tx.get_num_threads()
+    tx.set_num_threads(2)
+    try:
+        pool = _threads._get_pool()
+        pool.cpus, pool.steered = frozenset({0, 1}), None
+
+        def refuse(*args):
+            raise PermissionError("not here")
+
+        monkeypatch.setattr(os, "sched_setaffinity", refuse, raising=False)
+        monkeypatch.setattr(_threads, "_current_cpu", lambda: 0)
+        ran = []
+        _threads.parallel(4, lambda a, b: ran.append(a), 1)
+        assert sorted(ran) == [0, 1, 2, 3] and pool.cpus is None
+        _threads.parallel(4, lambda a, b: None, 1)  # no further attempt
+    finally:
+        tx.set_num_threads(old)
