@@ -11,9 +11,10 @@ the usable cores):
   (``_threads._steer``: without it they often run on the caller's CPU, one part after the
   other);
 * ``gemm``: float32 GEMMs, square 64..1024 and the shapes inside the MLP/CNN/GPT steps
-  (``profile_case.py --gemms`` lists them), three ways: one call on a one-thread BLAS
+  (``profile_case.py --gemms`` lists them), four ways: one call on a one-thread BLAS
   ("whole"), split by rows or columns over the pool with a one-thread BLAS in each part
-  ("split"), and one call with the BLAS allowed two threads ("blas2", through threadpoolctl);
+  ("split"), the same without steering ("not steered"), and one call with the BLAS allowed
+  two threads ("blas2", through threadpoolctl);
 * ``elementwise``: memory-bound (add, mul, relu) and transcendental (tanh, exp, gelu_tanh's
   fused kernel) float32 ops on 64 Ki..4 Mi elements, whole and split in two.
 
@@ -148,8 +149,9 @@ def gemm(args):
     from threadpoolctl import threadpool_limits
 
     print("\n| GEMM m x k x n | MACs | whole us p10 / med | split us p10 / med | split/whole "
-          "| blas2 us p10 / med | blas2/whole | CPU us whole split blas2 |")
-    print("|---|---|---|---|---|---|---|---|")
+          "| not steered us p10 / med | not steered/whole | blas2 us p10 / med | blas2/whole "
+          "| CPU us whole split not-steered blas2 |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     rng = np.random.default_rng(0)
     shapes = {f"{s}^3": (s, s, s) for s in (64, 128, 192, 256, 384, 512, 1024)}
     shapes.update(MODEL_GEMMS)
@@ -162,11 +164,12 @@ def gemm(args):
     for label, (m, k, n) in shapes.items():
         a = rng.standard_normal((m, k), dtype=np.float32)
         b = rng.standard_normal((k, n), dtype=np.float32)
-        variants = {"whole": lambda: a @ b,
-                    "split": _forced(lambda: _threads.matmul(a, b), _GEMM_MIN_PART=1),
-                    "blas2": lambda: blas2(a, b)}
-        res = measure(variants, args.rounds, args.min_time, settle={"blas2": 0.15})
-        row = _row(f"{label} ({m}x{k}x{n})", res, "whole", ["split", "blas2"])
+        split = _forced(lambda: _threads.matmul(a, b), _GEMM_MIN_PART=1)
+        variants = {"whole": lambda: a @ b, "split": split,
+                    "not steered": _unsteered(split), "blas2": lambda: blas2(a, b)}
+        res = measure(variants, args.rounds, args.min_time, setup={"not steered": _unsteer},
+                      settle={"blas2": 0.15})
+        row = _row(f"{label} ({m}x{k}x{n})", res, "whole", ["split", "not steered", "blas2"])
         print(row.replace(" | ", f" | 2^{np.log2(m * n * k):.1f} | ", 1), flush=True)
 
 
