@@ -193,8 +193,8 @@ def test_quiet_context_for_hot_ops():
 
 @pytest.mark.parametrize("inside", [False, True])
 def test_fold_split_by_samples_is_bit_identical(monkeypatch, counted_parts, inside):
-    """Fold (conv's input gradient, col2im) split over the pool by samples (forced here) gives
-    the one-thread bits, for windows laid out (N, C, *K, *O) or batch-inside (C, *K, N, *O)."""
+    """Fold (conv's input gradient, col2im) split over the pool (forced here: by samples, or
+    by channels for windows laid out batch-inside, (C, *K, N, *O)) gives the one-thread bits."""
     from tensorix import _threads
     from tensorix.nn.functional import _conv
 

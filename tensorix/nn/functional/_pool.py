@@ -110,7 +110,7 @@ def _tiled_max(data, kernel, out_sizes):
     def rows(a, b):
         exact.append(_tiled_max_into(data[a:b], kernel, out_sizes, out[a:b], idx[a:b]))
 
-    _threads.parallel(data.shape[0], rows, _rows_per_part(data))
+    _threads.parallel(data.shape[0], rows, _rows_per_part(data), pieces=1)
     return (out, idx) if all(exact) else (None, None)
 
 
@@ -152,7 +152,7 @@ def _tiled_scatter(g, idx, shape, kernel, out_sizes):
     def rows(a, b):
         _tiled_scatter_into(g[a:b], idx[a:b], full[a:b], kernel, out_sizes)
 
-    _threads.parallel(shape[0], rows, _rows_per_part(full))
+    _threads.parallel(shape[0], rows, _rows_per_part(full), pieces=1)
     return full
 
 
