@@ -324,3 +324,16 @@ def test_steering_stops_where_affinity_cannot_be_set(monkeypatch):
         _threads.parallel(4, lambda a, b: None, 1)  # no further attempt
     finally:
         tx.set_num_threads(old)
+
+
+def test_parallel_pieces_per_thread(counted_parts):
+    """``pieces`` caps the pieces per thread (1 for kernels of many NumPy calls); the pieces
+    still cover the range once."""
+    hits = np.zeros(100, int)
+
+    def mark(a, b):
+        hits[a:b] += 1
+
+    _threads.parallel(100, mark, 1)
+    _threads.parallel(100, mark, 1, pieces=1)
+    assert counted_parts == [2 * OVER, 2] and (hits == 2).all()
