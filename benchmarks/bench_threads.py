@@ -7,11 +7,14 @@ the usable cores):
 * ``handoff``: an op split in two parts that do nothing (the caller's cost of offering a part
   to the pool: a queue put; the caller takes both parts when no pool thread is quicker), and a
   split whose parts each take ~0.1 ms (the whole round trip: waking a pool thread, both parts,
-  waiting for the other's);
+  waiting for the other's), also without steering the pool threads off the caller's CPU
+  (``_threads._steer``: without it they often run on the caller's CPU, one part after the
+  other);
 * ``gemm``: float32 GEMMs, square 64..1024 and the shapes inside the MLP/CNN/GPT steps
-  (``profile_case.py --gemms`` lists them), three ways: one call on a one-thread BLAS
+  (``profile_case.py --gemms`` lists them), four ways: one call on a one-thread BLAS
   ("whole"), split by rows or columns over the pool with a one-thread BLAS in each part
-  ("split"), and one call with the BLAS allowed two threads ("blas2", through threadpoolctl);
+  ("split"), the same without steering ("not steered"), and one call with the BLAS allowed
+  two threads ("blas2", through threadpoolctl);
 * ``elementwise``: memory-bound (add, mul, relu) and transcendental (tanh, exp, gelu_tanh's
   fused kernel) float32 ops on 64 Ki..4 Mi elements, whole and split in two.
 
@@ -25,6 +28,7 @@ handoff,gemm,elementwise``.
 from __future__ import annotations
 
 import argparse
+import os
 import pathlib
 import statistics
 import sys
@@ -62,15 +66,23 @@ def _sample(fn, min_time):
     return (time.perf_counter() - t0) / n, (time.process_time() - c0) / n
 
 
-def measure(variants, rounds, min_time):
+def measure(variants, rounds, min_time, setup=None, settle=None):
     """{name: (10th percentile of wall, median wall, median CPU)} in us over interleaved
     rounds. On a loaded machine the low percentile of many short samples stands for the
-    moments when both cores were free (a quiet machine); the median for the load."""
+    moments when both cores were free (a quiet machine); the median for the load.
+    ``setup[name]()`` runs before each sample of that variant (untimed); ``settle[name]``
+    seconds pass after it (the BLAS's own idle threads spin for a while after a threaded
+    call: without the pause they take a core from the next variant's sample)."""
+    setup, settle = setup or {}, settle or {}
     got = {k: [] for k in variants}
     for r in range(rounds):
         names = list(variants) if r % 2 == 0 else list(variants)[::-1]
         for k in names:
+            if k in setup:
+                setup[k]()
             got[k].append(_sample(variants[k], min_time))
+            if settle.get(k):
+                time.sleep(settle[k])
     return {k: (float(np.percentile([w for w, _ in v], 10)) * 1e6,
                 statistics.median(w for w, _ in v) * 1e6,
                 statistics.median(c for _, c in v) * 1e6) for k, v in got.items()}
@@ -90,6 +102,20 @@ def _forced(fn, **low):
     return run
 
 
+def _unsteer():
+    """The pool threads back on every CPU, as before _threads._steer existed."""
+    pool = _threads._get_pool()
+    for tid in pool.tids if pool.cpus else ():
+        os.sched_setaffinity(tid, pool.cpus)
+    pool.steered = None
+
+
+def _unsteered(fn):
+    """``fn`` run without _threads._steer (the pool threads go where the kernel puts them:
+    often on the caller's own CPU, where the parts run one after another)."""
+    return _forced(fn, _steer=lambda pool: None)
+
+
 def _row(label, res, base, others):
     cells = [label, f"{res[base][0]:.1f} / {res[base][1]:.1f}"]
     for k in others:
@@ -101,15 +127,20 @@ def _row(label, res, base, others):
 
 def handoff(args):
     print("\n| hand-off | us p10 / median | CPU us |\n|---|---|---|")
-    x = np.ones(1 << 15, np.float32)
+    # two halves of one np.tanh, ~0.1 ms of one core each (32 Ki elements before: ~13 us)
+    x = np.ones(1 << 19, np.float32)
     out = np.empty_like(x)
+    half = x.size // 2
+    parts = [lambda: np.tanh(x[:half], out=out[:half]), lambda: np.tanh(x[half:], out=out[half:])]
     variants = {
         "empty split (2 parts)": lambda: _threads._run_parts([lambda: None, lambda: None]),
-        "two parts of ~0.1 ms, split": lambda: _threads._run_parts(
-            [lambda: np.tanh(x, out=out), lambda: np.tanh(x, out=out)]),
-        "two parts of ~0.1 ms, in turn": lambda: (np.tanh(x, out=out), np.tanh(x, out=out)),
+        "two parts of ~0.1 ms, split": lambda: _threads._run_parts(parts),
+        "two parts of ~0.1 ms, split, not steered": _unsteered(lambda: _threads._run_parts(
+            parts)),
+        "two parts of ~0.1 ms, in turn": lambda: [part() for part in parts],
     }
-    res = measure(variants, args.rounds, args.min_time)
+    res = measure(variants, args.rounds, args.min_time,
+                  setup={"two parts of ~0.1 ms, split, not steered": _unsteer})
     for k, (lo, med, cpu) in res.items():
         print(f"| {k} | {lo:.1f} / {med:.1f} | {cpu:.1f} |")
 
@@ -118,8 +149,9 @@ def gemm(args):
     from threadpoolctl import threadpool_limits
 
     print("\n| GEMM m x k x n | MACs | whole us p10 / med | split us p10 / med | split/whole "
-          "| blas2 us p10 / med | blas2/whole | CPU us whole split blas2 |")
-    print("|---|---|---|---|---|---|---|---|")
+          "| not steered us p10 / med | not steered/whole | blas2 us p10 / med | blas2/whole "
+          "| CPU us whole split not-steered blas2 |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     rng = np.random.default_rng(0)
     shapes = {f"{s}^3": (s, s, s) for s in (64, 128, 192, 256, 384, 512, 1024)}
     shapes.update(MODEL_GEMMS)
@@ -132,11 +164,12 @@ def gemm(args):
     for label, (m, k, n) in shapes.items():
         a = rng.standard_normal((m, k), dtype=np.float32)
         b = rng.standard_normal((k, n), dtype=np.float32)
-        variants = {"whole": lambda: a @ b,
-                    "split": _forced(lambda: _threads.matmul(a, b), _GEMM_MIN_PART=1),
-                    "blas2": lambda: blas2(a, b)}
-        res = measure(variants, args.rounds, args.min_time)
-        row = _row(f"{label} ({m}x{k}x{n})", res, "whole", ["split", "blas2"])
+        split = _forced(lambda: _threads.matmul(a, b), _GEMM_MIN_PART=1)
+        variants = {"whole": lambda: a @ b, "split": split,
+                    "not steered": _unsteered(split), "blas2": lambda: blas2(a, b)}
+        res = measure(variants, args.rounds, args.min_time, setup={"not steered": _unsteer},
+                      settle={"blas2": 0.15})
+        row = _row(f"{label} ({m}x{k}x{n})", res, "whole", ["split", "not steered", "blas2"])
         print(row.replace(" | ", f" | 2^{np.log2(m * n * k):.1f} | ", 1), flush=True)
 
 

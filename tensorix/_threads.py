@@ -11,7 +11,9 @@ for one large GEMM, each part a single-threaded BLAS call on a thread of the poo
 The pool's idle threads sleep on a queue; they never spin. A split op is cut into a few pieces
 per thread that the threads claim in turn, the calling thread too, so a pool thread that gets
 no core never holds the op up; and while other processes keep every core of the machine busy,
-only long ops split (:func:`_machine_busy`, ``BUSY_FACTOR``).
+only long ops split (:func:`_machine_busy`, ``BUSY_FACTOR``). Before waking the pool, the
+caller takes its own CPU out of the pool threads' affinity (:func:`_steer`): Linux otherwise
+often wakes them on the caller's CPU, where the parts run one after another.
 
 Large NumPy kernels elsewhere split their work over the same pool: :func:`elementwise` (and
 :func:`ufunc`, its one-ufunc form) for the unary, binary and activation kernels, :func:`blockwise`
@@ -135,6 +137,10 @@ class _Pool:
                         for i in range(threads - 1)]
         for t in self.threads:
             t.start()
+        # for _steer: the threads' OS ids (set once start() returns) and the CPUs they may use
+        self.tids = [t.native_id for t in self.threads]
+        self.cpus = _affinity()
+        self.steered = None  # the caller's CPU that the threads were last steered off
 
     def _serve(self):
         _local.worker = True
@@ -167,6 +173,62 @@ def _forget_pool():
 
 if hasattr(os, "register_at_fork"):  # POSIX only; there is no fork elsewhere
     os.register_at_fork(after_in_child=_forget_pool)
+
+
+# -- where a woken pool thread runs ----------------------------------------------------------
+# Linux puts a thread that a running thread wakes on the waker's own CPU when that is where the
+# woken thread last ran and the scheduler finds no idle CPU fast enough (its scan for one is
+# cut short while the cache domain looks busy, as it does when one thread keeps a core of two
+# busy). The woken pool thread then preempts the caller, and the parts of a split op run one
+# after the other on one core while the other core idles: a split 256^3 GEMM took as long as a
+# whole one, with CPU time equal to wall time, and once there the pool thread stays there,
+# since every wake finds it last ran on the caller's CPU (docs/benchmarks.md, "Issue 13, part
+# A, fourth session"). So before waking the pool the caller takes its own CPU out of the pool
+# threads' affinity: the kernel must put them on another CPU, where they run beside the caller
+# or, when that CPU is busy, wait while the caller claims their parts. Only when the caller's
+# CPU changes does this cost a syscall per pool thread (~2 us); else one vDSO call (~0.2 us).
+
+def _affinity():
+    """The CPUs this thread may run on (None where the OS has no affinity API)."""
+    try:
+        return frozenset(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return None
+
+
+_getcpu = None  # libc's sched_getcpu, found on first use; False where there is none
+
+
+def _current_cpu() -> int:
+    """The CPU the calling thread runs on now, or -1 where it cannot be known."""
+    global _getcpu
+    if _getcpu is None:
+        try:
+            import ctypes
+
+            _getcpu = ctypes.CDLL(None, use_errno=True).sched_getcpu
+            _getcpu.restype, _getcpu.argtypes = ctypes.c_int, []
+        except (OSError, AttributeError):  # no libc symbol (macOS, Windows)
+            _getcpu = False
+    return _getcpu() if _getcpu else -1
+
+
+def _steer(pool):
+    """Keep ``pool``'s threads off the calling thread's CPU (see above). Who runs a part never
+    changes its result, so neither does this."""
+    if pool.cpus is None or len(pool.cpus) < 2:
+        return
+    cpu = _current_cpu()
+    if cpu == pool.steered or cpu < 0:
+        return
+    pool.steered = cpu
+    allowed = pool.cpus - {cpu} or pool.cpus
+    for tid in pool.tids:
+        try:
+            os.sched_setaffinity(tid, allowed)
+        except OSError:  # the thread has ended (the pool is being closed) or a sandbox forbids it
+            pool.cpus = None
+            return
 
 
 def _run_parts(tasks, work=None, min_part=1):
@@ -205,6 +267,7 @@ def _run_parts(tasks, work=None, min_part=1):
         return last_done
 
     pool = _get_pool()
+    _steer(pool)
     for _ in range(min(n - 1, len(pool.threads))):
         pool.queue.put(drain)
     if not drain(caller=True):
@@ -281,9 +344,12 @@ def _cuts(n, parts, most):
     return [n * i // pieces for i in range(pieces + 1)]
 
 
-def parallel(n: int, work, min_part: int) -> None:
+def parallel(n: int, work, min_part: int, pieces: int = OVERSPLIT) -> None:
     """``work(a, b)`` over ``[0, n)`` in contiguous pieces that this thread and the pool's
-    claim, when each thread gets at least ``min_part`` (else all in this thread).
+    claim, when each thread gets at least ``min_part`` (else all in this thread). ``pieces``:
+    at most this many per thread; 1 for a ``work`` of many NumPy calls, whose Python cost per
+    piece would outweigh what smaller pieces save on a busy machine (max pooling: 8 pieces
+    cost 30% more CPU than one call).
 
     Example: ``parallel(len(x), lambda a, b: np.exp(x[a:b], out=y[a:b]), 1 << 16)``.
     """
@@ -291,7 +357,7 @@ def parallel(n: int, work, min_part: int) -> None:
     if parts <= 1:
         work(0, n)
         return
-    cuts = _cuts(n, parts, n)
+    cuts = _cuts(n, parts, parts * pieces)
     _run_parts([lambda a=a, b=b: work(a, b) for a, b in zip(cuts[:-1], cuts[1:])], n, min_part)
 
 

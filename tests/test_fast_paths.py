@@ -94,6 +94,25 @@ def test_tiled_max_pool_equals_general_path(dtype, shape, kernel, stride, specia
         assert a.tobytes() == b.tobytes()
 
 
+@pytest.mark.parametrize("shape,kernel,stride", [((4, 3, 8, 8), 2, 2), ((5, 2, 9, 7), 2, None)])
+@pytest.mark.parametrize("special", [None, 0, 4])
+def test_tiled_max_pool_split_by_samples_is_bit_identical(monkeypatch, counted_parts, shape,
+                                                           kernel, stride, special):
+    """The tiled fast path split over the pool by samples (forced here) gives the one-thread
+    bits; a NaN or -0.0 in any one part sends the whole op to the general path."""
+    from tensorix import _threads
+
+    x = RNG.integers(-3, 3, shape).astype(np.float32)
+    if special is not None:  # in the first or the last sample only
+        x[special % shape[0]].reshape(-1)[5] = np.nan
+    slow = _pool_run(x, kernel, stride, general=True)
+    monkeypatch.setattr(_threads, "COSTLY", 1)
+    split = _pool_run(x, kernel, stride, general=False)
+    assert counted_parts and max(counted_parts) > 1  # forward and backward split
+    for a, b in zip(split, slow):
+        assert a.tobytes() == b.tobytes()
+
+
 def test_tiled_max_pool_against_torch():
     torch = pytest.importorskip("torch")
     x = RNG.standard_normal((4, 3, 28, 28)).astype(np.float32)
@@ -170,3 +189,30 @@ def test_quiet_context_for_hot_ops():
     for op in ops:
         inner = elementwise._run_quiet(op)
         assert inner.numpy().tobytes() == op().numpy().tobytes()
+
+
+@pytest.mark.parametrize("inside", [False, True])
+def test_fold_split_by_samples_is_bit_identical(monkeypatch, counted_parts, inside):
+    """Fold (conv's input gradient, col2im) split over the pool (forced here: by samples, or
+    by channels for windows laid out batch-inside, (C, *K, N, *O)) gives the one-thread bits."""
+    from tensorix import _threads
+    from tensorix.nn.functional import _conv
+
+    cols = RNG.standard_normal((5, 3, 3, 3, 6, 7)).astype(np.float32)
+    if inside:  # as conv's backward hands them over
+        cols = np.ascontiguousarray(cols.transpose(1, 2, 3, 0, 4, 5)).transpose(3, 0, 1, 2, 4, 5)
+    args = ((5, 3, 8, 9), (3, 3), (1, 1), (1, 0), (1, 1))
+    tx.set_num_threads(1)
+    want = _conv._fold_raw(cols, *args)
+    tx.set_num_threads(2)
+    assert counted_parts == []
+    monkeypatch.setattr(_threads, "COSTLY", 1)
+    got = _conv._fold_raw(cols, *args)
+    assert counted_parts and max(counted_parts) > 1
+    assert got.shape == want.shape == (5, 3, 8, 9) and got.tobytes() == want.tobytes()
+    t = tx.from_numpy(cols)  # and against the sum of windows written out with NumPy
+    ref = np.zeros((5, 3, 10, 9), np.float32)  # padded by 1 in height
+    for i in range(3):
+        for j in range(3):
+            ref[:, :, i:i + 6, j:j + 7] += t.numpy()[:, :, i, j]
+    np.testing.assert_allclose(got, ref[:, :, 1:9], rtol=1e-6, atol=1e-6)

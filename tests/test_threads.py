@@ -275,3 +275,65 @@ def test_a_busy_machine_changes_who_runs_the_parts_never_the_parts(monkeypatch):
         assert not _threads._machine_busy()  # no run queue to read: never busy
     finally:
         tx.set_num_threads(old)
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_setaffinity") or len(os.sched_getaffinity(0)) < 2,
+                    reason="needs an affinity API and two usable CPUs")
+def test_pool_threads_are_steered_off_the_callers_cpu(monkeypatch):
+    """A pool thread woken on the caller's own CPU preempts the caller, and a split op's parts
+    then run one after another on one core: before waking the pool, the caller takes its CPU
+    out of the pool threads' affinity (and nothing happens where its CPU is unknown)."""
+    old = tx.get_num_threads()
+    tx.set_num_threads(2)
+    mine = os.sched_getaffinity(0)
+    try:
+        pool = _threads._get_pool()  # started with the caller's full affinity
+        assert pool.cpus == mine and len(pool.tids) == 1
+        for cpu in sorted(mine)[:2]:
+            os.sched_setaffinity(0, {cpu})  # the caller on a known CPU
+            ran = []
+            _threads.parallel(4, lambda a, b: ran.append(a), 1)
+            assert sorted(ran) == [0, 1, 2, 3]
+            assert os.sched_getaffinity(pool.tids[0]) == mine - {cpu}
+        os.sched_setaffinity(0, mine)
+        monkeypatch.setattr(_threads, "_current_cpu", lambda: -1)
+        pool.steered = None
+        _threads.parallel(4, lambda a, b: None, 1)
+        assert pool.steered is None
+    finally:
+        os.sched_setaffinity(0, mine)
+        tx.set_num_threads(old)
+
+
+def test_steering_stops_where_affinity_cannot_be_set(monkeypatch):
+    """A sandbox that refuses sched_setaffinity turns steering off; splits still run."""
+    old = tx.get_num_threads()
+    tx.set_num_threads(2)
+    try:
+        pool = _threads._get_pool()
+        pool.cpus, pool.steered = frozenset({0, 1}), None
+
+        def refuse(*args):
+            raise PermissionError("not here")
+
+        monkeypatch.setattr(os, "sched_setaffinity", refuse, raising=False)
+        monkeypatch.setattr(_threads, "_current_cpu", lambda: 0)
+        ran = []
+        _threads.parallel(4, lambda a, b: ran.append(a), 1)
+        assert sorted(ran) == [0, 1, 2, 3] and pool.cpus is None
+        _threads.parallel(4, lambda a, b: None, 1)  # no further attempt
+    finally:
+        tx.set_num_threads(old)
+
+
+def test_parallel_pieces_per_thread(counted_parts):
+    """``pieces`` caps the pieces per thread (1 for kernels of many NumPy calls); the pieces
+    still cover the range once."""
+    hits = np.zeros(100, int)
+
+    def mark(a, b):
+        hits[a:b] += 1
+
+    _threads.parallel(100, mark, 1)
+    _threads.parallel(100, mark, 1, pieces=1)
+    assert counted_parts == [2 * OVER, 2] and (hits == 2).all()

@@ -1,8 +1,8 @@
 """A whole training step with every split forced (the elementwise and blockwise kernels, the
-optimizer's parameter list, a layer's backward GEMMs side by side, in pieces claimed by both
-threads) against the same step on one thread: bit-identical. Splitting one GEMM by rows or
-columns may change its last bits (the BLAS blocks a part differently), as stated in
-tensorix/_threads.py: within float32 rounding then."""
+optimizer's parameter list, a layer's backward GEMMs side by side, max pooling by samples, in
+pieces claimed by both threads) against the same step on one thread: bit-identical. Splitting
+one GEMM by rows or columns may change its last bits (the BLAS blocks a part differently), as
+stated in tensorix/_threads.py: within float32 rounding then."""
 
 import numpy as np
 import pytest
@@ -25,7 +25,7 @@ def _step(seed=0):
     opt = tx.optim.Adam([w1, w2, wc, q], lr=1e-2)
     h = F.gelu(F.linear(x, w1), approximate="tanh")
     loss = F.cross_entropy(F.linear(F.relu(h) * 1.5 + h.tanh(), w2), y)
-    loss = loss + F.relu(F.conv2d(img, wc, padding=1)).mean()
+    loss = loss + F.max_pool2d(F.relu(F.conv2d(img, wc, padding=1)), 2).mean()
     loss = loss + F.scaled_dot_product_attention(q, q, q, is_causal=True).square().mean()
     loss.backward()
     opt.step()

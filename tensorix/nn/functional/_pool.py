@@ -7,6 +7,7 @@ import itertools
 
 import numpy as np
 
+from ... import _threads
 from ...autograd.function import Function
 from ...ops.creation import ones, tensor, zeros
 from ...ops.shape import pad as pad_op
@@ -99,45 +100,83 @@ def _tiled_max(data, kernel, out_sizes):
     """Max over tiling windows and the first position of the max, from elementwise maxima of
     the tile views: several times faster than gathering the windows. Returns (None, None)
     where it could differ from the general path's argmax in the sign of a zero (a -0.0 in
-    the input) or the place of a NaN."""
+    the input) or the place of a NaN. Samples are independent, so runs of them are split
+    over the pool (``_threads.COSTLY`` elements a part: ~10 passes over each element, as a
+    transcendental kernel's cost); the bits do not depend on the split."""
+    out = np.empty(data.shape[:2] + tuple(out_sizes), dtype=data.dtype)
+    idx = np.empty(out.shape, dtype=np.intp)
+    exact = []  # False from a part with a NaN or a -0.0
+
+    def rows(a, b):
+        exact.append(_tiled_max_into(data[a:b], kernel, out_sizes, out[a:b], idx[a:b]))
+
+    _threads.parallel(data.shape[0], rows, _rows_per_part(data), pieces=1)
+    return (out, idx) if all(exact) else (None, None)
+
+
+def _rows_per_part(data):
+    """Samples (rows of axis 0) of ``data`` worth a part of a split multi-pass kernel."""
+    row = max(1, data[:1].size)
+    return max(1, -(-_threads.COSTLY // row))
+
+
+def _tiled_max_into(data, kernel, out_sizes, out, idx):
+    """:func:`_tiled_max` of ``data`` into ``out`` and ``idx``; False where it could differ
+    from the general path."""
     views = _tile_views(data, kernel, out_sizes)
-    out = np.maximum(views[0], views[1]) if len(views) > 1 else views[0].copy()
+    if len(views) > 1:
+        np.maximum(views[0], views[1], out=out)
+    else:
+        np.copyto(out, views[0])
     for v in views[2:]:
         np.maximum(out, v, out=out)
     if data.dtype.kind == "f" and (np.isnan(out).any() or np.equal(
             data.view(_SIGN[data.itemsize].dtype), _SIGN[data.itemsize]).any()):
-        return None, None
+        return False
     # the first position of the max = how many leading views miss it, counted in bytes
     miss = np.not_equal(views[0], out)
     count = miss.view(np.uint8).copy()
     for v in views[1:-1]:
         miss &= np.not_equal(v, out)
         count += miss.view(np.uint8)
-    return out, count.astype(np.intp)
+    np.copyto(idx, count)
+    return True
 
 
 def _tiled_scatter(g, idx, shape, kernel, out_sizes):
     """MaxPoolBackward for tiling windows: each gradient goes to one place, no fold needed.
-    Equal, bit for bit, to the general path's ``(idx == p) * g`` added into zeros."""
+    Equal, bit for bit, to the general path's ``(idx == p) * g`` added into zeros. Split by
+    samples over the pool as :func:`_tiled_max`."""
+    full = np.empty(shape, dtype=g.dtype)
+
+    def rows(a, b):
+        _tiled_scatter_into(g[a:b], idx[a:b], full[a:b], kernel, out_sizes)
+
+    _threads.parallel(shape[0], rows, _rows_per_part(full), pieces=1)
+    return full
+
+
+def _tiled_scatter_into(g, idx, full, kernel, out_sizes):
+    """:func:`_tiled_scatter` of samples ``g`` into ``full`` (their input's shape)."""
+    shape = full.shape
     size = 1
     for k in kernel:
         size *= k
     pos = idx.astype(np.uint8) if size <= 256 else idx  # byte compares: 8x less memory
     offsets = itertools.product(*[range(k) for k in kernel])
     if any(shape[2 + i] != o * k for i, (o, k) in enumerate(zip(out_sizes, kernel))):
-        full = np.zeros(shape, dtype=g.dtype)  # a rim no window covers stays zero
+        full[...] = 0  # a rim no window covers stays zero
         part = np.empty_like(g)
         for p, view in enumerate(_tile_views(full, kernel, out_sizes)):
             view += np.multiply(pos == p, g, out=part)
-        return full
+        return
     # write each offset's share straight into an (N, C, o1, k1, o2, k2, ...) layout of the
     # input; then 0 + x, as adding into zeros gives (a -0.0 becomes 0.0)
-    full = np.empty(tuple(shape[:2]) + sum(zip(out_sizes, kernel), ()), dtype=g.dtype)
+    tiles = full.reshape(tuple(shape[:2]) + sum(zip(out_sizes, kernel), ()))
     for p, offs in enumerate(offsets):
         at = (slice(None), slice(None)) + sum(((slice(None), o) for o in offs), ())
-        np.multiply(pos == p, g, out=full[at])
-    full += 0
-    return full.reshape(shape)
+        np.multiply(pos == p, g, out=tiles[at])
+    tiles += 0
 
 
 def _flat_indices(xp, idx, spatial, kernel, stride, padding, dilation):
