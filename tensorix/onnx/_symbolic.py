@@ -452,26 +452,13 @@ def _norm(em, node, x, p, dims, keepdim):
 
 
 @symbolic(reduce.EvenSelect)
-def _even_select(em, node, a, out, dims, keepdim):
-    """amax or amin: the IR carries the chosen value, not the reduction, so the example's
-    value tells which (an ambiguous example, with every candidate equal, is refused)."""
-    how = node.args[1]
-    if isinstance(how, str):  # the IR names the reduction: the array module's max or min
-        return _reduce(em, "ReduceMax" if how == "max" else "ReduceMin", a, dims, keepdim)
-    if callable(how):
-        raise refuse(em, node, "a median has no ONNX form")
-    example = em.examples.get(node.args[0])
-    if example is None:
-        raise refuse(em, node, "the reduction (amax, amin, median) is not in the IR")
-    data = example.detach().cpu().numpy()
-    axes = tuple(range(data.ndim)) if dims is None else dims
-    found = np.asarray(out)
-    fits = [name for name, fn in (("ReduceMax", np.max), ("ReduceMin", np.min))
-            if np.array_equal(fn(data, axis=axes, keepdims=keepdim), found, equal_nan=True)]
-    if len(fits) != 1:
-        why = "the example cannot tell amax from amin" if fits else "a median has no ONNX form"
-        raise refuse(em, node, why)
-    return _reduce(em, fits[0], a, dims, keepdim)
+def _even_select(em, node, a, how, dims, keepdim):
+    """amax / amin as ReduceMax / ReduceMin; the full median by ``_symbolic_order``."""
+    if how in ("median", "nanmedian"):
+        from ._symbolic_order import median_all
+
+        return median_all(em, node, a, how)
+    return _reduce(em, "ReduceMax" if how == "max" else "ReduceMin", a, dims, keepdim)
 
 
 def refuse(em, node, why):

@@ -1,0 +1,133 @@
+"""Symbolics of the order primitives (``ops/order.py``): sort positions as ONNX TopK, argmax and
+argmin as ArgMax/ArgMin, searchsorted as a count of comparisons, and the full median.
+
+torch's order is kept: NaN is the largest value, equal elements keep their input order
+(ascending and descending), argmax/argmin return the first extreme and a NaN counts as one.
+onnxruntime's TopK sorts NaN as the largest and breaks ties by the lower index (the ONNX spec
+fixes the ties; NaN is onnxruntime's choice, which the tests check); its ArgMax/ArgMin skip
+NaN, so the first NaN's position is chosen explicitly where a slice has one.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import dtypes as dt
+from ..ops import order
+from ._emit import Value
+from ._symbolic import _reduce, refuse, symbolic, typed
+
+__all__ = ["median_all"]
+
+
+def _orderable(em, node, a) -> Value:
+    """``a`` in a type onnxruntime's TopK, ArgMax and ArgMin take, converted exactly (so the
+    order is the same): 16-bit floats to float32, small integers and bool to int32."""
+    d = a.dtype
+    if d in (dt.float32, dt.float64, dt.int32, dt.int64):
+        return a
+    if d.category >= 2 and not d.is_complex:
+        return typed(em, a, dt.float32)
+    if d in (dt.bool, dt.int8, dt.int16, dt.uint8, dt.uint16):
+        return typed(em, a, dt.int32)
+    if d is dt.uint32:
+        return typed(em, a, dt.int64)
+    raise refuse(em, node, f"ordering {d.name} values")
+
+
+def _is_float(v) -> bool:
+    return v.dtype.category >= 2
+
+
+def _length(em, a, dim):
+    """``a``'s size along ``dim`` as a 1-d int64 input (read from the shape when dynamic)."""
+    if dim in a.dynamic:
+        return em.op("Slice", em.op("Shape", a), em.ints([dim]), em.ints([dim + 1]))
+    return em.ints([a.shape[dim]])
+
+
+@symbolic(order.ArgSort)
+def arg_sort(em, node, a, dim, descending, k):
+    """The sort positions: TopK of all elements (or of the first ``k``), sorted."""
+    x = _orderable(em, node, a)
+    dim %= a.ndim
+    count = _length(em, a, dim) if k is None else em.ints([k])
+    _, positions = em.op("TopK", x, count, axis=dim, largest=int(bool(descending)), sorted=1,
+                         n_out=2)
+    return positions
+
+
+@symbolic(order.ArgExtreme)
+def arg_extreme(em, node, a, fn, dim, keepdim):
+    """ArgMax/ArgMin (the first extreme); where a slice has a NaN, the first NaN's position
+    (the ArgMax of the NaN mask), as in eager."""
+    x = _orderable(em, node, a)
+    flat = dim is None or a.ndim == 0
+    if flat:
+        x = Value(em.op("Reshape", x, em.ints([-1])), (int(np.prod(a.shape)),), x.dtype)
+        axis, keep = 0, 0
+    else:
+        axis, keep = dim % a.ndim, int(keepdim)
+    out = em.op("ArgMax" if fn == "argmax" else "ArgMin", x, axis=axis, keepdims=keep)
+    if _is_float(x):
+        nan = Value(em.op("Cast", em.op("IsNaN", x), to=1), x.shape, dt.float32)  # to float
+        first = em.op("ArgMax", nan, axis=axis, keepdims=keep)
+        has = _reduce(em, "ReduceMax", nan, [axis], keep)
+        out = em.op("Where", em.cast(Value(has, (), dt.float32), dt.bool), first, out)
+    if flat and keepdim:
+        out = em.op("Reshape", out, em.ints([1] * a.ndim))
+    return out
+
+
+def _before(em, a, b, nan_aware):
+    """Where ``a`` sorts before ``b`` (NaN largest): a < b, or b is NaN and a is not."""
+    less = em.op("Less", a, b)
+    if not nan_aware:
+        return less
+    return em.op("Or", less, em.op("And", em.op("IsNaN", b), em.op("Not", em.op("IsNaN", a))))
+
+
+@symbolic(order.SearchSorted)
+def search_sorted(em, node, seq, values, side, out_dtype):
+    """Each value's insertion point as a count over its (sorted) row: of the elements ordered
+    before it ("left"), or of those it does not order before ("right"). Exact for sorted
+    rows, as the binary search; memory rows x values x row length."""
+    common = dt.promote_types(seq.dtype, values.dtype)
+    if common is dt.bool or common.is_complex:
+        raise refuse(em, node, f"searchsorted on {common.name}")
+    s, v = em.cast(seq, common), em.cast(values, common)
+    if seq.ndim > 1:
+        s = em.op("Unsqueeze", s, em.ints([-2]))  # (..., 1, n) against (..., m, 1)
+    v = em.op("Unsqueeze", v, em.ints([-1]))
+    nan_aware = common.category >= 2
+    if side == "left":
+        hits = _before(em, s, v, nan_aware)
+    else:
+        hits = em.op("Not", _before(em, v, s, nan_aware))
+    count = em.op("ReduceSum", em.cast(hits, dt.int64), em.ints([-1]), keepdims=0)
+    return em.cast(Value(count, node.meta["shape"], dt.int64), node.meta["dtype"])
+
+
+def median_all(em, node, a, how):
+    """The lower median of all elements: sort positions by TopK, the median's rank from the
+    NaN count (a NaN gives the first NaN; nanmedian, the median of the others, or the first
+    element when all are NaN), one Gather."""
+    flat = Value(em.op("Reshape", a, em.ints([-1])), (int(np.prod(a.shape)),), a.dtype)
+    size = em.op("Reshape", em.op("Size", a), em.ints([1]))
+    _, positions = em.op("TopK", _orderable(em, node, flat), size, axis=0, largest=0,
+                         sorted=1, n_out=2)
+    n = em.op("Size", a)
+    one, two, zero = (em.const(np.int64(v)) for v in (1, 2, 0))
+    middle = em.op("Div", em.op("Sub", n, one), two)  # both >= 0: Div's truncation floors
+    if not _is_float(a):
+        rank = middle
+    else:
+        nans = em.op("ReduceSum", em.op("Cast", em.op("IsNaN", flat), to=7), em.ints([0]),
+                     keepdims=0)  # to int64
+        if how == "median":
+            rank = em.op("Where", em.op("Greater", nans, zero), em.op("Sub", n, nans), middle)
+        else:
+            m = em.op("Sub", n, nans)
+            rank = em.op("Where", em.op("Greater", m, zero),
+                          em.op("Div", em.op("Sub", m, one), two), zero)
+    return em.op("Gather", flat, em.op("Gather", positions, rank, axis=0), axis=0)
