@@ -79,33 +79,35 @@ def arg_extreme(em, node, a, fn, dim, keepdim):
     return out
 
 
-def _before(em, a, b, nan_aware):
-    """Where ``a`` sorts before ``b`` (NaN largest): a < b, or b is NaN and a is not."""
-    less = em.op("Less", a, b)
-    if not nan_aware:
-        return less
-    return em.op("Or", less, em.op("And", em.op("IsNaN", b), em.op("Not", em.op("IsNaN", a))))
-
-
 @symbolic(order.SearchSorted)
 def search_sorted(em, node, seq, values, side, out_dtype):
-    """Each value's insertion point as a count over its (sorted) row: of the elements ordered
-    before it ("left"), or of those it does not order before ("right"). Exact for sorted
-    rows, as the binary search; memory rows x values x row length."""
+    """torch's binary search unrolled: ``bit_length(n)`` steps, each a gather of the middle
+    elements, one comparison and two Wheres, for every value at once (eager runs the same
+    steps where a row is not sorted), so the graph equals eager on any sequence."""
     common = dt.promote_types(seq.dtype, values.dtype)
     if common is dt.bool or common.is_complex:
         raise refuse(em, node, f"searchsorted on {common.name}")
+    if seq.dynamic:
+        raise refuse(em, node, "a search whose sequence has dynamic dims (the step count "
+                               "follows its length)")
     s, v = em.cast(seq, common), em.cast(values, common)
-    if seq.ndim > 1:
-        s = em.op("Unsqueeze", s, em.ints([-2]))  # (..., 1, n) against (..., m, 1)
-    v = em.op("Unsqueeze", v, em.ints([-1]))
-    nan_aware = common.category >= 2
-    if side == "left":
-        hits = _before(em, s, v, nan_aware)
-    else:
-        hits = em.op("Not", _before(em, v, s, nan_aware))
-    count = em.op("ReduceSum", em.cast(hits, dt.int64), em.ints([-1]), keepdims=0)
-    return em.cast(Value(count, node.meta["shape"], dt.int64), node.meta["dtype"])
+    n = seq.shape[-1]
+    shape = em.op("Shape", v)
+
+    def i64(value):
+        return em.const(np.int64(value))
+
+    start, end = em.op("Expand", i64(0), shape), em.op("Expand", i64(n), shape)
+    for _ in range(int(n).bit_length()):
+        active = em.op("Less", start, end)
+        mid = em.op("Add", start, em.op("Div", em.op("Sub", end, start), i64(2)))
+        at = em.op("Min", mid, i64(n - 1))
+        got = em.op("Gather", s, at, axis=0) if seq.ndim == 1 else \
+            em.op("GatherElements", s, at, axis=seq.ndim - 1)
+        past = em.op("Not", em.op("Greater" if side == "right" else "GreaterOrEqual", got, v))
+        start = em.op("Where", em.op("And", active, past), em.op("Add", mid, i64(1)), start)
+        end = em.op("Where", em.op("And", active, em.op("Not", past)), mid, end)
+    return em.cast(Value(start, node.meta["shape"], dt.int64), node.meta["dtype"])
 
 
 def median_all(em, node, a, how):

@@ -78,21 +78,54 @@ class ArgExtreme(Function):
 
 
 class SearchSorted(Function):
-    """Insertion points of ``values`` into the rows of ``seq`` (sorted along its last dim; a
-    1-d ``seq`` serves every value, else its leading dims match ``values``'): ``side`` "left"
-    counts the row's elements ordered before a value, "right" those not after it (NaN
-    largest, as numpy and torch search). ``out_dtype``: int64 or int32 (a numpy dtype)."""
+    """Insertion points of ``values`` into the rows of ``seq`` (its last dim; a 1-d ``seq``
+    serves every value, else its leading dims match ``values``'): torch's binary search
+    (``side`` "left": the first position whose element is not below the value, "right": not
+    at or below it), step for step, so the result is torch's on any input: a sequence with
+    NaN or one not sorted too, where a search has no single right answer. ``out_dtype``: a
+    numpy int64 or int32."""
 
     _differentiable = False
     _codes = "math"
 
     @staticmethod
     def forward(ctx, seq, values, side, out_dtype):
-        xp, s, v = seq.xp, seq._data, values._data
-        if s.ndim == 1:
-            return xp.searchsorted(s, v, side=side).astype(out_dtype)
-        rows_s, rows_v = s.reshape(-1, s.shape[-1]), v.reshape(-1, v.shape[-1])
-        if not rows_s.shape[0]:
+        xp = seq.xp
+        common = np.promote_types(seq._data.dtype, values._data.dtype)
+        s, v = seq._data.astype(common, copy=False), values._data.astype(common, copy=False)
+        if s.shape[-1] == 0:
             return xp.zeros(v.shape, dtype=out_dtype)
-        out = xp.stack([xp.searchsorted(r, w, side=side) for r, w in zip(rows_s, rows_v)])
-        return out.reshape(v.shape).astype(out_dtype)
+        if _sorted_rows(s, xp):  # one right answer: numpy's search finds it (in C)
+            if s.ndim == 1:
+                return xp.searchsorted(s, v, side=side).astype(out_dtype)
+            rows_s, rows_v = s.reshape(-1, s.shape[-1]), v.reshape(-1, v.shape[-1])
+            out = [xp.searchsorted(r, w, side=side) for r, w in zip(rows_s, rows_v)]
+            return (xp.stack(out).reshape(v.shape) if out else
+                    xp.zeros(v.shape, np.int64)).astype(out_dtype)  # no rows
+        return binary_search(s, v, side == "right", xp).astype(out_dtype)
+
+
+def _sorted_rows(s, xp) -> bool:
+    """Whether every row is non-decreasing without NaN (a NaN compares false either way)."""
+    if s.shape[-1] < 2:
+        return not (s.dtype.kind == "f" and bool(xp.isnan(s).any()))
+    return bool((s[..., 1:] >= s[..., :-1]).all())
+
+
+def binary_search(s, v, right, xp):
+    """torch's ``cus_lower_bound`` / ``cus_upper_bound`` for every value at once: ``start``
+    moves past ``mid`` unless ``s[mid] >= v`` (``> v`` for ``right``), ``bit_length(n)``
+    halvings in all (each halves the interval)."""
+    n = s.shape[-1]
+    start = xp.zeros(v.shape, np.int64)
+    end = xp.full(v.shape, n, np.int64)
+    with np.errstate(invalid="ignore"):
+        for _ in range(int(n).bit_length()):
+            active = start < end
+            mid = start + ((end - start) >> 1)
+            at = xp.minimum(mid, n - 1)
+            got = s[at] if s.ndim == 1 else xp.take_along_axis(s, at, axis=-1)
+            past = ~(got > v) if right else ~(got >= v)
+            start = xp.where(active & past, mid + 1, start)
+            end = xp.where(active & ~past, mid, end)
+    return start

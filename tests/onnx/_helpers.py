@@ -70,11 +70,10 @@ def export_and_compare(info, opset=17, retry_newer=True):
     ``(False, reason)`` when export refuses it (UnsupportedOperatorError). A mismatch or any
     other error raises. An op refused because it needs a newer opset is tried again at that
     opset (``retry_newer``): its coverage is at the lowest opset that has its form."""
-    import tensorix as tx
-    from tensorix.onnx import UnsupportedOperatorError, export, load
-
     import re
 
+    import tensorix as tx
+    from tensorix.onnx import UnsupportedOperatorError, export, load
     from tensorix.onnx._common import MAX_OPSET
 
     fn, inputs, dtype = registry_case(info)
