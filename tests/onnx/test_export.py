@@ -255,7 +255,7 @@ def test_extreme_reductions_export(reduce):
 def test_registry_at_the_opset_range_ends(opset):
     """At the lowest and highest opsets every registry op exports and matches, or says why."""
     for name in sorted(OPS):
-        exported, detail = export_and_compare(OPS[name], opset=opset)
+        exported, detail = export_and_compare(OPS[name], opset=opset, retry_newer=False)
         assert exported or f"opset {opset}" in detail or "depends on tensor data" in detail \
             or "Python" in detail or "other input values" in detail or "opset >=" in detail, \
             (name, detail)
