@@ -1,5 +1,6 @@
 """Symbolics of the order primitives (``ops/order.py``): sort positions as ONNX TopK, argmax and
-argmin as ArgMax/ArgMin, searchsorted as a count of comparisons, and the full median.
+argmin as ArgMax/ArgMin, searchsorted as torch's binary search unrolled, the full median, and
+cummax/cummin (``reduce.CumExtreme``) as a comparison of every pair of positions.
 
 torch's order is kept: NaN is the largest value, equal elements keep their input order
 (ascending and descending), argmax/argmin return the first extreme and a NaN counts as one.
@@ -13,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtypes as dt
-from ..ops import order
+from ..ops import order, reduce
 from ._emit import Value
 from ._symbolic import _reduce, refuse, symbolic, typed
 
@@ -28,10 +29,8 @@ def _orderable(em, node, a) -> Value:
         return a
     if d.category >= 2 and not d.is_complex:
         return typed(em, a, dt.float32)
-    if d in (dt.bool, dt.int8, dt.int16, dt.uint8, dt.uint16):
+    if d in (dt.bool, dt.int8, dt.int16, dt.uint8):
         return typed(em, a, dt.int32)
-    if d is dt.uint32:
-        return typed(em, a, dt.int64)
     raise refuse(em, node, f"ordering {d.name} values")
 
 
@@ -133,3 +132,47 @@ def median_all(em, node, a, how):
             rank = em.op("Where", em.op("Greater", m, zero),
                           em.op("Div", em.op("Sub", m, one), two), zero)
     return em.op("Gather", flat, em.op("Gather", positions, rank, axis=0), axis=0)
+
+
+@symbolic(reduce.CumExtreme)
+def cum_extreme(em, node, a, dim, ufunc):
+    """cummax / cummin, which ONNX has no scan for, as an O(n^2) comparison along ``dim``:
+    for each position i, the extreme of the elements j <= i, and the latest such j holding
+    it (from a NaN on, the latest NaN), as eager and torch; the values gathered there."""
+    if a.dtype is dt.bool or a.dynamic:
+        raise refuse(em, node, "cummax/cummin of bools or along dynamic dims")
+    nd, dim = a.ndim, dim % a.ndim
+    n = a.shape[dim]
+    perm = [d for d in range(nd) if d != dim] + [dim]
+    back = [perm.index(d) for d in range(nd)]
+    x = Value(em.op("Transpose", a, perm=perm), tuple(a.shape[d] for d in perm), a.dtype)
+    c = _orderable(em, node, x)  # compared in a type onnxruntime's Where and Reduce* take
+    cols = em.op("Unsqueeze", c, em.ints([-2]))  # [.., i, j] reads x_j
+    upto = em.const(np.tril(np.ones((n, n), dtype=bool)))  # j <= i
+    is_max = ufunc == "maximum"
+    if c.dtype.category >= 2:
+        fill = -np.inf if is_max else np.inf
+    else:
+        info = np.iinfo(c.dtype.np)
+        fill = info.min if is_max else info.max
+    seen = upto
+    if a.dtype.category >= 2:
+        nan = em.op("IsNaN", cols)
+        seen = em.op("And", upto, em.op("Not", nan))
+    pair = (x.shape[:-1]) + (n, n)
+    best = _reduce(em, "ReduceMax" if is_max else "ReduceMin",
+                   Value(em.op("Where", seen, cols, em.const(fill, c.dtype)), pair, c.dtype),
+                   [nd], True)  # [.., i, 1]
+    hit = em.op("And", upto, em.op("Equal", cols, best))
+    if a.dtype.category >= 2:  # a NaN at or before i: the latest NaN
+        nan_upto = em.op("And", upto, nan)
+        any_nan = _reduce(em, "ReduceMax", Value(em.op("Cast", nan_upto, to=7), pair, dt.int64),
+                          [nd], True)
+        after_nan = em.cast(Value(any_nan, pair, dt.int64), dt.bool)
+        hit = em.op("Or", em.op("And", after_nan, nan_upto),  # no Where on bools in ORT
+                    em.op("And", em.op("Not", after_nan), hit))
+    positions = em.const(np.arange(n, dtype=np.int64))
+    candidates = em.op("Where", hit, positions, em.const(np.int64(-1)))
+    latest = _reduce(em, "ReduceMax", Value(candidates, pair, dt.int64), [nd], False)
+    values = em.op("GatherElements", x, latest, axis=nd - 1)
+    return [em.op("Transpose", values, perm=back), em.op("Transpose", latest, perm=back)]

@@ -23,10 +23,10 @@ from ..autograd.dispatch import NARROW, kernel
 from ..autograd.function import Function
 from ..tensor import Tensor, _make
 from . import _along, elementwise
-from ._along import Flip, Shift, TakeAlong, return_type, running, scan
+from ._along import Flip, Shift, return_type, running, scan
 from ._common import check_tensor, float_input, norm_dim, norm_dims
 from .elementwise import exp, log
-from .indexing import Gather
+from .indexing import Gather, ScatterAdd
 from .order import ArgExtreme, median_position
 from .pointwise import where
 from .unary import abs as abs_
@@ -561,23 +561,50 @@ def cumprod(input, dim, *, dtype=None) -> Tensor:
     return CumProd.apply(input, d, _cum_dtype(input, dtype))
 
 
+class CumExtreme(Function):
+    """Running maximum (``ufunc`` "maximum") or minimum along ``dim``: ``(values, int64
+    indices)`` with torch's index rule (the latest position reaching the extreme; from a NaN
+    on, the latest NaN). The indices are an output, so the backward scatters the gradient by
+    the saved index tensor with ops, which a compiled joint graph records; one pass of the
+    fused kernel where it builds (``_along.running_extreme``)."""
+
+    _kernels = {"cumextreme": (kernels.jit("cumextreme", (
+        "float32", "float64", "int32", "int64"), lambda: (
+        np.empty((1, 1, 1), np.float32), np.empty((1, 1, 1), np.int64),
+        np.ones((1, 1, 1), np.float32), True)),)}
+
+    @staticmethod
+    def forward(ctx, a, dim, ufunc):
+        xp, data = a.xp, a._data
+        fused = _along.running_extreme(CumExtreme, a, dim, ufunc == "maximum")
+        if fused is not None:
+            values, idx = fused
+        else:
+            with np.errstate(invalid="ignore"):
+                extreme = running(xp, data, dim, getattr(xp, ufunc))
+            hit = data == extreme
+            if a._dtype.category >= 2:
+                hit = hit | xp.isnan(data)
+            pos = xp.arange(data.shape[dim]).reshape((-1,) + (1,) * (data.ndim - dim - 1))
+            idx = running(xp, hit * pos, dim, xp.maximum).astype(np.int64, copy=False)
+            values = xp.take_along_axis(data, idx, axis=dim)  # x[idx]: -0.0 stays -0.0
+        indices = _make(idx)
+        ctx.mark_non_differentiable(indices)
+        ctx.dim, ctx.shape = dim, data.shape
+        ctx.save_for_backward(indices)
+        return _make(values), indices
+
+    @staticmethod
+    def backward(ctx, g, g_indices):
+        (indices,) = ctx.saved_tensors
+        return ScatterAdd.apply(g.new_zeros(ctx.shape), ctx.dim, indices, g), None, None
+
+
 def _cum_extreme(x, dim, op, ufunc, rtype):
     d = _cum_dim(x, dim, op)
     if x.ndim == 0:
         return rtype(x.reshape(()), _make(x.xp.zeros((), dtype=np.int64)))
-    fused = _along.running_extreme(x, d, ufunc == "maximum")
-    if fused is not None:
-        return rtype(_along.Taken.apply(x, fused[1], d, fused[0]), _make(fused[1]))
-    xp, data = x.xp, x._data
-    with np.errstate(invalid="ignore"):
-        extreme = running(xp, data, d, getattr(xp, ufunc))
-    hit = data == extreme
-    if x._dtype.category >= 2:
-        hit = hit | xp.isnan(data)
-    pos = xp.arange(data.shape[d]).reshape((-1,) + (1,) * (data.ndim - d - 1))
-    # the latest position reaching the running extreme (PyTorch takes the last on ties)
-    idx = running(xp, hit * pos, d, xp.maximum).astype(xp.int64, copy=False)
-    return rtype(TakeAlong.apply(x, idx, d), _make(idx))
+    return rtype(*CumExtreme.apply(x, d, ufunc))
 
 
 def cummax(input, dim):
