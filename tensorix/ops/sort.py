@@ -303,18 +303,62 @@ def _runs(s, xp):
     return new
 
 
-def _results(values, inverse, counts, return_inverse, return_counts):
-    out = (_make(values),)
-    if return_inverse:
-        out += (_make(inverse.astype(np.int64)),)
-    if return_counts:
-        out += (_make(counts.astype(np.int64)),)
-    return out[0] if len(out) == 1 else out
+def _results(out, return_inverse, return_counts):
+    values, inverse, counts = out
+    picked = (values,) + ((inverse,) if return_inverse else ()) + \
+        ((counts,) if return_counts else ())
+    return picked[0] if len(picked) == 1 else picked
 
 
 def _counts(new, n, xp):
     starts = xp.nonzero(new)[0]
-    return xp.diff(xp.concatenate([starts, xp.asarray([n])]))
+    return xp.diff(xp.concatenate([starts, xp.asarray([n])])).astype(np.int64)
+
+
+class Unique(Function):
+    """The distinct elements (sorted), each element's int64 position among them, and their
+    counts. A primitive although it is no math: its output shape depends on the data, which
+    a trace must see (a graph break in tensorix.fx) rather than keep the example's result."""
+
+    _differentiable = False
+
+    @staticmethod
+    def forward(ctx, a, dim):
+        xp = a.xp
+        if dim is not None:
+            values, inverse, counts = xp.unique(a._data, return_inverse=True,
+                                                return_counts=True, axis=dim)
+            return values, inverse.reshape(-1).astype(np.int64), counts.astype(np.int64)
+        flat = a._data.reshape(-1)
+        order = xp.argsort(flat, kind="stable")
+        s = flat[order]
+        new = _runs(s, xp)
+        inverse = xp.empty(flat.shape, dtype=np.int64)
+        inverse[order] = xp.cumsum(new) - 1
+        return s[new], inverse.reshape(a._data.shape), _counts(new, s.shape[0], xp)
+
+
+class UniqueConsecutive(Function):
+    """Runs of equal consecutive elements (or slices along ``dim``) collapsed, with the
+    inverse and the run lengths; a primitive for the reason :class:`Unique` is."""
+
+    _differentiable = False
+
+    @staticmethod
+    def forward(ctx, a, dim):
+        xp = a.xp
+        if dim is None:
+            flat = a._data.reshape(-1)
+            new = _runs(flat, xp)
+            return (flat[new], (xp.cumsum(new) - 1).reshape(a._data.shape),
+                    _counts(new, flat.shape[0], xp))
+        moved = xp.moveaxis(a._data, dim, 0)
+        n = moved.shape[0]
+        new = xp.ones(n, dtype=bool)
+        if n > 1:
+            diff = (moved[1:] != moved[:-1]).reshape(n - 1, -1)
+            new[1:] = diff.any(axis=1)
+        return xp.moveaxis(moved[new], 0, dim), xp.cumsum(new) - 1, _counts(new, n, xp)
 
 
 def unique(input, sorted=True, return_inverse=False, return_counts=False,  # noqa: A002
@@ -328,20 +372,8 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False,  # noq
     ``(tensor([1, 3]), tensor([1, 2]))``.
     """
     check_tensor(input, "unique")
-    xp = input.xp
-    if dim is not None:
-        d = norm_dim(dim, input.ndim, "unique")
-        values, inverse, counts = xp.unique(input._data, return_inverse=True,
-                                            return_counts=True, axis=d)
-        return _results(values, inverse.reshape(-1), counts, return_inverse, return_counts)
-    flat = input._data.reshape(-1)
-    order = xp.argsort(flat, kind="stable")
-    s = flat[order]
-    new = _runs(s, xp)
-    inverse = xp.empty(flat.shape, dtype=np.int64)
-    inverse[order] = xp.cumsum(new) - 1
-    return _results(s[new], inverse.reshape(input.shape), _counts(new, s.shape[0], xp),
-                    return_inverse, return_counts)
+    d = None if dim is None else norm_dim(dim, input.ndim, "unique")
+    return _results(Unique.apply(input, d), return_inverse, return_counts)
 
 
 def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
@@ -352,22 +384,8 @@ def unique_consecutive(input, return_inverse=False, return_counts=False, dim=Non
     ``tensor([1, 2, 1])``.
     """
     check_tensor(input, "unique_consecutive")
-    xp = input.xp
-    if dim is None:
-        flat = input._data.reshape(-1)
-        new = _runs(flat, xp)
-        return _results(flat[new], (xp.cumsum(new) - 1).reshape(input.shape),
-                        _counts(new, flat.shape[0], xp), return_inverse, return_counts)
-    d = norm_dim(dim, input.ndim, "unique_consecutive")
-    moved = xp.moveaxis(input._data, d, 0)
-    n = moved.shape[0]
-    new = xp.ones(n, dtype=bool)
-    if n > 1:
-        diff = (moved[1:] != moved[:-1]).reshape(n - 1, -1)
-        new[1:] = diff.any(axis=1)
-    values = xp.moveaxis(moved[new], 0, d)
-    return _results(values, xp.cumsum(new) - 1, _counts(new, n, xp), return_inverse,
-                    return_counts)
+    d = None if dim is None else norm_dim(dim, input.ndim, "unique_consecutive")
+    return _results(UniqueConsecutive.apply(input, d), return_inverse, return_counts)
 
 
 def _side(op, right, side):
