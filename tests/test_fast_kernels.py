@@ -351,13 +351,32 @@ def test_compiled_silu_is_fused_and_matches_torch():
     assert next(iter(cg.entries.values())).fwd.report["groups"] >= 1
 
 
+_ORDER_OPS = {  # the order primitives (ops/order.py) and the composites built on them
+    "sort": lambda x: tx.sort(x, 1, descending=True)[0],
+    "topk": lambda x: tx.topk(x, 2, 1)[0].repeat(1, 3)[:, :5],
+    "kthvalue": lambda x: tx.kthvalue(x, 3, 0, keepdim=True)[0].expand(4, 5),
+    "median": lambda x: tx.median(x, 1, keepdim=True)[0] * x,
+    "median-all": lambda x: tx.median(x) * x,
+    "nanmedian": lambda x: tx.nanmedian(x, 0)[0] + x,
+    "quantile": lambda x: tx.quantile(x, tx.tensor([0.3, 0.8], dtype=tx.float64), 1).t()
+    .repeat(1, 3)[:, :5],
+    "max-dim": lambda x: tx.max(x, 1, keepdim=True)[0] * x,
+    "amax": lambda x: x.amax(0) * x,
+    "argmax": lambda x: x * x.argmax(1, keepdim=True),
+    "searchsorted": lambda x: x * tx.searchsorted(tx.sort(x, 1)[0], x.flip(1)),
+    "cummin": lambda x: tx.cummin(x, 0)[0] * x,
+}
+
+
 @pytest.mark.parametrize("op", ["hardshrink", "softshrink", "threshold", "silu", "cummax",
-                                "hardswish", "elu", "selu", "celu", "gelu"])
+                                "hardswish", "elu", "selu", "celu", "gelu", *_ORDER_OPS])
 def test_new_primitives_backward_is_recorded_not_frozen_by_compile(op):
     """A primitive whose backward builds its mask or gradient from raw arrays is a constant in
     the compiler's joint graph: traced on one input, the compiled gradient kept that input's
     mask (hardshrink: gradients off by up to 16 at merge time). Traced on other values, the
-    compiled gradients must equal eager's."""
+    compiled gradients must equal eager's. The order ops' positions were raw arrays computed
+    outside the dispatcher (a frozen sort order); they are primitives now, so the compiled
+    call must be one graph without breaks, its gradients eager's on new values."""
     F = tx.nn.functional
     fn = {"hardshrink": F.hardshrink, "softshrink": F.softshrink, "silu": F.silu,
           "threshold": lambda x: F.threshold(x, 0.5, 0.3),
@@ -365,7 +384,7 @@ def test_new_primitives_backward_is_recorded_not_frozen_by_compile(op):
           # shifted and scaled so that the traced and the new values straddle the kinks
           "hardswish": lambda x: F.hardswish((x - 0.55) * 12), "elu": lambda x: F.elu(x - 0.55),
           "selu": lambda x: F.selu(x - 0.55), "celu": lambda x: F.celu(x - 0.55, 2.0),
-          "gelu": lambda x: F.gelu(x - 0.55)}[op]
+          "gelu": lambda x: F.gelu(x - 0.55), **_ORDER_OPS}[op]
     rng = np.random.default_rng(0)
     weight = tx.tensor(np.arange(20.0).reshape(4, 5))
 
@@ -376,6 +395,8 @@ def test_new_primitives_backward_is_recorded_not_frozen_by_compile(op):
 
     compiled = tx.compile(fn, options={"kernels": "numpy"})
     grad(compiled, rng.uniform(0.2, 0.9, (4, 5)))  # traced here
+    if op in _ORDER_OPS or op == "cummax":
+        assert compiled.stats["breaks"] == [], compiled.stats["breaks"]
     x = rng.uniform(0.2, 0.9, (4, 5))
     np.testing.assert_allclose(grad(compiled, x), grad(fn, x), rtol=1e-12, atol=1e-12)
 

@@ -6,7 +6,7 @@ traces are its dynamic dims (what the reshape and expand symbolics write as "cop
 rather than as numbers).
 
 Values the trace baked in: a primitive that takes raw data made from an input (an index array
-inside a GetItem, the result EvenSelect carries) would replay the example's values whatever
+inside a GetItem) would replay the example's values whatever
 the input. So the written model is run by ``tensorix.onnx.load`` on other inputs (the dynamic
 axes resized; every value changed, see ``probe_inputs``) and compared with eager there: a
 baked-in size or value is an error at export, not a silently wrong model.

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from ..autograd.grad_mode import no_grad
 from ..tensor import Tensor
+from . import _symbolic_order  # noqa: F401 - registers the order primitives' symbolics
 from ._checks import dynamic_dims, probe_inputs, resized_inputs, verify
 from ._common import DEFAULT_OPSET, UnsupportedOperatorError, check_opset, onnx_module, to_elem_type
 from ._emit import Emitter, Value
@@ -63,7 +64,7 @@ def export(model, args, f=None, opset_version: int = DEFAULT_OPSET, input_names=
         with no_grad():
             expected = again(*resized)
     proto = export_graph(gm.graph, gm.root, opset, names, output_names, dynamic_axes,
-                         do_constant_folding, dyn_nodes, _examples(gm, args))
+                         do_constant_folding, dyn_nodes)
     if resized is not None:
         verify(proto, resized, _flat(expected), "another size of the dynamic axes")
     probe = probe_inputs(args)
@@ -85,14 +86,12 @@ def export(model, args, f=None, opset_version: int = DEFAULT_OPSET, input_names=
 
 
 def export_graph(graph, root=None, opset=DEFAULT_OPSET, input_names=None, output_names=None,
-                 dynamic_axes=None, do_constant_folding=True, dynamic_nodes=None, examples=None):
+                 dynamic_axes=None, do_constant_folding=True, dynamic_nodes=None):
     """The ONNX ModelProto of a ``tensorix.fx`` Graph (``root``: the module its get_attr
-    nodes read; ``dynamic_nodes``: the dynamic dims of each node, from ``_checks``;
-    ``examples``: node values on the example inputs, for symbolics that need them)."""
+    nodes read; ``dynamic_nodes``: the dynamic dims of each node, from ``_checks``)."""
     onnx = onnx_module()
     helper = onnx.helper
     em = Emitter(opset)
-    em.examples = examples or {}
     dynamic = _dynamic_axes(dynamic_axes)
     placeholders = graph.placeholders
     names = _input_names(input_names, len(placeholders))
@@ -180,37 +179,10 @@ def _trace(model, args):
     graph, and no dependence on tensor data."""
     from ..fx.graph_module import inference_trace
 
-    # EvenSelect's raw argument is its result on the example: the symbolic only reads which
-    # reduction made it, and the check on other input values (verify) backs that up
     try:
-        return inference_trace(model, args, "tensorix.onnx.export", _RAW_OK)
+        return inference_trace(model, args, "tensorix.onnx.export")
     except NotImplementedError as e:
         raise UnsupportedOperatorError(str(e)) from None
-
-
-_RAW_OK = ("EvenSelect: got a raw array argument",)
-
-
-def _examples(gm, args) -> dict:
-    """The example value of every input of a node whose symbolic reads example values (only
-    EvenSelect: the IR has its result, not which reduction made it)."""
-    from ..fx.graph_module import Interpreter
-
-    wanted = {n.args[0] for n in gm.graph.call_nodes() if n.op.__name__ == "EvenSelect"}
-    if not wanted:
-        return {}
-    values = {ph: a for ph, a in zip(gm.graph.placeholders, args) if ph in wanted}
-
-    class Recorder(Interpreter):
-        def run_node(self, node, node_args):
-            out = super().run_node(node, node_args)
-            if node in wanted:
-                values[node] = out
-            return out
-
-    with no_grad():
-        Recorder(gm.graph, gm.root).run(*args)
-    return values
 
 
 def _flat(result) -> tuple:

@@ -20,6 +20,7 @@ import numpy as np
 from .. import dtypes as dt
 from ..ops import activation as act
 from ..ops import bitwise, distance, elementwise, linalg_norm, pointwise, reduce, special, unary
+from ._common import to_elem_type
 from ._emit import Value
 
 __all__ = ["SYMBOLIC", "symbolic", "refuse"]
@@ -97,8 +98,51 @@ for _cls, _name in _BINARY.items():
     symbolic(_cls)(_binary(_name))
 for _cls, _name in _COMPARE.items():
     symbolic(_cls)(_compare(_name))
+_LOGICAL_OF = {"BitwiseAnd": "And", "BitwiseOr": "Or", "BitwiseXor": "Xor", "BitwiseNot": "Not"}
+
+
+def _bitwise(op_type):
+    def fn(em, node, *args):
+        args = _same(em, node, *args)
+        if out_dtype(node) is dt.bool:  # on bools, the logical ops (any opset)
+            return em.op(_LOGICAL_OF[op_type], *args)
+        if em.opset < 18:
+            raise refuse(em, node, f"{op_type} on integers needs opset >= 18")
+        return em.op(op_type, *args)
+    return fn
+
+
 for _cls, _name in _BITWISE.items():
-    symbolic(_cls, since=18)(lambda em, node, *args, _n=_name: em.op(_n, *args))
+    symbolic(_cls)(_bitwise(_name))
+
+@symbolic(bitwise.LeftShift, bitwise.RightShift)
+def _shift(em, node, a, b):
+    """Shifts as products and quotients by ``2 ** amount`` in int64 (ONNX BitShift is unsigned
+    only): a left shift is the product wrapped back to the dtype's width; a signed right
+    shift floors by shifting ``~a`` (``-1 - a``, never negative) and complementing back.
+    Shifting by the width or more gives 0 (left, or unsigned right) or the sign fill (signed
+    right), as eager; negative amounts are undefined, as in torch."""
+    dtype = out_dtype(node)
+    bits = dtype.bits
+    x, amount = em.cast(a, dt.int64), em.cast(b, dt.int64)
+
+    def i64(v):
+        return em.const(np.int64(v))
+
+    def power(most):
+        return em.op("Pow", i64(2), em.op("Min", em.op("Max", amount, i64(0)), i64(most)))
+
+    beyond = em.op("GreaterOrEqual", amount, i64(bits))
+    if node.op is bitwise.LeftShift:
+        out = em.op("Where", beyond, i64(0), em.op("Mul", x, power(bits - 1)))
+    elif dtype is dt.uint8:
+        out = em.op("Where", beyond, i64(0), em.op("Div", x, power(bits - 1)))
+    else:  # by bits - 1 or more: the sign fill (2 ** 63 would not fit an int64 divisor)
+        neg = em.op("Less", x, i64(0))
+        q = em.op("Div", em.op("Where", neg, em.op("Sub", i64(-1), x), x), power(bits - 2))
+        q = em.op("Where", em.op("GreaterOrEqual", amount, i64(bits - 1)), i64(0), q)
+        out = em.op("Where", neg, em.op("Sub", i64(-1), q), q)
+    return em.op("Cast", out, to=to_elem_type(dtype))  # narrowing wraps, as eager's bits
 
 
 @symbolic(pointwise.Ne)
@@ -452,26 +496,13 @@ def _norm(em, node, x, p, dims, keepdim):
 
 
 @symbolic(reduce.EvenSelect)
-def _even_select(em, node, a, out, dims, keepdim):
-    """amax or amin: the IR carries the chosen value, not the reduction, so the example's
-    value tells which (an ambiguous example, with every candidate equal, is refused)."""
-    how = node.args[1]
-    if isinstance(how, str):  # the IR names the reduction: the array module's max or min
-        return _reduce(em, "ReduceMax" if how == "max" else "ReduceMin", a, dims, keepdim)
-    if callable(how):
-        raise refuse(em, node, "a median has no ONNX form")
-    example = em.examples.get(node.args[0])
-    if example is None:
-        raise refuse(em, node, "the reduction (amax, amin, median) is not in the IR")
-    data = example.detach().cpu().numpy()
-    axes = tuple(range(data.ndim)) if dims is None else dims
-    found = np.asarray(out)
-    fits = [name for name, fn in (("ReduceMax", np.max), ("ReduceMin", np.min))
-            if np.array_equal(fn(data, axis=axes, keepdims=keepdim), found, equal_nan=True)]
-    if len(fits) != 1:
-        why = "the example cannot tell amax from amin" if fits else "a median has no ONNX form"
-        raise refuse(em, node, why)
-    return _reduce(em, fits[0], a, dims, keepdim)
+def _even_select(em, node, a, how, dims, keepdim):
+    """amax / amin as ReduceMax / ReduceMin; the full median by ``_symbolic_order``."""
+    if how in ("median", "nanmedian"):
+        from ._symbolic_order import median_all
+
+        return median_all(em, node, a, how)
+    return _reduce(em, "ReduceMax" if how == "max" else "ReduceMin", a, dims, keepdim)
 
 
 def refuse(em, node, why):

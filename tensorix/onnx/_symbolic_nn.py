@@ -33,7 +33,7 @@ from ..ops import (
 from ..ops.softmax import LogSoftmax, Softmax
 from ..tensor import Tensor
 from ._emit import Value
-from ._symbolic import _same, out_dtype, refuse, symbolic
+from ._symbolic import _reduce, _same, out_dtype, refuse, symbolic
 
 INT64_MIN, INT64_MAX = -(2 ** 63), 2 ** 63 - 1
 
@@ -231,8 +231,32 @@ def index_select(em, node, a, dim, index):
 
 @symbolic(indexing.Scatter)
 def scatter(em, node, a, dim, index, src):
+    """ScatterElements, where eager's rule for a position written twice (the last write
+    wins) is made explicit, as ONNX leaves repeats undefined: a write that a later one along
+    ``dim`` repeats goes to an extra slot past the end, cut off after."""
     a, src = _same(em, node, a, src)
-    return em.op("ScatterElements", a, em.cast(index, dt.int64), src, axis=dim)
+    nd = len(node.meta["shape"])
+    dim %= max(nd, 1)
+    m = index.shape[dim] if index.ndim else 1
+    index = em.cast(index, dt.int64)
+    if m < 2:
+        return em.op("ScatterElements", a, index, src, axis=dim)
+    n = node.meta["shape"][dim]
+    index = em.op("Where", em.op("Less", index, em.const(np.int64(0))),  # compare as written
+                  em.op("Add", index, em.const(np.int64(n))), index)
+    same = em.op("Equal", em.op("Unsqueeze", index, em.ints([dim + 1])),
+                 em.op("Unsqueeze", index, em.ints([dim])))  # [.., i, j, ..]
+    later = np.triu(np.ones((m, m), dtype=bool), 1).reshape(
+        (1,) * dim + (m, m) + (1,) * (nd - dim - 1))
+    hits = em.op("Cast", em.op("And", same, em.const(later)), to=7)  # int64
+    repeated = _reduce(em, "ReduceMax", Value(hits, (0,) * (nd + 1), dt.int64), [dim + 1],
+                       False)
+    index = em.op("Where", em.op("Cast", repeated, to=9), em.const(np.int64(n)), index)
+    pads = [0] * (2 * nd)
+    pads[nd + dim] = 1
+    out = em.op("ScatterElements", em.op("Pad", a, em.ints(pads), mode="constant"), index, src,
+                axis=dim)
+    return em.op("Slice", out, em.ints([0]), em.ints([n]), em.ints([dim]))
 
 
 @symbolic(indexing.ScatterAdd, since=16)

@@ -14,7 +14,7 @@ from collections import namedtuple
 
 import numpy as np
 
-from .. import _threads, kernels
+from .. import _threads
 from ..autograd.dispatch import kernel
 from ..autograd.function import Function
 from ..tensor import Tensor
@@ -50,25 +50,6 @@ class TakeAlong(Function):
     @staticmethod
     def backward(ctx, g):
         return PutAlong.apply(g, ctx.index, ctx.dim, ctx.shape), None, None
-
-
-class Taken(TakeAlong):
-    """:class:`TakeAlong` whose values a kernel has already gathered (``values``, a raw
-    array): the same node and backward without the gather's pass."""
-
-    _kernels = {"cumextreme": (kernels.jit("cumextreme", (
-        "float32", "float64", "int32", "int64"), lambda: (
-        np.empty((1, 1, 1), np.float32), np.empty((1, 1, 1), np.int64),
-        np.ones((1, 1, 1), np.float32), True)),)}
-
-    @staticmethod
-    def forward(ctx, a, index, dim, values):
-        ctx.shape, ctx.index, ctx.dim = a._data.shape, index, dim % a._data.ndim
-        return values
-
-    @staticmethod
-    def backward(ctx, g):
-        return PutAlong.apply(g, ctx.index, ctx.dim, ctx.shape), None, None, None
 
 
 class PutAlong(Function):
@@ -174,12 +155,12 @@ def along_rows(fused, data, d, out_dtypes, *args):
     return [o.reshape(data.shape) for o in outs]
 
 
-def running_extreme(a, d, is_max):
+def running_extreme(cls, a, d, is_max):
     """(values, int64 indices) of the running maximum (``is_max``) or minimum of the Tensor
     ``a`` along ``d``, torch's index rule (the latest on ties, nan propagates from its
-    position), as raw arrays; or None where no kernel serves (numba's one pass, against five
-    NumPy passes and a gather)."""
-    fused = kernel(Taken, "cumextreme", a.device, a._dtype)
+    position), as raw arrays, by the "cumextreme" kernel ``cls`` declares; or None where no
+    kernel serves (numba's one pass, against five NumPy passes and a gather)."""
+    fused = kernel(cls, "cumextreme", a.device, a._dtype)
     if fused is None or a._data.size == 0:
         return None
     return along_rows(fused, a._data, d, (a._data.dtype, np.int64), is_max)

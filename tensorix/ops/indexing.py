@@ -650,7 +650,10 @@ def take(input, index) -> Tensor:
         if hi >= n or lo < -n:
             raise IndexError(f"take(): out of range: tried to access index "
                              f"{hi if hi >= n else lo} on a tensor of {n} elements.")
-    return getitem(input.reshape(-1), index.reshape(-1)).reshape(tuple(index.shape))
+    # a Gather with the index as a tensor (wrapped by ops): a traced graph reads the index
+    # rather than baking its example value into a getitem's position table
+    flat = Gather.apply(input.reshape(-1), 0, index.reshape(-1) % max(n, 1))
+    return flat.reshape(tuple(index.shape))
 
 
 def take_along_dim(input, indices, dim=None) -> Tensor:

@@ -82,13 +82,24 @@ def frexp(input) -> FrexpResult:
     if not input._dtype.is_floating_point:
         raise RuntimeError("frexp(): torch.frexp() only supports floating-point dtypes, got "
                            f"{input._dtype.name}")
-    data = input._data
-    # bfloat16 and fp8 formats: their exponent and mantissa are exact in float32 (frexp is not
-    # a Function, so there is no class to declare _widen16 on)
-    wide = data.dtype if data.dtype.kind == "f" else np.float32
-    m, e = input.xp.frexp(data.astype(wide, copy=False))
-    return FrexpResult(_make(m.astype(data.dtype, copy=False), input._dtype),
-                       _make(e.astype(np.int32, copy=False)))
+    return FrexpResult(*Frexp.apply(input))
+
+
+class Frexp(Function):
+    """frexp's (mantissa, int32 exponent): a primitive, so a traced graph recomputes both
+    (as raw arrays wrapped outside the dispatcher, a compiled call replayed the example's)."""
+
+    _differentiable = False
+
+    @staticmethod
+    def forward(ctx, a):
+        data = a._data
+        # bfloat16 and fp8 formats: their exponent and mantissa are exact in float32 (by hand,
+        # not _widen16: the exponent is an int32 output, which _widen16 would round back)
+        wide = data.dtype if data.dtype.kind == "f" else np.float32
+        m, e = a.xp.frexp(data.astype(wide, copy=False))
+        return _make(m.astype(data.dtype, copy=False), a._dtype), \
+            _make(e.astype(np.int32, copy=False))
 
 
 def nextafter(input, other) -> Tensor:

@@ -23,9 +23,11 @@ from ..autograd.dispatch import NARROW, kernel
 from ..autograd.function import Function
 from ..tensor import Tensor, _make
 from . import _along, elementwise
-from ._along import Flip, Shift, TakeAlong, return_type, running, scan
+from ._along import Flip, Shift, return_type, running, scan
 from ._common import check_tensor, float_input, norm_dim, norm_dims
 from .elementwise import exp, log
+from .indexing import Gather, ScatterAdd
+from .order import ArgExtreme, median_position
 from .pointwise import where
 from .unary import abs as abs_
 
@@ -225,32 +227,40 @@ def sum_to(input, shape) -> Tensor:
 # -- max / min family --------------------------------------------------------------------------
 class EvenSelect(Function):
     """A value chosen from ``a`` over ``dims``: ``how`` is "max" or "min" (the array
-    module's reduction), or a function ``(data, xp) -> value`` (the full median); the gradient
-    is shared evenly among the elements equal to it (NaN matches NaN), as in PyTorch. The
-    value is computed here, inside the primitive, so a traced graph recomputes it for new
-    inputs (it was an argument computed outside, which a compiled graph froze)."""
+    module's reduction), or "median" / "nanmedian" (of all elements, the lower one); the
+    gradient is shared evenly among the elements equal to it (NaN matches NaN), as in
+    PyTorch. The value is computed here, inside the primitive, so a traced graph recomputes
+    it for new inputs; the backward's mask is built with ops from the saved input and output,
+    so a compiled joint graph recomputes it too."""
 
     @staticmethod
     def forward(ctx, a, how, dims, keepdim):
-        if callable(how):
-            out = how(a._data, a.xp)
+        xp, data = a.xp, a._data
+        if how in ("median", "nanmedian"):
+            flat = xp.sort(data.reshape(-1), kind="stable")  # NaN last
+            pos = median_position(flat, flat.shape[0], 0, xp, how == "nanmedian")
+            out = flat[int(pos.reshape(-1)[0])].reshape(())
         else:
             with np.errstate(invalid="ignore"):
-                out = getattr(a.xp, how)(a._data, axis=dims, keepdims=keepdim)
-        ctx.dims, ctx.keepdim, ctx.out = dims, keepdim, out
-        ctx.save_for_backward(a)
+                out = getattr(xp, how)(data, axis=dims, keepdims=keepdim)
+        ctx.dims, ctx.keepdim = dims, keepdim
+        out = _make(xp.asarray(out))
+        ctx.save_for_backward(a, out)
         return out
 
     @staticmethod
     def backward(ctx, g):
-        (a,) = ctx.saved_tensors
-        xp, data = a.xp, a._data
-        o = ctx.out if ctx.keepdim else ctx.out.reshape(_kept(data.shape, ctx.dims))
-        mask = (data == o) | (xp.isnan(data) & xp.isnan(o)) if a._dtype.category >= 2 \
-            else data == o
-        count = mask.sum(axis=ctx.dims, keepdims=True)
-        weight = _make((mask / xp.maximum(count, 1)).astype(g._data.dtype))
-        return _restore(g, data.shape, ctx.dims, ctx.keepdim) * weight, None, None, None
+        from .pointwise import isnan
+
+        a, out = ctx.saved_tensors
+        shape = tuple(a.shape)
+        o = out if ctx.keepdim else out.reshape(_kept(shape, ctx.dims))
+        mask = a == o
+        if a._dtype.category >= 2:
+            mask = mask | (isnan(a) & isnan(o))
+        count = Sum.apply(mask, ctx.dims, True, g._dtype)
+        share = where(mask, g.reshape(_kept(shape, ctx.dims)) if not ctx.keepdim else g, 0)
+        return share / where(count > 0, count, 1), None, None, None
 
 
 def _check_nonempty(x, dims, op, specified):
@@ -292,19 +302,14 @@ def amin(input, dim=(), keepdim=False) -> Tensor:
 def _arg(x, dim, keepdim, op, fn):
     """Integer positions of the extreme (first occurrence; NaN counts as extreme)."""
     check_tensor(x, op)
-    xp = x.xp
     if dim is None:
         if not x.numel():
             raise IndexError(f"{op}(): Expected reduction dim to be specified for "
                              "input.numel() == 0.")
-        idx = getattr(xp, fn)(x._data.reshape(-1))
-        shape = (1,) * x.ndim if keepdim else ()
-        return _make(xp.asarray(idx, dtype=xp.int64).reshape(shape))
+        return ArgExtreme.apply(x, fn, None, keepdim)
     d = norm_dim(dim, x.ndim, op)
-    data = x._data.reshape(1) if x.ndim == 0 else x._data
     _check_nonempty(x, (d,), op, True)
-    idx = getattr(xp, fn)(data, axis=d, keepdims=keepdim and x.ndim > 0)
-    return _make(xp.asarray(idx, dtype=xp.int64).reshape(() if x.ndim == 0 else idx.shape))
+    return ArgExtreme.apply(x, fn, d, keepdim and x.ndim > 0)
 
 
 def argmax(input, dim=None, keepdim=False) -> Tensor:
@@ -328,7 +333,7 @@ def _select(x, dim, keepdim, op, fn, rtype):
     if x.ndim == 0:
         return rtype(x.reshape(()), idx)
     d = norm_dim(dim, x.ndim, op)
-    values = TakeAlong.apply(x, idx._data, d)
+    values = Gather.apply(x, d, idx)
     if not keepdim:
         values, idx = _squeeze(values, (d,)), _squeeze(idx, (d,))
     return rtype(values, idx)
@@ -560,23 +565,50 @@ def cumprod(input, dim, *, dtype=None) -> Tensor:
     return CumProd.apply(input, d, _cum_dtype(input, dtype))
 
 
+class CumExtreme(Function):
+    """Running maximum (``ufunc`` "maximum") or minimum along ``dim``: ``(values, int64
+    indices)`` with torch's index rule (the latest position reaching the extreme; from a NaN
+    on, the latest NaN). The indices are an output, so the backward scatters the gradient by
+    the saved index tensor with ops, which a compiled joint graph records; one pass of the
+    fused kernel where it builds (``_along.running_extreme``)."""
+
+    _kernels = {"cumextreme": (kernels.jit("cumextreme", (
+        "float32", "float64", "int32", "int64"), lambda: (
+        np.empty((1, 1, 1), np.float32), np.empty((1, 1, 1), np.int64),
+        np.ones((1, 1, 1), np.float32), True)),)}
+
+    @staticmethod
+    def forward(ctx, a, dim, ufunc):
+        xp, data = a.xp, a._data
+        fused = _along.running_extreme(CumExtreme, a, dim, ufunc == "maximum")
+        if fused is not None:
+            values, idx = fused
+        else:
+            with np.errstate(invalid="ignore"):
+                extreme = running(xp, data, dim, getattr(xp, ufunc))
+            hit = data == extreme
+            if a._dtype.category >= 2:
+                hit = hit | xp.isnan(data)
+            pos = xp.arange(data.shape[dim]).reshape((-1,) + (1,) * (data.ndim - dim - 1))
+            idx = running(xp, hit * pos, dim, xp.maximum).astype(np.int64, copy=False)
+            values = xp.take_along_axis(data, idx, axis=dim)  # x[idx]: -0.0 stays -0.0
+        indices = _make(idx)
+        ctx.mark_non_differentiable(indices)
+        ctx.dim, ctx.shape = dim, data.shape
+        ctx.save_for_backward(indices)
+        return _make(values), indices
+
+    @staticmethod
+    def backward(ctx, g, g_indices):
+        (indices,) = ctx.saved_tensors
+        return ScatterAdd.apply(g.new_zeros(ctx.shape), ctx.dim, indices, g), None, None
+
+
 def _cum_extreme(x, dim, op, ufunc, rtype):
     d = _cum_dim(x, dim, op)
     if x.ndim == 0:
         return rtype(x.reshape(()), _make(x.xp.zeros((), dtype=np.int64)))
-    fused = _along.running_extreme(x, d, ufunc == "maximum")
-    if fused is not None:
-        return rtype(_along.Taken.apply(x, fused[1], d, fused[0]), _make(fused[1]))
-    xp, data = x.xp, x._data
-    with np.errstate(invalid="ignore"):
-        extreme = running(xp, data, d, getattr(xp, ufunc))
-    hit = data == extreme
-    if x._dtype.category >= 2:
-        hit = hit | xp.isnan(data)
-    pos = xp.arange(data.shape[d]).reshape((-1,) + (1,) * (data.ndim - d - 1))
-    # the latest position reaching the running extreme (PyTorch takes the last on ties)
-    idx = running(xp, hit * pos, d, xp.maximum).astype(xp.int64, copy=False)
-    return rtype(TakeAlong.apply(x, idx, d), _make(idx))
+    return rtype(*CumExtreme.apply(x, d, ufunc))
 
 
 def cummax(input, dim):

@@ -1,9 +1,10 @@
 """Sorting and order statistics: sort, argsort, msort, topk, kthvalue, median, nanmedian,
 quantile, nanquantile, mode, unique, unique_consecutive, searchsorted, bucketize.
 
-Indices are computed on the raw arrays with a stable sort (NaN sorts as the largest value, as
-in PyTorch); values are taken with ``_along.TakeAlong``, so gradients go to the selected
-elements and double backward works. unique and searchsorted return data without gradients.
+Positions are computed by the order primitives of ``order.py`` (a stable sort, NaN as the
+largest value, as in PyTorch) and the values taken from them by ``indexing.Gather``, so a
+traced graph recomputes both for new inputs, gradients go to the selected elements and double
+backward works. unique and searchsorted return data without gradients.
 """
 
 from __future__ import annotations
@@ -13,9 +14,13 @@ import numbers
 import numpy as np
 
 from .. import dtypes as dt
+from ..autograd.function import Function
 from ..tensor import Tensor, _make
-from ._along import TakeAlong, return_type, scan
+from ._along import return_type, scan
 from ._common import check_tensor, norm_dim
+from .indexing import Gather
+from .order import ArgSort, SearchSorted
+from .pointwise import isnan, where
 from .reduce import EvenSelect
 
 __all__ = ["sort", "argsort", "msort", "topk", "kthvalue", "median", "nanmedian", "quantile",
@@ -31,27 +36,16 @@ def _as_1d(x):
     return x.reshape(1) if x.ndim == 0 else x
 
 
-def _order(data, dim, descending, xp):
-    """Stable sort order along ``dim``; descending keeps equal elements in input order."""
-    if not descending:
-        return xp.argsort(data, axis=dim, kind="stable")
-    idx = xp.argsort(xp.flip(data, axis=dim), axis=dim, kind="stable")
-    return xp.flip(data.shape[dim] - 1 - idx, axis=dim)
-
-
-def _pick(x, idx, d, keepdim, squeeze_ok=True):
-    """Values at raw positions ``idx`` (kept dim of size 1) and the int64 indices tensor."""
-    values = TakeAlong.apply(x, idx, d)
-    ind = _make(idx.astype(np.int64))
-    if not keepdim and squeeze_ok:
-        shape = tuple(s for i, s in enumerate(values.shape) if i != d)
-        values, ind = values.reshape(shape), ind.reshape(shape)
-    return values, ind
-
-
 def _dim0(x, dim, op):
     check_tensor(x, op)
     return norm_dim(dim, x.ndim, op)
+
+
+def _scalar_back(input, values, ind):
+    """0-d inputs were sorted as one-element vectors: their results are 0-d again."""
+    if input.ndim == 0:
+        return values.reshape(()), ind.reshape(())
+    return values, ind
 
 
 def sort(input, dim=-1, descending=False, stable=False):
@@ -64,11 +58,8 @@ def sort(input, dim=-1, descending=False, stable=False):
     """
     d = _dim0(input, dim, "sort")
     x = _as_1d(input)
-    idx = _order(x._data, d, descending, x.xp)
-    values, ind = _pick(x, idx, d, True)
-    if input.ndim == 0:
-        values, ind = values.reshape(()), ind.reshape(())
-    return _SORT(values, ind)
+    ind = ArgSort.apply(x, d, bool(descending), None)
+    return _SORT(*_scalar_back(input, Gather.apply(x, d, ind), ind))
 
 
 def argsort(input, dim=-1, descending=False, stable=False) -> Tensor:
@@ -78,8 +69,7 @@ def argsort(input, dim=-1, descending=False, stable=False) -> Tensor:
     ``tensor([0, 2, 1, 3])``.
     """
     d = _dim0(input, dim, "argsort")
-    idx = _order(_as_1d(input)._data, d, descending, input.xp)
-    return _make(idx.astype(np.int64).reshape(input.shape))
+    return ArgSort.apply(_as_1d(input), d, bool(descending), None).reshape(input.shape)
 
 
 def msort(input) -> Tensor:
@@ -101,30 +91,22 @@ def topk(input, k, dim=-1, largest=True, sorted=True):  # noqa: A002 - torch's n
     if not isinstance(k, (int, np.integer)) or not 0 <= k <= n:
         raise RuntimeError(f"topk(): selected index k out of range (k={k}, size of dim {d} is "
                            f"{n})")
-    idx = _order(x._data, d, largest, x.xp)
-    sl = [slice(None)] * x.ndim
-    sl[d] = slice(0, int(k))
-    values, ind = _pick(x, idx[tuple(sl)], d, True)
-    if input.ndim == 0:
-        values, ind = values.reshape(()), ind.reshape(())
-    return _TOPK(values, ind)
+    ind = ArgSort.apply(x, d, bool(largest), int(k))
+    return _TOPK(*_scalar_back(input, Gather.apply(x, d, ind), ind))
 
 
-def _select_rank(input, dim, keepdim, op, rank_fn, rtype):
-    """Values and indices at a per-row sorted position chosen by ``rank_fn(sorted, n)``."""
-    d = _dim0(input, dim, op)
-    x = _as_1d(input)
-    xp = x.xp
+def _taken(input, x, d, ind, keepdim, rtype):
+    """``(values, indices)`` at the int64 positions ``ind`` (the dim kept) along ``d``: the
+    values are a Gather, so gradients reach the selected elements."""
+    values = Gather.apply(x, d, ind)
+    if not keepdim and input.ndim > 0:
+        values, ind = values.squeeze(d), ind.squeeze(d)
+    return rtype(*_scalar_back(input, values, ind))
+
+
+def _nonempty(x, d, op):
     if x.shape[d] == 0:
         raise IndexError(f"{op}(): Expected reduction dim {d} to have non-zero size.")
-    order = _order(x._data, d, False, xp)
-    s = xp.take_along_axis(x._data, order, axis=d)
-    pos = rank_fn(s, x.shape[d], d, xp)
-    idx = xp.take_along_axis(order, pos, axis=d)
-    values, ind = _pick(x, idx, d, keepdim, input.ndim > 0)
-    if input.ndim == 0:
-        values, ind = values.reshape(()), ind.reshape(())
-    return rtype(values, ind)
 
 
 def kthvalue(input, k, dim=-1, keepdim=False):
@@ -133,51 +115,39 @@ def kthvalue(input, k, dim=-1, keepdim=False):
     Example: ``tensorix.tensor([3., 1., 2.]).kthvalue(2)`` gives value ``2.``, index ``2``.
     """
     d = _dim0(input, dim, "kthvalue")
-    n = _as_1d(input).shape[d]
+    x = _as_1d(input)
+    n = x.shape[d]
     if not isinstance(k, (int, np.integer)) or not 1 <= k <= n:
         raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
-
-    def rank(s, n, d, xp):
-        return xp.full(_keep(s.shape, d), int(k) - 1, dtype=np.int64)
-
-    return _select_rank(input, dim, keepdim, "kthvalue", rank, _KTH)
+    ind = ArgSort.apply(x, d, False, int(k)).narrow(d, int(k) - 1, 1)
+    return _taken(input, x, d, ind, keepdim, _KTH)
 
 
-def _keep(shape, d):
-    return tuple(1 if i == d else s for i, s in enumerate(shape))
+def _median_dim(input, dim, keepdim, op, ignore_nan, rtype):
+    """Lower median along ``dim``; NaN rows give their first NaN (``ignore_nan``: the median
+    of the others; all NaN: the row's first element). The position in sorted order is
+    computed with ops from the row's NaN count, so it stays a function of the input."""
+    d = _dim0(input, dim, op)
+    x = _as_1d(input)
+    _nonempty(x, d, op)
+    n = x.shape[d]
+    order = ArgSort.apply(x, d, False, None)
+    if x._dtype.category < 2:  # no NaN: the middle, a fixed position
+        return _taken(input, x, d, order.narrow(d, (n - 1) // 2, 1), keepdim, rtype)
+    nans = isnan(x).sum(d, keepdim=True)
+    if ignore_nan:
+        m = n - nans
+        pos = where(m > 0, (m - 1) // 2, 0)
+    else:
+        pos = where(nans > 0, n - nans, (n - 1) // 2)
+    return _taken(input, x, d, Gather.apply(order, d, pos), keepdim, rtype)
 
 
-def _nan_count(s, d, xp):
-    if s.dtype.kind != "f" and "float" not in s.dtype.name:
-        return xp.zeros(_keep(s.shape, d), dtype=np.int64)
-    return xp.isnan(s).sum(axis=d, keepdims=True)
-
-
-def _median_rank(s, n, d, xp):
-    """Lower median; a row with NaN gives its first NaN (NaNs sort last)."""
-    nans = _nan_count(s, d, xp)
-    return xp.where(nans > 0, n - nans, (n - 1) // 2).astype(np.int64)
-
-
-def _nanmedian_rank(s, n, d, xp):
-    """Lower median of the non-NaN elements; an all-NaN row gives its first element."""
-    m = n - _nan_count(s, d, xp)
-    return xp.where(m > 0, (m - 1) // 2, 0).astype(np.int64)
-
-
-def _median_all(input, op, rank_fn):
+def _median_all(input, how):
     """median() of all elements; ties at the median share the gradient, as in PyTorch."""
-    xp = input.xp
     if not input.numel():
-        return _make(xp.full((), np.nan, dtype=input._data.dtype))
-
-    def value(data, xp):  # inside the primitive: a traced graph recomputes it
-        flat = data.reshape(-1)
-        s = xp.sort(flat, kind="stable")
-        pos = rank_fn(s.reshape(-1), flat.shape[0], 0, xp)
-        return s[int(pos.reshape(-1)[0])].reshape(())
-
-    return EvenSelect.apply(input, value, tuple(range(input.ndim)), False)
+        return _make(input.xp.full((), np.nan, dtype=input._data.dtype))
+    return EvenSelect.apply(input, how, tuple(range(input.ndim)), False)
 
 
 def median(input, dim=None, keepdim=False):
@@ -188,8 +158,8 @@ def median(input, dim=None, keepdim=False):
     """
     check_tensor(input, "median")
     if dim is None:
-        return _median_all(input, "median", _median_rank)
-    return _select_rank(input, dim, keepdim, "median", _median_rank, _MEDIAN)
+        return _median_all(input, "median")
+    return _median_dim(input, dim, keepdim, "median", False, _MEDIAN)
 
 
 def nanmedian(input, dim=None, keepdim=False):
@@ -197,17 +167,17 @@ def nanmedian(input, dim=None, keepdim=False):
     ``tensorix.tensor([1., float('nan'), 3., 2.]).nanmedian()`` is ``tensor(2.)``."""
     check_tensor(input, "nanmedian")
     if dim is None:
-        return _median_all(input, "nanmedian", _nanmedian_rank)
-    return _select_rank(input, dim, keepdim, "nanmedian", _nanmedian_rank, _NANMEDIAN)
+        return _median_all(input, "nanmedian")
+    return _median_dim(input, dim, keepdim, "nanmedian", True, _NANMEDIAN)
 
 
 def _check_q(input, q, op):
-    """Validate ``q`` and return it as a raw 1-d array plus whether it was a scalar."""
+    """Validate ``q`` and return it as a 1-d tensor of the input's dtype plus whether it was
+    a scalar."""
     if input._dtype not in (dt.float32, dt.float64):
         raise RuntimeError(f"{op}() input tensor must be either float or double dtype")
     if not input.numel():
         raise RuntimeError(f"{op}() input tensor must be non-empty")
-    xp = input.xp
     if isinstance(q, Tensor):
         if q.ndim > 1:
             raise RuntimeError(f"{op}() q must be a scalar or 1D tensor")
@@ -216,10 +186,10 @@ def _check_q(input, q, op):
         qa = q._data.reshape(-1)
         if not bool(((qa >= 0) & (qa <= 1)).all()):
             raise RuntimeError(f"{op}() q values must be in the range [0, 1]")
-        return qa, q.ndim == 0
+        return q.reshape(-1), q.ndim == 0
     if not isinstance(q, numbers.Real) or not 0 <= q <= 1:
         raise RuntimeError(f"{op}() q must be in the range [0, 1] but got {q}")
-    return xp.asarray([q], dtype=input._data.dtype), True
+    return _make(input.xp.asarray([q], dtype=input._data.dtype)), True
 
 
 def _quantile(input, q, dim, keepdim, interpolation, op, ignore_nan):
@@ -227,8 +197,7 @@ def _quantile(input, q, dim, keepdim, interpolation, op, ignore_nan):
     if interpolation not in _INTERPOLATIONS:
         raise RuntimeError(f"{op}() interpolation must be one of linear, lower, higher, "
                            f"midpoint or nearest, but got {interpolation}")
-    qa, scalar = _check_q(input, q, op)
-    xp = input.xp
+    qt, scalar = _check_q(input, q, op)
     if dim is None:
         x, d = input.reshape(-1), 0
     else:
@@ -237,36 +206,40 @@ def _quantile(input, q, dim, keepdim, interpolation, op, ignore_nan):
     xs = sort(x, d).values
     perm = tuple(k for k in range(xs.ndim) if k != d) + (d,)
     xs = xs.permute(perm)  # rows x n, sorted (NaN last)
-    n = xs.shape[-1]
-    nans = xp.isnan(xs._data).sum(axis=-1, keepdims=True)
+    n, nq = xs.shape[-1], qt.shape[0]
+    # torch's ranks, in the input's dtype: q * (count - 1), a NaN row at its last element
+    nans = isnan(xs).sum(-1, keepdim=True)
+    qb = qt.reshape((nq,) + (1,) * xs.ndim)
     if ignore_nan:
-        m = n - nans
-        # an all-NaN row reads its first (NaN) element, as torch
-        rank = xp.where(m > 0, qa.reshape((-1,) + (1,) * xs.ndim) * (m - 1), 0)
+        m = (n - nans).to(xs.dtype)
+        rank = where(m > 0, qb * (m - 1), 0)  # an all-NaN row reads its first (NaN) element
     else:
-        rank = xp.where(nans > 0, n - 1, qa.reshape((-1,) + (1,) * xs.ndim) * (n - 1))
-    rank = xp.broadcast_to(rank, (qa.shape[0],) + tuple(xs.shape[:-1]) + (1,))
-    out = _interpolate(xs.unsqueeze(0).expand((qa.shape[0],) + tuple(xs.shape)), rank,
-                       interpolation, xp)
+        rank = where(nans > 0, n - 1, qb * (n - 1))
+    rank = rank.expand((nq,) + tuple(xs.shape[:-1]) + (1,))
+    out = _interpolate(xs.unsqueeze(0).expand((nq,) + tuple(xs.shape)), rank, interpolation)
     out = out.reshape(out.shape[:-1])  # (Q, rows...)
     if keepdim:
         kept = (1,) * input.ndim if dim is None else _keep(input.shape, d)
-        out = out.reshape((qa.shape[0],) + kept)
+        out = out.reshape((nq,) + kept)
     return out.reshape(out.shape[1:]) if scalar else out
 
 
-def _interpolate(xs, rank, interpolation, xp):
+def _keep(shape, d):
+    return tuple(1 if i == d else s for i, s in enumerate(shape))
+
+
+def _interpolate(xs, rank, interpolation):
     """Values of sorted rows ``xs`` at fractional positions ``rank`` (last axis)."""
     if interpolation == "nearest":
-        rank = xp.round(rank)  # half to even, as torch.round
-    lower = xp.floor(rank).astype(np.int64)
-    upper = xp.ceil(rank).astype(np.int64)
+        rank = rank.round()  # half to even, as torch.round
+    lower = rank.floor().to(dt.int64)
     if interpolation in ("lower", "nearest"):
-        return TakeAlong.apply(xs, lower, -1)
+        return Gather.apply(xs, xs.ndim - 1, lower)
+    upper = rank.ceil().to(dt.int64)
     if interpolation == "higher":
-        return TakeAlong.apply(xs, upper, -1)
-    below, above = TakeAlong.apply(xs, lower, -1), TakeAlong.apply(xs, upper, -1)
-    w = 0.5 if interpolation == "midpoint" else _make((rank - lower).astype(xs._data.dtype))
+        return Gather.apply(xs, xs.ndim - 1, upper)
+    below, above = Gather.apply(xs, xs.ndim - 1, lower), Gather.apply(xs, xs.ndim - 1, upper)
+    w = 0.5 if interpolation == "midpoint" else (rank - rank.floor()).detach()
     return below + (above - below) * w
 
 
@@ -287,19 +260,25 @@ def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear") ->
     return _quantile(input, q, dim, keepdim, interpolation, "nanquantile", True)
 
 
-def _mode_rank(order_sorted, n, d, xp):
-    """Position (in sorted order) ending the first longest run of equal values: the smallest
-    most frequent value, at its last occurrence in the input."""
-    s = order_sorted
-    new = xp.ones(s.shape, dtype=bool)
-    cut = [slice(None)] * s.ndim
-    prev = [slice(None)] * s.ndim
-    cut[d], prev[d] = slice(1, None), slice(0, -1)
-    new[tuple(cut)] = s[tuple(cut)] != s[tuple(prev)]
-    pos = xp.arange(n).reshape((-1,) + (1,) * (s.ndim - d - 1))
-    start = scan(xp, xp.where(new, pos, 0), d, xp.maximum)
-    run = pos - start + 1
-    return xp.argmax(run, axis=d, keepdims=True).astype(np.int64)
+class ModeRank(Function):
+    """Position, in rows sorted along ``dim``, ending the first longest run of equal values:
+    the smallest most frequent value at its last occurrence in the input (int64, the dim
+    kept). A primitive so that a trace recomputes it; no ONNX form (run lengths)."""
+
+    _differentiable = False
+    _codes = "math"
+
+    @staticmethod
+    def forward(ctx, s, dim):
+        xp, data = s.xp, s._data
+        new = xp.ones(data.shape, dtype=bool)
+        cut = [slice(None)] * data.ndim
+        prev = [slice(None)] * data.ndim
+        cut[dim], prev[dim] = slice(1, None), slice(0, -1)
+        new[tuple(cut)] = data[tuple(cut)] != data[tuple(prev)]
+        pos = xp.arange(data.shape[dim]).reshape((-1,) + (1,) * (data.ndim - dim - 1))
+        start = scan(xp, xp.where(new, pos, 0), dim, xp.maximum)
+        return xp.argmax(pos - start + 1, axis=dim, keepdims=True).astype(np.int64)
 
 
 def mode(input, dim=-1, keepdim=False):
@@ -308,7 +287,12 @@ def mode(input, dim=-1, keepdim=False):
 
     Example: ``tensorix.tensor([1., 2., 2., 1., 3.]).mode()`` gives value ``1.``, index ``3``.
     """
-    return _select_rank(input, dim, keepdim, "mode", _mode_rank, _MODE)
+    d = _dim0(input, dim, "mode")
+    x = _as_1d(input)
+    _nonempty(x, d, "mode")
+    order = ArgSort.apply(x, d, False, None)
+    pos = ModeRank.apply(Gather.apply(x, d, order), d)
+    return _taken(input, x, d, Gather.apply(order, d, pos), keepdim, _MODE)
 
 
 def _runs(s, xp):
@@ -319,18 +303,62 @@ def _runs(s, xp):
     return new
 
 
-def _results(values, inverse, counts, return_inverse, return_counts):
-    out = (_make(values),)
-    if return_inverse:
-        out += (_make(inverse.astype(np.int64)),)
-    if return_counts:
-        out += (_make(counts.astype(np.int64)),)
-    return out[0] if len(out) == 1 else out
+def _results(out, return_inverse, return_counts):
+    values, inverse, counts = out
+    picked = (values,) + ((inverse,) if return_inverse else ()) + \
+        ((counts,) if return_counts else ())
+    return picked[0] if len(picked) == 1 else picked
 
 
 def _counts(new, n, xp):
     starts = xp.nonzero(new)[0]
-    return xp.diff(xp.concatenate([starts, xp.asarray([n])]))
+    return xp.diff(xp.concatenate([starts, xp.asarray([n])])).astype(np.int64)
+
+
+class Unique(Function):
+    """The distinct elements (sorted), each element's int64 position among them, and their
+    counts. A primitive although it is no math: its output shape depends on the data, which
+    a trace must see (a graph break in tensorix.fx) rather than keep the example's result."""
+
+    _differentiable = False
+
+    @staticmethod
+    def forward(ctx, a, dim):
+        xp = a.xp
+        if dim is not None:
+            values, inverse, counts = xp.unique(a._data, return_inverse=True,
+                                                return_counts=True, axis=dim)
+            return values, inverse.reshape(-1).astype(np.int64), counts.astype(np.int64)
+        flat = a._data.reshape(-1)
+        order = xp.argsort(flat, kind="stable")
+        s = flat[order]
+        new = _runs(s, xp)
+        inverse = xp.empty(flat.shape, dtype=np.int64)
+        inverse[order] = xp.cumsum(new) - 1
+        return s[new], inverse.reshape(a._data.shape), _counts(new, s.shape[0], xp)
+
+
+class UniqueConsecutive(Function):
+    """Runs of equal consecutive elements (or slices along ``dim``) collapsed, with the
+    inverse and the run lengths; a primitive for the reason :class:`Unique` is."""
+
+    _differentiable = False
+
+    @staticmethod
+    def forward(ctx, a, dim):
+        xp = a.xp
+        if dim is None:
+            flat = a._data.reshape(-1)
+            new = _runs(flat, xp)
+            return (flat[new], (xp.cumsum(new) - 1).reshape(a._data.shape),
+                    _counts(new, flat.shape[0], xp))
+        moved = xp.moveaxis(a._data, dim, 0)
+        n = moved.shape[0]
+        new = xp.ones(n, dtype=bool)
+        if n > 1:
+            diff = (moved[1:] != moved[:-1]).reshape(n - 1, -1)
+            new[1:] = diff.any(axis=1)
+        return xp.moveaxis(moved[new], 0, dim), xp.cumsum(new) - 1, _counts(new, n, xp)
 
 
 def unique(input, sorted=True, return_inverse=False, return_counts=False,  # noqa: A002
@@ -344,20 +372,8 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False,  # noq
     ``(tensor([1, 3]), tensor([1, 2]))``.
     """
     check_tensor(input, "unique")
-    xp = input.xp
-    if dim is not None:
-        d = norm_dim(dim, input.ndim, "unique")
-        values, inverse, counts = xp.unique(input._data, return_inverse=True,
-                                            return_counts=True, axis=d)
-        return _results(values, inverse.reshape(-1), counts, return_inverse, return_counts)
-    flat = input._data.reshape(-1)
-    order = xp.argsort(flat, kind="stable")
-    s = flat[order]
-    new = _runs(s, xp)
-    inverse = xp.empty(flat.shape, dtype=np.int64)
-    inverse[order] = xp.cumsum(new) - 1
-    return _results(s[new], inverse.reshape(input.shape), _counts(new, s.shape[0], xp),
-                    return_inverse, return_counts)
+    d = None if dim is None else norm_dim(dim, input.ndim, "unique")
+    return _results(Unique.apply(input, d), return_inverse, return_counts)
 
 
 def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
@@ -368,22 +384,8 @@ def unique_consecutive(input, return_inverse=False, return_counts=False, dim=Non
     ``tensor([1, 2, 1])``.
     """
     check_tensor(input, "unique_consecutive")
-    xp = input.xp
-    if dim is None:
-        flat = input._data.reshape(-1)
-        new = _runs(flat, xp)
-        return _results(flat[new], (xp.cumsum(new) - 1).reshape(input.shape),
-                        _counts(new, flat.shape[0], xp), return_inverse, return_counts)
-    d = norm_dim(dim, input.ndim, "unique_consecutive")
-    moved = xp.moveaxis(input._data, d, 0)
-    n = moved.shape[0]
-    new = xp.ones(n, dtype=bool)
-    if n > 1:
-        diff = (moved[1:] != moved[:-1]).reshape(n - 1, -1)
-        new[1:] = diff.any(axis=1)
-    values = xp.moveaxis(moved[new], 0, d)
-    return _results(values, xp.cumsum(new) - 1, _counts(new, n, xp), return_inverse,
-                    return_counts)
+    d = None if dim is None else norm_dim(dim, input.ndim, "unique_consecutive")
+    return _results(UniqueConsecutive.apply(input, d), return_inverse, return_counts)
 
 
 def _side(op, right, side):
@@ -408,24 +410,22 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
     """
     check_tensor(sorted_sequence, "searchsorted", "sorted_sequence")
     side = _side("searchsorted", right, side)
-    xp = sorted_sequence.xp
-    seq = sorted_sequence._data
+    seq = sorted_sequence
     if sorter is not None:
-        seq = xp.take_along_axis(seq, sorter._data, axis=-1)
-    vals = input._data if isinstance(input, Tensor) else xp.asarray(input)
-    out_dtype = np.int32 if out_int32 else np.int64
-    if seq.ndim == 1:
-        return _make(xp.searchsorted(seq, vals, side=side).astype(out_dtype))
-    if vals.ndim != seq.ndim or vals.shape[:-1] != seq.shape[:-1]:
+        check_tensor(sorter, "searchsorted", "sorter")
+        if tuple(sorter.shape) != tuple(seq.shape) or sorter._dtype is not dt.int64:
+            raise RuntimeError(f"searchsorted(): expected sorter to be an int64 tensor of the "
+                               f"boundaries' shape {list(seq.shape)}, got {sorter._dtype.name} "
+                               f"of shape {list(sorter.shape)}")
+        seq = Gather.apply(seq, seq.ndim - 1, sorter)
+    vals = input if isinstance(input, Tensor) else \
+        _make(seq.xp.asarray(input, dtype=seq._data.dtype))  # a number: a 0-d constant
+    if seq.ndim != 1 and (vals.ndim != seq.ndim or vals.shape[:-1] != seq.shape[:-1]):
         raise RuntimeError(f"searchsorted(): boundaries tensor should be 1 dimension or the "
                            f"first N-1 dimensions of boundaries tensor and input value tensor "
                            f"must match, but we got boundaries tensor {list(seq.shape)} and "
                            f"input value tensor {list(vals.shape)}")
-    rows_s = seq.reshape(-1, seq.shape[-1])
-    rows_v = vals.reshape(-1, vals.shape[-1])
-    out = xp.stack([xp.searchsorted(s, v, side=side) for s, v in zip(rows_s, rows_v)]) \
-        if rows_s.shape[0] else xp.zeros(rows_v.shape, dtype=out_dtype)
-    return _make(out.reshape(vals.shape).astype(out_dtype))
+    return SearchSorted.apply(seq, vals, side, np.int32 if out_int32 else np.int64)
 
 
 def bucketize(input, boundaries, *, out_int32=False, right=False) -> Tensor:

@@ -17,7 +17,7 @@ from .. import dtypes as dt
 from ..tensor import Tensor, _make
 from ._common import check_tensor, lift, norm_dim
 from .creation import zeros
-from .indexing import _source_args, index_put, scatter_reduce
+from .indexing import Scatter, ScatterAdd, _source_args, scatter_reduce
 from .inplace import CopySlices, apply_inplace, make
 from .linalg_norm import cross as linalg_cross
 from .linalg_norm import vector_norm
@@ -212,8 +212,10 @@ def put(input, index, source, accumulate=False) -> Tensor:
         if bad.size:
             raise IndexError(f"put(): out of range: tried to access index {int(bad[0])} on a "
                              f"tensor of {n} elements.")
-    flat = index_put(input.reshape(-1), (index.reshape(-1) % max(n, 1),), source.reshape(-1),
-                     accumulate)
+    # Scatter (ScatterAdd) with the index as a tensor: a traced graph reads the index; the
+    # gradient for source is the read at index (every repeat gets it, as torch's put)
+    put_op = ScatterAdd if accumulate else Scatter
+    flat = put_op.apply(input.reshape(-1), 0, index.reshape(-1) % max(n, 1), source.reshape(-1))
     return flat.reshape(tuple(input.shape))
 
 

@@ -45,7 +45,7 @@ def test_registry_coverage_matches_docs():
     documented = sorted(line.split("`")[1] for line in listed.splitlines()
                         if line.startswith("| `"))
     assert documented == missing
-    assert len(OPS) - len(missing) >= 314, "export coverage regressed"
+    assert len(OPS) - len(missing) >= 337, "export coverage regressed"
 
 
 @pytest.mark.parametrize("name", ["add", "softmax", "matmul", "getitem", "cumsum", "tril",
@@ -222,11 +222,14 @@ def test_dynamic_axes_bad_axis():
         export(tx.relu, (tx.randn(2, 3),), input_names=["x"], dynamic_axes={"x": [3]})
 
 
-@pytest.mark.parametrize("fn", [lambda x, i: x[i], lambda x, i: tx.sort(x, 0).values + i.sum()],
-                         ids=["index-tensor", "sort"])
+@pytest.mark.parametrize("fn", [lambda x, i: x[i],
+                                lambda x, i: tx.linalg.svdvals(x) + i.sum()],
+                         ids=["index-tensor", "svdvals"])
 def test_graph_replaying_example_values_is_refused(fn):
-    """A trace that bakes the example's data (an index tensor read outside the dispatcher, a
-    sort's permutation) is refused, not written as a model wrong at other inputs."""
+    """A trace that bakes the example's data (an index tensor read outside the dispatcher,
+    svdvals computed from raw arrays) is refused, not written as a model wrong at other
+    inputs. (A sort's permutation and cummax's positions were cases here: they are primitives
+    now, and their export is tested on new inputs in test_export_order.py.)"""
     x, i = tx.randn(5, 3), tx.tensor([0, 2, 4])
     with pytest.raises(UnsupportedOperatorError,
                        match="other input values|raw array argument"):
@@ -252,7 +255,7 @@ def test_extreme_reductions_export(reduce):
 def test_registry_at_the_opset_range_ends(opset):
     """At the lowest and highest opsets every registry op exports and matches, or says why."""
     for name in sorted(OPS):
-        exported, detail = export_and_compare(OPS[name], opset=opset)
+        exported, detail = export_and_compare(OPS[name], opset=opset, retry_newer=False)
         assert exported or f"opset {opset}" in detail or "depends on tensor data" in detail \
             or "Python" in detail or "other input values" in detail or "opset >=" in detail, \
             (name, detail)
