@@ -267,6 +267,28 @@ def _threshold(em, node, a, th, value):
     return em.op("Where", em.op("LessOrEqual", a, em.scalar(th, a)), em.scalar(value, a), a)
 
 
+@symbolic(act.Hardswish)
+def _hardswish(em, node, a):
+    (x,) = _same(em, node, a)
+    return em.op("HardSwish", x)  # x * clip(x / 6 + 1/2, 0, 1): torch's x * relu6(x + 3) / 6
+
+
+@symbolic(act.Elu)
+def _elu(em, node, a, alpha, scale, input_scale):
+    """elu (alpha, 1, 1), selu (its alpha, its scale, 1) and celu (alpha, 1, 1 / alpha): ONNX's
+    own Elu/Selu where the coefficients are theirs, else the formula (ONNX's Celu is float32
+    only)."""
+    (x,) = _same(em, node, a)
+    if scale == 1 and input_scale == 1:
+        return em.op("Elu", x, alpha=float(alpha))
+    if input_scale == 1:
+        return em.op("Selu", x, alpha=float(alpha), gamma=float(scale))
+    neg = em.op("Mul", em.op("Sub", em.op("Exp", em.op("Mul", x, em.scalar(input_scale, a))),
+                             em.scalar(1, a)), em.scalar(alpha * scale, a))
+    return em.op("Where", em.op("Greater", x, em.scalar(0, a)),
+                 em.op("Mul", x, em.scalar(scale, a)), neg)
+
+
 @symbolic(elementwise.Cast)
 def _cast(em, node, a, dtype):
     return em.cast(a, dtype) if a.dtype != dtype else em.op("Identity", a)
