@@ -1,0 +1,117 @@
+"""A progress thread for the "mpi" backend's non-blocking collectives.
+
+Why it exists: Open MPI (like MPICH without its own async thread) advances a non-blocking
+collective only inside an MPI call on some thread of the process. A rank that starts an
+``MPI_Iallreduce`` and then computes for 40 ms makes no MPI call in that time, so the
+all-reduce does not move until the rank waits for it: DDP's buckets then overlap nothing.
+This thread calls ``MPI_Test`` on every pending ``Work`` (``async_op=True``) every
+``interval`` seconds, sleeping in between; when nothing is pending it blocks on a condition
+and uses no CPU.
+
+Threads and MPI: with ``MPI_THREAD_MULTIPLE`` (what mpi4py asks for by default, and what the
+Open MPI and MPICH wheels provide) MPI may be called from this thread and the main one at
+once; with ``MPI_THREAD_SERIALIZED`` every MPI call of the backend takes one lock
+(``_mpi.serialized``), so the thread's tests never overlap another call; below that (FUNNELED,
+SINGLE: MPI from the main thread only) there is no thread, and progress happens inside the
+main thread's MPI calls as before. A ``Work``'s own lock keeps two threads from testing the
+same request (erroneous in MPI); the results (copies back into tensors, AVG's division) are
+applied on the thread that waits, never on this one.
+
+The thread is a daemon, stopped and joined by ``destroy_process_group`` and at interpreter
+exit (before mpi4py finalizes MPI), so it never holds up exit. A rank that raises aborts the
+job through the excepthook, as before; an MPI error in a test is kept on the Work and raised
+by its ``wait()``.
+"""
+
+from __future__ import annotations
+
+import atexit
+import threading
+import time
+
+# seconds between two rounds of tests: long enough to cost little CPU (one round is a few
+# microseconds per pending request), short against a layer's compute (milliseconds)
+DEFAULT_INTERVAL = 2e-4
+
+
+class ProgressThread:
+    """Tests the requests of registered Works until each completes (see the module doc)."""
+
+    def __init__(self, interval: float = DEFAULT_INTERVAL):
+        self.interval = interval
+        self._pending: list = []
+        self._cond = threading.Condition()
+        self._thread = None
+        self._stopping = False
+        self.rounds = 0  # rounds of tests run (for tests and benchmarks)
+        self._cpu = 0.0
+
+    def add(self, work) -> None:
+        """Keep testing ``work`` (its buffers stay referenced here until it completes)."""
+        with self._cond:
+            if self._stopping:
+                return
+            self._pending.append(work)
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="tensorix-mpi-progress",
+                                                daemon=True)
+                self._thread.start()
+            self._cond.notify()
+
+    def cpu_seconds(self) -> float:
+        """CPU time the thread has used so far (its thread_time, sampled each round)."""
+        return self._cpu
+
+    def pending(self) -> int:
+        with self._cond:
+            return len(self._pending)
+
+    def _run(self):
+        while True:
+            with self._cond:
+                while not self._pending and not self._stopping:
+                    self._cond.wait()  # idle: no polling, no CPU
+                if self._stopping:
+                    return
+                works = list(self._pending)
+            for work in works:
+                work._test(blocking=False)
+            self.rounds += 1
+            self._cpu = time.thread_time()
+            with self._cond:
+                # why keep order: Works of one communicator complete in the order started
+                self._pending = [w for w in self._pending if not w._progress_done()]
+                if not self._pending:
+                    continue
+            time.sleep(self.interval)
+
+    def stop(self, timeout: float = 5.0) -> None:
+        """Stop and join the thread; pending Works are left to their ``wait()``."""
+        with self._cond:
+            self._stopping = True
+            self._pending = []
+            self._cond.notify()
+            thread = self._thread
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(timeout)
+
+
+_active: list = []  # the running ProgressThread, if any (at most one per process)
+
+
+def start(interval: float = DEFAULT_INTERVAL) -> ProgressThread:
+    """The process's progress thread (made on first use; stopped at exit)."""
+    if not _active:
+        _active.append(ProgressThread(interval))
+    return _active[0]
+
+
+def stop() -> None:
+    """Stop the progress thread, if one runs (destroy_process_group, interpreter exit)."""
+    while _active:
+        _active.pop().stop()
+
+
+# why here: Python's atexit callbacks run before mpi4py's MPI_Finalize (a C-level Py_AtExit),
+# so the thread is never inside an MPI call while MPI shuts down
+atexit.register(stop)
