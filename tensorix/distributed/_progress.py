@@ -18,9 +18,11 @@ same request (erroneous in MPI); the results (copies back into tensors, AVG's di
 applied on the thread that waits, never on this one.
 
 The thread is a daemon, stopped and joined by ``destroy_process_group`` and at interpreter
-exit (before mpi4py finalizes MPI), so it never holds up exit. A rank that raises aborts the
-job through the excepthook, as before; an MPI error in a test is kept on the Work and raised
-by its ``wait()``.
+exit (before mpi4py finalizes MPI), so it never holds up exit; first it gives the Works still
+pending a bounded time to complete (a collective nobody waited for would otherwise be finished
+by MPI_Finalize into buffers already freed, which crashed Open MPI now and then). A rank that
+raises aborts the job through the excepthook, as before; an MPI error in a test is kept on the
+Work and raised by its ``wait()``.
 """
 
 from __future__ import annotations
@@ -32,6 +34,9 @@ import time
 # seconds between two rounds of tests: long enough to cost little CPU (one round is a few
 # microseconds per pending request), short against a layer's compute (milliseconds)
 DEFAULT_INTERVAL = 2e-4
+# at exit, how long pending Works may take to complete before MPI is finalized under them
+# (a Work whose peers never come is left: bounded, so that exit never hangs)
+EXIT_DRAIN_SECONDS = 10.0
 
 
 class ProgressThread:
@@ -56,7 +61,7 @@ class ProgressThread:
                 self._thread = threading.Thread(target=self._run, name="tensorix-mpi-progress",
                                                 daemon=True)
                 self._thread.start()
-            self._cond.notify()
+            self._cond.notify_all()  # all: a drain() may wait on the same condition
 
     def cpu_seconds(self) -> float:
         """CPU time the thread has used so far (its thread_time, sampled each round)."""
@@ -79,18 +84,35 @@ class ProgressThread:
             self.rounds += 1
             self._cpu = time.thread_time()
             with self._cond:
-                # why keep order: Works of one communicator complete in the order started
                 self._pending = [w for w in self._pending if not w._progress_done()]
                 if not self._pending:
+                    self._cond.notify_all()  # a drain() may be waiting for this
                     continue
             time.sleep(self.interval)
 
-    def stop(self, timeout: float = 5.0) -> None:
-        """Stop and join the thread; pending Works are left to their ``wait()``."""
+    def drain(self, seconds: float) -> bool:
+        """Wait up to ``seconds`` for the pending Works to complete (the thread keeps testing
+        them); True when none is left."""
+        deadline = time.monotonic() + seconds
+        with self._cond:
+            while self._pending and self._thread is not None and not self._stopping:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    break
+                self._cond.wait(min(left, 0.01))
+            return not self._pending
+
+    def stop(self, drain: float = 0.0, timeout: float = 5.0) -> None:
+        """Stop and join the thread, after waiting up to ``drain`` seconds for pending Works
+        (at exit: a collective nobody waited for must not still be running when MPI is
+        finalized, after its buffers were freed). Works left pending are left to their
+        ``wait()``."""
+        if drain > 0:
+            self.drain(drain)
         with self._cond:
             self._stopping = True
             self._pending = []
-            self._cond.notify()
+            self._cond.notify_all()
             thread = self._thread
         if thread is not None and thread is not threading.current_thread():
             thread.join(timeout)
@@ -106,10 +128,11 @@ def start(interval: float = DEFAULT_INTERVAL) -> ProgressThread:
     return _active[0]
 
 
-def stop() -> None:
-    """Stop the progress thread, if one runs (destroy_process_group, interpreter exit)."""
+def stop(drain: float = EXIT_DRAIN_SECONDS) -> None:
+    """Stop the progress thread, if one runs (destroy_process_group, interpreter exit), after
+    up to ``drain`` seconds for the collectives still pending to complete."""
     while _active:
-        _active.pop().stop()
+        _active.pop().stop(drain)
 
 
 # why here: Python's atexit callbacks run before mpi4py's MPI_Finalize (a C-level Py_AtExit),
