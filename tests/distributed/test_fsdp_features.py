@@ -57,6 +57,9 @@ def test_fsdp_prefetch_hybrid_offload_state_dicts(mpirun, n):
         assert r["local_keys"] == ["_flat_param", "blocks.0._flat_param",
                                    "blocks.1._flat_param", "blocks.2._flat_param", "scale"]
     assert [r["rank0_only_keys"] for r in res] == [len(want)] + [0] * (n - 1)
+    # HYBRID_SHARD: the model dict (parameters and buffer) and the optimizer dict ("state",
+    # "param_groups") on global rank 0 only
+    assert [r["hybrid_rank0_only"] for r in res] == [[len(want), 2]] + [[0, 0]] * (n - 1)
     errors = res[0]["errors"]
     assert errors["prefetch"].startswith("TypeError: FullyShardedDataParallel(): "
                                          "backward_prefetch must be a BackwardPrefetch")

@@ -367,7 +367,7 @@ class FullyShardedDataParallel(Module):
             out = sd.sharded_state_dict(self, config)
         else:
             out = sd.full_parameters_to_host(self.full_parameters(), config)
-            if getattr(config, "rank0_only", False) and self._handle.rank != 0:
+            if getattr(config, "rank0_only", False) and not self._handle.first:
                 return {}
         for name, b in self.named_buffers():
             out[_clean(name)] = b

@@ -74,6 +74,14 @@ def main():
     model, out["hybrid"] = run(rank, world, sharding_strategy=S.HYBRID_SHARD,
                                process_group=pair, forward_prefetch=True)
     out["hybrid_held"] = sum(p.numel() for p in model.parameters())
+    # rank0_only under HYBRID_SHARD: global rank 0 alone gets the dicts (not the first rank
+    # of every shard group)
+    T = fsdp.StateDictType
+    with FSDP.state_dict_type(model, T.FULL_STATE_DICT, fsdp.FullStateDictConfig(
+            rank0_only=True), fsdp.FullOptimStateDictConfig(rank0_only=True)):
+        out["hybrid_rank0_only"] = [
+            len(model.state_dict()),
+            len(FSDP.optim_state_dict(model, sharded.adam(model.parameters())))]
     out["hybrid_zero2"] = run(rank, world, sharding_strategy=S._HYBRID_SHARD_ZERO2,
                               process_group=pair)[1]
     os.environ["LOCAL_WORLD_SIZE"] = str(node)  # the default groups: one "node" per pair
@@ -90,7 +98,6 @@ def main():
             gc.collect()
     # state-dict types on the trained FULL_SHARD model
     model = run(rank, world)[0]
-    T = fsdp.StateDictType
     with FSDP.state_dict_type(model, T.SHARDED_STATE_DICT):
         pieces = model.state_dict()
     with FSDP.state_dict_type(model, T.LOCAL_STATE_DICT):
