@@ -150,7 +150,7 @@ class Work:
         try:
             if not self._tested and self._group.comm.test(self._requests, self._statuses):
                 self._tested = True
-        except Exception as exc:  # noqa: BLE001 -- re-raised by the waiting thread
+        except Exception as exc:  # why: raised again by the waiting thread, in wait()
             if blocking:
                 raise
             self._error, self._tested = exc, True
