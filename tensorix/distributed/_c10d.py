@@ -131,12 +131,18 @@ class Work:
     while the caller computes, so the transfer moves without MPI calls from the caller; the
     results are applied by ``wait()`` / ``is_completed()`` on the caller's thread."""
 
+    # why slots: code that keeps Works (ring attention's shifts, the pipeline's sends) holds
+    # a few hundred bytes less per Work than with an instance dict
+    __slots__ = ("_group", "_requests", "_finishes", "_what", "_result", "_done", "_statuses",
+                 "_tested", "_error", "_abandoned", "_progress", "_lock")
+
     def __init__(self, group, requests, finishes, what, result=None):
         self._group, self._requests, self._finishes = group, requests, finishes
         self._what, self._result, self._done, self._statuses = what, result, False, []
         self._tested = False  # the requests are complete (statuses filled)
         self._error = None  # an exception the progress thread met testing them
         self._abandoned = False  # wait() timed out: the progress thread lets it go
+        self._progress = None  # the progress thread testing it, if any (set by _run)
         self._lock = threading.Lock()  # why: MPI forbids two threads testing one request
 
     def _test(self, blocking=True) -> bool:
@@ -159,7 +165,7 @@ class Work:
         return self._tested
 
     def _progress_done(self) -> bool:
-        return self._tested or self._abandoned
+        return self._tested or self._abandoned or self._done
 
     def is_completed(self) -> bool:
         if not self._done and self._test():
@@ -188,6 +194,12 @@ class Work:
                 out = finish(self._statuses)
                 if out is not None:
                     self._result = out
+        # why: the progress thread would list this Work until its next round; the buffers
+        # (held by the requests and the finishes) are let go now
+        self._requests = self._finishes = self._statuses = ()
+        if self._progress is not None:
+            self._progress.discard(self)
+            self._progress = None
 
     def result(self):
         """What the collective returns once complete (irecv: the sender's group rank)."""
@@ -464,6 +476,7 @@ def _run(group, what, start, staged, async_op, check=(), result=None):
     work = Work(group, requests, [finish] + [s.back for s in staged], what, result)
     if async_op:
         if _state.progress is not None and getattr(group.comm, "progress", False):
+            work._progress = _state.progress
             _state.progress.add(work)
         return work
     work.wait()

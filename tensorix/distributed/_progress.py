@@ -51,17 +51,32 @@ class ProgressThread:
         self.rounds = 0  # rounds of tests run (for tests and benchmarks)
         self._cpu = 0.0
 
+    def launch(self) -> None:
+        """Start the thread (idle until a Work is added). Done once, up front: starting it
+        inside a training step would put its allocations into that step's memory counts."""
+        with self._cond:
+            if self._thread is None and not self._stopping:
+                self._thread = threading.Thread(target=self._run, name="tensorix-mpi-progress",
+                                                daemon=True)
+                self._thread.start()
+
     def add(self, work) -> None:
         """Keep testing ``work`` (its buffers stay referenced here until it completes)."""
         with self._cond:
             if self._stopping:
                 return
             self._pending.append(work)
-            if self._thread is None:
-                self._thread = threading.Thread(target=self._run, name="tensorix-mpi-progress",
-                                                daemon=True)
-                self._thread.start()
             self._cond.notify_all()  # all: a drain() may wait on the same condition
+        self.launch()
+
+    def discard(self, work) -> None:
+        """Stop listing ``work`` (its caller completed it): the thread then holds nothing of
+        a finished collective, not even until its next round."""
+        with self._cond:
+            if work in self._pending:
+                self._pending.remove(work)
+                if not self._pending:
+                    self._cond.notify_all()  # a drain() may be waiting for this
 
     def cpu_seconds(self) -> float:
         """CPU time the thread has used so far (its thread_time, sampled each round)."""
@@ -81,6 +96,7 @@ class ProgressThread:
                 works = list(self._pending)
             for work in works:
                 work._test(blocking=False)
+            del works, work  # why: hold no finished Work while sleeping
             self.rounds += 1
             self._cpu = time.thread_time()
             with self._cond:
@@ -125,6 +141,7 @@ def start(interval: float = DEFAULT_INTERVAL) -> ProgressThread:
     """The process's progress thread (made on first use; stopped at exit)."""
     if not _active:
         _active.append(ProgressThread(interval))
+        _active[0].launch()
     return _active[0]
 
 
