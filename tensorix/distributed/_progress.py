@@ -49,6 +49,7 @@ class ProgressThread:
         self._thread = None
         self._stopping = False
         self.rounds = 0  # rounds of tests run (for tests and benchmarks)
+        self.added = 0  # Works registered
         self._cpu = 0.0
 
     def launch(self) -> None:
@@ -66,6 +67,7 @@ class ProgressThread:
             if self._stopping:
                 return
             self._pending.append(work)
+            self.added += 1
             self._cond.notify_all()  # all: a drain() may wait on the same condition
         self.launch()
 

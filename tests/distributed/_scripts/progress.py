@@ -56,9 +56,9 @@ def main():
 
     model = ddp_script.build(rank, tx.float64)
     ddp = DistributedDataParallel(model, bucket_cap_mb=2e-5, find_unused_parameters=True)
-    rounds = progress.rounds if threaded else 0
+    added = progress.added if threaded else 0
     ddp_script.train(ddp, tx.float64, rank, world, ddp)
-    out["rounds"] = progress.rounds - rounds if threaded else 0
+    out["ddp_works"] = progress.added - added if threaded else 0  # buckets given the thread
     out["weights"] = {k: v.numpy() for k, v in model.state_dict().items()}
     report(rank, out)
     # exit with a collective started and never waited for: the exit drains it
