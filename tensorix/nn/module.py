@@ -357,10 +357,11 @@ class Module:
 
     @staticmethod
     def _assign(slots, target, src):
-        new = Parameter(src, requires_grad=target.requires_grad) \
-            if is_parameter(target) else src
+        param = None  # one Parameter for every slot of a tied one
         for table, name, is_param in slots.pop(id(target), ()):
-            table[name] = new if is_param else src
+            if is_param and param is None:
+                param = Parameter(src, requires_grad=target.requires_grad)
+            table[name] = param if is_param else src
 
     # -- modes and conversion ------------------------------------------------------------------
     def train(self, mode: bool = True):
