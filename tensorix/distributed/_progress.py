@@ -31,11 +31,13 @@ import atexit
 import threading
 import time
 
-# seconds between two rounds of tests after a Work starts or completes, short against a
-# layer's compute (milliseconds); while nothing completes the pause doubles up to
-# MAX_INTERVAL, so a Work left pending for long (a peer that is late) costs little CPU: a round
-# is about 30 us of CPU here
+# seconds between two rounds of tests, short against a layer's compute (milliseconds): a
+# collective's every step needs a test. Once nothing has started or completed for
+# BACKOFF_AFTER seconds (longer than a bucket's all-reduce takes), the pause doubles up to
+# MAX_INTERVAL, so a Work left pending for long (a late peer) costs little CPU (a round is
+# 30-80 us of CPU here)
 DEFAULT_INTERVAL = 2e-4
+BACKOFF_AFTER = 0.02
 MAX_INTERVAL = 2e-3
 # at exit, how long pending Works may take to complete before MPI is finalized under them
 # (a Work whose peers never come is left: bounded, so that exit never hangs)
@@ -92,7 +94,7 @@ class ProgressThread:
             return len(self._pending)
 
     def _run(self):
-        pause, seen = self.interval, self.added
+        pause, seen, event = self.interval, self.added, time.monotonic()
         while True:
             with self._cond:
                 while not self._pending and not self._stopping:
@@ -109,9 +111,10 @@ class ProgressThread:
                 if not self._pending:
                     self._cond.notify_all()  # a drain() may be waiting for this
                     continue
-                moved = len(self._pending) < before or self.added != seen
-                seen = self.added
-            pause = self.interval if moved else min(2 * pause, MAX_INTERVAL)
+                if len(self._pending) < before or self.added != seen:
+                    seen, event = self.added, time.monotonic()
+            quiet = time.monotonic() - event > BACKOFF_AFTER
+            pause = min(2 * pause, MAX_INTERVAL) if quiet else self.interval
             time.sleep(pause)
 
     @staticmethod
