@@ -12,10 +12,12 @@ last rank finishing ``step``; the bubble is ``1 - sum(busy) / (p * makespan)`` (
 
 DDP overlap, the same way: L layers whose backward waits ``2 t_f`` each and whose gradients
 are a few MB (one bucket per layer): backward alone, backward under DDP (each bucket
-all-reduced non-blocking as backward produces it), the same with the waits calling MPI_Test on
-the open buckets every millisecond (what a progress thread would do), backward under
-``no_sync`` followed by the same all-reduces one after another, and those all-reduces alone
-(blocking; and non-blocking, started together); hidden = (after - DDP) / comm.
+all-reduced non-blocking as backward produces it, the backend's progress thread testing it
+meanwhile), the same with the progress thread left out (MPI then advances a bucket only when
+DDP tests it), backward under ``no_sync`` followed by the same all-reduces one after another,
+and those all-reduces alone (blocking; and non-blocking, started together); hidden = (after -
+DDP) / comm. Each kind is timed in turn within every repeat (interleaved), with this process's
+CPU time beside the wall time.
 """
 
 from __future__ import annotations
@@ -33,21 +35,15 @@ SCHEDULES = (("GPipe", "ScheduleGPipe", 1), ("1F1B", "Schedule1F1B", 1),
              ("interleaved 1F1B", "ScheduleInterleaved1F1B", 2))
 
 
-def _wait_layer(tx, busy, poll=None):
+def _wait_layer(tx, busy):
     """A module whose forward sleeps ``t`` and backward ``2 t`` (seconds), adding the time
     actually slept to ``busy[0]``; output = input + the first element of a parameter of
-    ``numel`` elements, so that gradients flow and the parameter gets a gradient of that size.
-    ``poll[0]``, when set, is called every millisecond of a wait (a stand-in progress thread)."""
+    ``numel`` elements, so that gradients flow and the parameter gets a gradient of that size."""
     from tensorix import nn
 
     def nap(t):
         t0 = time.perf_counter()
-        if poll and poll[0]:
-            while time.perf_counter() - t0 < t:
-                poll[0]()
-                time.sleep(min(1e-3, max(0.0, t - (time.perf_counter() - t0))))
-        else:
-            time.sleep(t)
+        time.sleep(t)
         busy[0] += time.perf_counter() - t0
 
     class Wait(tx.autograd.Function):
@@ -104,32 +100,34 @@ def pipeline_bubbles(tx, dist, t_f, micro, repeat):
     return rows
 
 
-def ddp_overlap(tx, dist, t_f, layers, numel, repeat):
-    """Backward seconds: alone, under DDP, under DDP with the waits polling MPI every
-    millisecond, backward then the all-reduces, all-reduces alone (blocking, and non-blocking
-    started together then waited for)."""
+def ddp_overlap(tx, dist, t_f, layers, numel, repeat, interval=None):
+    """Backward seconds (and this process's CPU seconds): alone, under DDP with the progress
+    thread testing the open buckets (the default), under DDP without it, backward then the
+    all-reduces, all-reduces alone (blocking, and non-blocking started together then waited
+    for); and the progress thread's CPU seconds per DDP backward."""
     from tensorix import nn
+    from tensorix.distributed import _c10d
     from tensorix.nn.parallel import DistributedDataParallel as DDP
 
-    poll = [None]
-    WaitLayer = _wait_layer(tx, [0.0], poll)
+    WaitLayer = _wait_layer(tx, [0.0])
     net = nn.Sequential(*[WaitLayer(t_f, numel) for _ in range(layers)])
     model = DDP(net, bucket_cap_mb=numel * 4 / 2**20)  # one bucket per layer
     buckets = [list(b.params) for b in model._buckets]
     assert len(buckets) == layers, f"expected one DDP bucket per layer, got {len(buckets)}"
-
-    def progress():  # why: Open MPI advances a non-blocking collective only inside MPI calls
-        for b in model._buckets:
-            if getattr(b, "work", None) is not None:
-                b.work.is_completed()
+    progress = _c10d._state.progress
+    assert progress is not None, "expected the mpi backend to run a progress thread"
+    if interval is not None:
+        progress.interval = interval
 
     x = tx.zeros(2, 1)
-    times = {"alone": [], "ddp": [], "ddp_polled": [], "after": [], "comm": [],
-             "comm_async": []}
+    kinds = ("alone", "ddp", "ddp_no_thread", "after")
+    times = {k: [] for k in (*kinds, "comm", "comm_async")}
+    cpu = {k: [] for k in (*kinds, "thread")}
     for _ in range(repeat + 1):
-        for kind in ("alone", "ddp", "ddp_polled", "after"):
+        for kind in kinds:  # interleaved, so that a change in load hits every kind alike
             model.zero_grad()
-            poll[0] = progress if kind == "ddp_polled" else None
+            # why swap: the same DDP object, with Works registered with the thread or not
+            _c10d._state.progress = None if kind == "ddp_no_thread" else progress
             if kind == "alone":
                 out = net(x).sum()
             elif kind.startswith("ddp"):
@@ -138,7 +136,7 @@ def ddp_overlap(tx, dist, t_f, layers, numel, repeat):
                 with model.no_sync():
                     out = model(x).sum()
             dist.barrier()
-            t0 = time.perf_counter()
+            t0, c0, th0 = time.perf_counter(), time.process_time(), progress.cpu_seconds()
             out.backward()
             if kind == "after":
                 t1 = time.perf_counter()
@@ -147,6 +145,9 @@ def ddp_overlap(tx, dist, t_f, layers, numel, repeat):
                     dist.all_reduce(flat)
                 times["comm"].append(time.perf_counter() - t1)
             times[kind].append(time.perf_counter() - t0)
+            cpu[kind].append(time.process_time() - c0)
+            if kind == "ddp":
+                cpu["thread"].append(progress.cpu_seconds() - th0)
             if kind == "after":
                 # the same all-reduces non-blocking, as DDP issues them, then waited for:
                 # tells a slower non-blocking algorithm apart from a lack of overlap
@@ -156,10 +157,13 @@ def ddp_overlap(tx, dist, t_f, layers, numel, repeat):
                 for w in [dist.all_reduce(f, async_op=True) for f in flats]:
                     w.wait()
                 times["comm_async"].append(time.perf_counter() - t2)
-    return {k: statistics.median(v[1:]) for k, v in times.items()}
+    _c10d._state.progress = progress
+    out = {k: statistics.median(v[1:]) for k, v in times.items()}
+    out.update({f"cpu_{k}": statistics.median(v[1:]) for k, v in cpu.items()})
+    return out
 
 
-def worker(out, t_f, micro, repeat, layers, numel):
+def worker(out, t_f, micro, repeat, layers, numel, interval=None):
     import tensorix as tx
     import tensorix.distributed as dist
 
@@ -167,7 +171,7 @@ def worker(out, t_f, micro, repeat, layers, numel):
     rank = dist.get_rank()
     rows = {"pipeline": pipeline_bubbles(tx, dist, t_f, micro, repeat)}
     if layers:
-        rows["ddp"] = ddp_overlap(tx, dist, t_f, layers, numel, repeat)
+        rows["ddp"] = ddp_overlap(tx, dist, t_f, layers, numel, repeat, interval)
     with open(os.path.join(out, f"rank{rank}.json"), "w") as fh:
         json.dump(rows, fh)
 
@@ -197,8 +201,10 @@ def bubbles(ranks):
     return out
 
 
-def run(n, t_f=0.02, micro=(4, 8), repeat=3, layers=4, numel=2**20, timeout=600):
-    """Launch the worker on ``n`` ranks; return (bubble rows, DDP overlap dict or None)."""
+def run(n, t_f=0.02, micro=(4, 8), repeat=3, layers=4, numel=2**20, timeout=600,
+        interval=None):
+    """Launch the worker on ``n`` ranks; return (bubble rows, DDP overlap dict or None).
+    ``micro=()`` skips the pipelines; ``interval``: the progress thread's (seconds)."""
     with tempfile.TemporaryDirectory() as out:
         env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
                    OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1",
@@ -207,7 +213,8 @@ def run(n, t_f=0.02, micro=(4, 8), repeat=3, layers=4, numel=2**20, timeout=600)
         subprocess.run(["mpiexec", "--oversubscribe", "-n", str(n), sys.executable,
                         os.path.abspath(__file__), "--worker", out, "--t-f", str(t_f),
                         "--micro", *map(str, micro), "--repeat", str(repeat),
-                        "--layers", str(layers), "--numel", str(numel)],
+                        "--layers", str(layers), "--numel", str(numel),
+                        *(["--interval", str(interval)] if interval else [])],
                        check=True, env=env, timeout=timeout)
         ranks = []
         for r in range(n):
@@ -220,21 +227,26 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("-n", type=int, nargs="+", default=[2, 4])
     ap.add_argument("--t-f", type=float, default=0.02, help="forward wait per rank (s)")
-    ap.add_argument("--micro", type=int, nargs="+", default=[4, 8])
+    ap.add_argument("--micro", type=int, nargs="*", default=[4, 8],
+                    help="micro-batch counts (none: skip the pipelines)")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--layers", type=int, default=4, help="DDP layers (0: skip DDP)")
     ap.add_argument("--numel", type=int, default=2**20, help="float32 gradient per layer")
+    ap.add_argument("--interval", type=float, default=None,
+                    help="the MPI progress thread's sleep between polls (s)")
     ap.add_argument("--worker", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.worker:
-        return worker(args.worker, args.t_f, args.micro, args.repeat, args.layers, args.numel)
+        return worker(args.worker, args.t_f, args.micro, args.repeat, args.layers, args.numel,
+                      args.interval)
     print(f"compute = waits: forward {1e3 * args.t_f:.0f} ms, backward twice that, per rank; "
           f"bubble = 1 - busy / (p * makespan), median of {args.repeat} steps [min, max]")
     print("| schedule | p | m | measured bubble | theory | excess ms/step |")
     print("|---|---|---|---|---|---|")
     ddp = {}
     for n in args.n:
-        rows, ddp[n] = run(n, args.t_f, args.micro, args.repeat, args.layers, args.numel)
+        rows, ddp[n] = run(n, args.t_f, args.micro, args.repeat, args.layers, args.numel,
+                           interval=args.interval)
         for r in rows:
             name = r["schedule"] + (f" (v={r['v']})" if r["v"] > 1 else "")
             print(f"| {name} | {r['p']} | {r['m']} | {r['measured']:.3f} "
@@ -245,17 +257,18 @@ def main():
         print(f"\nDDP overlap: {args.layers} layers, backward {2e3 * args.t_f:.0f} ms each, "
               f"{mb:.0f} MB gradient each (one bucket per layer); rank 0, ms, median")
         print("| ranks | backward alone | backward, then all-reduces | all-reduces alone | "
-              "non-blocking all-reduces alone | under DDP (hidden) | "
-              "under DDP, waits polling MPI (hidden) |")
-        print("|---|---|---|---|---|---|---|")
+              "non-blocking all-reduces alone | under DDP, no progress thread (hidden) | "
+              "under DDP (hidden) | CPU ms: alone / DDP no thread / DDP (the thread's) |")
+        print("|---|---|---|---|---|---|---|---|")
         for n, o in ddp.items():
             def hid(k, o=o):
                 return 100 * (o["after"] - o[k]) / o["comm"] if o["comm"] else 0.0
             print(f"| {n} | {1e3 * o['alone']:.0f} | {1e3 * o['after']:.0f} | "
                   f"{1e3 * o['comm']:.0f} | {1e3 * o['comm_async']:.0f} | "
+                  f"{1e3 * o['ddp_no_thread']:.0f} ({hid('ddp_no_thread'):.0f}%) | "
                   f"{1e3 * o['ddp']:.0f} ({hid('ddp'):.0f}%) | "
-                  f"{1e3 * o['ddp_polled']:.0f} ({hid('ddp_polled'):.0f}%) |")
-
+                  f"{1e3 * o['cpu_alone']:.1f} / {1e3 * o['cpu_ddp_no_thread']:.1f} / "
+                  f"{1e3 * o['cpu_ddp']:.1f} ({1e3 * o['cpu_thread']:.1f}) |")
 
 if __name__ == "__main__":
     main()

@@ -13,6 +13,7 @@ import datetime
 import enum
 import os
 import sys
+import threading
 import time
 import zlib
 
@@ -20,6 +21,7 @@ import numpy as np
 
 from .. import backend as _backend
 from ..tensor import Tensor
+from . import _progress
 from ._mpi import BACKENDS as _MPI_BACKENDS
 from ._nccl import NCCLBackend
 
@@ -100,17 +102,18 @@ class _State:
     excepthook = None
     debug = DebugLevel.OFF
     traffic: dict = {}  # collective -> [calls, payload bytes]: see traffic()
+    progress = None  # the _progress.ProgressThread testing async Works (mpi backend)
 
 
 _state = _State()
 
 
-def _poll(comm, requests, statuses, seconds, what):
-    """Wait for ``requests`` up to ``seconds``; sleep-poll rather than block
+def _poll(test, seconds, what):
+    """Wait until ``test()`` is true, up to ``seconds``; sleep-poll rather than block
     in MPI so that a rank that never joins gives an error, not a hang. The sleep grows to 1 ms:
     the cores are shared with the other ranks."""
     pause, deadline = 1e-6, time.monotonic() + seconds
-    while not comm.test(requests, statuses):
+    while not test():
         if time.monotonic() > deadline:
             raise DistBackendError(
                 f"{what}(): timed out after {seconds:g} s; "
@@ -122,14 +125,50 @@ def _poll(comm, requests, statuses, seconds, what):
 
 class Work:
     """The handle an ``async_op=True`` collective returns: ``wait()`` blocks (up to the
-    group's timeout) and applies the result; ``is_completed()`` polls without blocking."""
+    group's timeout) and applies the result; ``is_completed()`` polls without blocking.
+
+    Under the mpi backend a progress thread (``_progress``) tests a pending Work's requests
+    while the caller computes, so the transfer moves without MPI calls from the caller; the
+    results are applied by ``wait()`` / ``is_completed()`` on the caller's thread."""
+
+    # why slots: code that keeps Works (ring attention's shifts, the pipeline's sends) holds
+    # a few hundred bytes less per Work than with an instance dict
+    __slots__ = ("_group", "_requests", "_finishes", "_what", "_result", "_done", "_statuses",
+                 "_tested", "_error", "_abandoned", "_progress", "_lock")
 
     def __init__(self, group, requests, finishes, what, result=None):
         self._group, self._requests, self._finishes = group, requests, finishes
         self._what, self._result, self._done, self._statuses = what, result, False, []
+        self._tested = False  # the requests are complete (statuses filled)
+        self._error = None  # an exception the progress thread met testing them
+        self._abandoned = False  # wait() timed out: the progress thread lets it go
+        self._progress = None  # the progress thread testing it, if any (set by _run)
+        self._lock = threading.Lock()  # why: MPI forbids two threads testing one request
+
+    def _test(self, blocking=True) -> bool:
+        """True once the requests are complete; callable from any thread. ``blocking=False``
+        (the progress thread) skips a Work another thread is testing, and keeps an error for
+        ``wait()`` instead of raising it."""
+        if self._tested:
+            return True
+        if not self._lock.acquire(blocking):
+            return False
+        try:
+            if not self._tested and self._group.comm.test(self._requests, self._statuses):
+                self._tested = True
+        except Exception as exc:  # why: raised again by the waiting thread, in wait()
+            if blocking:
+                raise
+            self._error, self._tested = exc, True
+        finally:
+            self._lock.release()
+        return self._tested
+
+    def _progress_done(self) -> bool:
+        return self._tested or self._abandoned or self._done
 
     def is_completed(self) -> bool:
-        if not self._done and self._group.comm.test(self._requests, self._statuses):
+        if not self._done and self._test():
             self._complete()
         return self._done
 
@@ -138,17 +177,29 @@ class Work:
         timedelta; default: the group's)."""
         if not self._done:
             seconds = self._group.timeout if timeout is None else _timeout_seconds(timeout)
-            _poll(self._group.comm, self._requests, self._statuses, seconds, self._what)
+            try:
+                _poll(self._test, seconds, self._what)
+            except DistBackendError:
+                self._abandoned = True
+                raise
             self._complete()
         return True
 
     def _complete(self):
         self._done = True
+        if self._error is not None:
+            raise DistBackendError(f"{self._what}(): {self._error}") from self._error
         for finish in self._finishes:
             if finish is not None:
                 out = finish(self._statuses)
                 if out is not None:
                     self._result = out
+        # why: the progress thread would list this Work until its next round; the buffers
+        # (held by the requests and the finishes) are let go now
+        self._requests = self._finishes = self._statuses = ()
+        if self._progress is not None:
+            self._progress.discard(self)
+            self._progress = None
 
     def result(self):
         """What the collective returns once complete (irecv: the sender's group rank)."""
@@ -234,6 +285,8 @@ def init_process_group(backend="mpi", init_method=None, timeout=DEFAULT_TIMEOUT,
                            os.environ.get("TORCH_DISTRIBUTED_DEBUG", "OFF"))
     _state.debug = DebugLevel[level.upper()] if level.upper() in DebugLevel.__members__ \
         else DebugLevel.OFF
+    if getattr(comm, "progress", False):
+        _state.progress = _progress.start()
     _install_excepthook(comm)
 
 
@@ -255,6 +308,8 @@ def destroy_process_group(group=None):
     """Free ``group``'s communicator; with no argument, leave the default group (and every
     group made from it) so that ``init_process_group`` can run again."""
     if group is None or group is _state.world:
+        _progress.stop()
+        _state.progress = None
         for g in _state.groups:
             if g is not _state.world:
                 g.comm.free()
@@ -420,6 +475,9 @@ def _run(group, what, start, staged, async_op, check=(), result=None):
     requests, finish = start()
     work = Work(group, requests, [finish] + [s.back for s in staged], what, result)
     if async_op:
+        if _state.progress is not None and getattr(group.comm, "progress", False):
+            work._progress = _state.progress
+            _state.progress.add(work)
         return work
     work.wait()
     return None

@@ -13,6 +13,10 @@ rounded once on the way back.
 
 from __future__ import annotations
 
+import contextlib
+import functools
+import threading
+
 import numpy as np
 
 
@@ -20,6 +24,33 @@ def _mpi():
     from mpi4py import MPI  # importing mpi4py initialises MPI: only ever done here, lazily
 
     return MPI
+
+
+class _Serial:
+    """The lock every MPI call of the backend takes: a no-op under MPI_THREAD_MULTIPLE (any
+    thread may call MPI at any time), one lock under MPI_THREAD_SERIALIZED, so that the
+    progress thread (``_progress``) and the main thread never call MPI at the same time."""
+
+    lock = contextlib.nullcontext()
+
+
+def _serialized(method):
+    @functools.wraps(method)
+    def call(self, *args, **kwargs):
+        with _Serial.lock:
+            return method(self, *args, **kwargs)
+    return call
+
+
+def thread_level() -> str:
+    """"multiple", "serialized", or "main" (FUNNELED/SINGLE: MPI from the main thread only):
+    what MPI granted at initialisation (mpi4py asks for MULTIPLE unless
+    ``mpi4py.rc.thread_level`` says otherwise)."""
+    mpi = _mpi()
+    level = mpi.Query_thread()
+    if level >= mpi.THREAD_MULTIPLE:
+        return "multiple"
+    return "serialized" if level == mpi.THREAD_SERIALIZED else "main"
 
 
 # dtypes MPI reduces natively (by numpy typecode, as mpi4py maps buffers)
@@ -45,6 +76,9 @@ class MPIBackend:
     returns ``(requests, finish)``."""
 
     name = "mpi"
+    # whether a thread may test this backend's requests while the main thread computes
+    # (``_progress``); set by ``world()`` from MPI's thread level
+    progress = False
 
     def __init__(self, comm):
         self.comm = comm
@@ -53,8 +87,12 @@ class MPIBackend:
 
     @classmethod
     def world(cls):
+        level = thread_level()
+        cls.progress = level != "main"
+        _Serial.lock = threading.RLock() if level == "serialized" else contextlib.nullcontext()
         return cls(_mpi().COMM_WORLD)
 
+    @_serialized
     def split(self, color, key):
         """A sub-communicator (MPI_Comm_split; collective over this one). None for a rank
         outside the new group."""
@@ -62,6 +100,7 @@ class MPIBackend:
         sub = self.comm.Split(mpi.UNDEFINED if color is None else color, key)
         return None if sub == mpi.COMM_NULL else type(self)(sub)
 
+    @_serialized
     def free(self):
         mpi = _mpi()
         if self.comm not in (mpi.COMM_WORLD, mpi.COMM_SELF) and self.comm != mpi.COMM_NULL:
@@ -70,8 +109,8 @@ class MPIBackend:
     def abort(self, code=1):
         self.comm.Abort(code)
 
-    @staticmethod
-    def test(requests, statuses):
+    @_serialized
+    def test(self, requests, statuses):
         """True once every request is complete; ``statuses`` (a list) receives their MPI
         statuses, which a receive from any rank reads its sender from."""
         return _mpi().Request.Testall(requests, statuses)
@@ -97,12 +136,14 @@ class MPIBackend:
                 array[...] = result.astype(array.dtype)
         return finish
 
+    @_serialized
     def iallreduce(self, array, op):
         send, _, mop = self._reduce_buffers(array, op)
         mpi = _mpi()
         req = self.comm.Iallreduce(mpi.IN_PLACE, send, self._op(mop))
         return [req], self._reduce_finish(array, send, op)
 
+    @_serialized
     def ireduce(self, array, op, root):
         send, _, mop = self._reduce_buffers(array, op)
         mpi = _mpi()
@@ -112,6 +153,7 @@ class MPIBackend:
         req = self.comm.Ireduce(send, None, self._op(mop), root)
         return [req], None
 
+    @_serialized
     def ireduce_scatter(self, out, inp, op):
         """``out`` (n elements) gets this rank's block of the reduction of ``inp`` (size*n)."""
         send, wire, mop = self._reduce_buffers(inp, op)
@@ -120,28 +162,33 @@ class MPIBackend:
         return [req], self._reduce_finish(out, recv, op)
 
     # -- data movement: raw bytes ------------------------------------------------------------
+    @_serialized
     def ibroadcast(self, array, root):
         buf = as_bytes(array)
         return [self.comm.Ibcast([buf, _mpi().BYTE], root)], _copy_back(array, buf)
 
+    @_serialized
     def iallgather(self, out, inp):
         """``out`` holds ``size`` blocks, block r from rank r's ``inp``."""
         recv = as_bytes(out)
         req = self.comm.Iallgather([as_bytes(inp), _mpi().BYTE], [recv, _mpi().BYTE])
         return [req], _copy_back(out, recv)
 
+    @_serialized
     def igather(self, out, inp, root):
         recv = as_bytes(out) if self.rank == root else None
         spec = [recv, _mpi().BYTE] if recv is not None else None
         req = self.comm.Igather([as_bytes(inp), _mpi().BYTE], spec, root)
         return [req], _copy_back(out, recv) if recv is not None else None
 
+    @_serialized
     def iscatter(self, out, inp, root):
         recv = as_bytes(out)
         spec = [as_bytes(inp), _mpi().BYTE] if self.rank == root else None
         req = self.comm.Iscatter(spec, [recv, _mpi().BYTE], root)
         return [req], _copy_back(out, recv)
 
+    @_serialized
     def iallgatherv(self, out, inp, counts):
         """Variable-size all-gather of bytes: ``counts[r]`` bytes from rank r into ``out``."""
         displs = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
@@ -149,6 +196,7 @@ class MPIBackend:
                                     [out, (list(counts), list(displs)), _mpi().BYTE])
         return [req], None
 
+    @_serialized
     def ialltoallv(self, out, inp, send_counts, recv_counts):
         """``send_counts[r]`` bytes of ``inp`` go to rank r; ``recv_counts[r]`` arrive."""
         def displs(c):
@@ -160,14 +208,17 @@ class MPIBackend:
             [recv, (list(recv_counts), displs(recv_counts)), mpi.BYTE])
         return [req], _copy_back(out, recv)
 
+    @_serialized
     def ibarrier(self):
         return [self.comm.Ibarrier()], None
 
     # -- point to point ------------------------------------------------------------------------
+    @_serialized
     def isend(self, array, dst, tag):
         buf = as_bytes(array)
         return [self.comm.Isend([buf, _mpi().BYTE], dst, tag)], None
 
+    @_serialized
     def irecv(self, array, src, tag):
         """Receive into ``array`` from ``src`` (None: any rank); ``finish`` returns the
         sender's rank in this communicator."""

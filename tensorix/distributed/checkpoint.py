@@ -38,7 +38,7 @@ from ..tensor import _make
 from . import _c10d
 from ._collectives import barrier
 from ._objects import all_gather_object
-from .fsdp._fsdp import FullyShardedDataParallel, _clean
+from .fsdp._fsdp import FullyShardedDataParallel
 from .fsdp._state_dict import ShardedTensor
 
 __all__ = ["save", "async_save", "load", "consolidate"]
@@ -124,10 +124,9 @@ def async_save(model, checkpoint_id, optimizer=None, process_group=None) -> Futu
                     "pieces"].append([fname, key, *span])
     if rank == 0:
         for name, b in model.named_buffers():
-            arrays[f"buffer/{_clean(name)}"] = np.array(b._data)
-            index[f"buffer/{_clean(name)}"] = {"shape": list(b.shape),
-                                                "pieces": [[fname, f"buffer/{_clean(name)}", 0,
-                                                            int(b.numel())]]}
+            key = f"buffer/{model.state_key(name)}"
+            arrays[key] = np.array(b._data)
+            index[key] = {"shape": list(b.shape), "pieces": [[fname, key, 0, int(b.numel())]]}
     everything = [None] * world
     all_gather_object(everything, (index, scalars), group=group)  # collectives stay here
     everything = [(_owned(everything, r), extra) for r, (_, extra) in enumerate(everything)]
@@ -251,7 +250,7 @@ def load(model, checkpoint_id, optimizer=None, process_group=None) -> None:
         if optimizer is not None:
             _load_state(optimizer, unit, name, span, at, tensors, files, index["optimizer"])
     for name, b in model.named_buffers():
-        entry = tensors.get(f"buffer/{_clean(name)}")
+        entry = tensors.get(f"buffer/{model.state_key(name)}")
         if entry is not None:
             b._data[...] = _assemble(entry, files, 0, int(b.numel()), b._data.dtype).reshape(
                 b._data.shape)

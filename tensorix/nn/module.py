@@ -47,6 +47,11 @@ class Module:
     """
 
     training: bool
+    # A wrapper module (CheckpointWrapper, FSDP) names here the attribute that holds the module
+    # it wraps: that name is left out of state-dict keys and of the wrapper's own
+    # named_parameters, so the wrapped model's checkpoints load into the plain model and back
+    # (torch gets the same with state-dict hooks on each wrapper class).
+    _wrapped_attr: str | None = None
 
     def __init__(self):
         d = self.__dict__
@@ -241,8 +246,31 @@ class Module:
 
     def named_parameters(self, prefix: str = "", recurse: bool = True,
                          remove_duplicate: bool = True):
-        """Yield (dotted name, parameter), each shared parameter once."""
-        yield from self._named_members("_parameters", prefix, recurse, remove_duplicate)
+        """Yield (dotted name, parameter), each shared parameter once (on a wrapper, under the
+        state-dict keys: see ``state_key``)."""
+        named = self._named_members("_parameters", prefix, recurse, remove_duplicate)
+        if self._wrapped_attr is None:
+            yield from named
+            return
+        for name, p in named:
+            yield self.state_key(name, prefix), p
+
+    def state_key(self, path: str, prefix: str = "") -> str:
+        """The state-dict key of the member at dotted ``path`` (below this module, after
+        ``prefix``): the segments naming a wrapped module (a wrapper's ``_wrapped_attr``) left
+        out, at any depth. Example: for ``m.blocks[0]`` wrapped in a CheckpointWrapper,
+        ``m.state_key("blocks.0._checkpoint_wrapped_module.fc.weight") == "blocks.0.fc.weight"``.
+        """
+        if prefix and path.startswith(prefix):
+            path = path[len(prefix):]
+        mod, kept = self, []
+        for part in path.split("."):
+            if not part:
+                continue
+            if mod is None or part != mod._wrapped_attr:
+                kept.append(part)
+            mod = mod._modules.get(part) if mod is not None else None
+        return prefix + ".".join(kept)
 
     def parameters(self, recurse: bool = True):
         for _, p in self.named_parameters(recurse=recurse):
@@ -261,8 +289,9 @@ class Module:
         """An ordered mapping from dotted names to parameters and persistent buffers
         (detached unless ``keep_vars``)."""
         out = OrderedDict() if destination is None else destination
-        for name, mod in self.named_modules(prefix=prefix.rstrip("."), remove_duplicate=False):
-            pre = f"{name}." if name else ""
+        for name, mod in self.named_modules(remove_duplicate=False):
+            key = self.state_key(name)
+            pre = prefix + (f"{key}." if key else "")
             for k, p in mod._parameters.items():
                 if p is not None:
                     out[pre + k] = p if keep_vars else p.detach()
@@ -279,7 +308,8 @@ class Module:
         (parameters keep their ``requires_grad``) instead of copying into its own.
         Returns (missing_keys, unexpected_keys).
         """
-        own = self.state_dict(keep_vars=True)
+        own = self.state_dict(keep_vars=True)  # keyed as state_dict is: see state_key
+        slots = self._slots() if assign else None
         missing = [k for k in own if k not in state_dict]
         unexpected = [k for k in state_dict if k not in own]
         errors = []
@@ -297,7 +327,7 @@ class Module:
                               f"is {tuple(target.shape)}.")
                 continue
             if assign:
-                self._assign(k, target, src)
+                self._assign(slots, target, src)
                 continue
             with no_grad():
                 target.copy_(src)
@@ -313,13 +343,25 @@ class Module:
                                + "\n\t".join(errors))
         return _IncompatibleKeys(missing, unexpected)
 
-    def _assign(self, key, target, src):
-        path, _, name = key.rpartition(".")
-        mod = self.get_submodule(path)
-        if name in mod._parameters:
-            mod._parameters[name] = Parameter(src, requires_grad=target.requires_grad)
-        else:
-            mod._buffers[name] = src
+    def _slots(self):
+        """{id(tensor): [(table, name, is parameter)]} of every parameter and buffer: where
+        ``assign`` puts a loaded tensor (found by identity, since a key need not be a module
+        path: see state_key; a tied parameter stays tied)."""
+        slots = {}
+        for mod in self.modules():
+            for table, is_param in ((mod._parameters, True), (mod._buffers, False)):
+                for name, t in table.items():
+                    if t is not None:
+                        slots.setdefault(id(t), []).append((table, name, is_param))
+        return slots
+
+    @staticmethod
+    def _assign(slots, target, src):
+        param = None  # one Parameter for every slot of a tied one
+        for table, name, is_param in slots.pop(id(target), ()):
+            if is_param and param is None:
+                param = Parameter(src, requires_grad=target.requires_grad)
+            table[name] = param if is_param else src
 
     # -- modes and conversion ------------------------------------------------------------------
     def train(self, mode: bool = True):

@@ -200,7 +200,17 @@ def _pareto(options):
 class CheckpointWrapper(Module):
     """A module whose forward is ``checkpoint(module, ...)`` (torch's
     ``checkpoint_wrapper``): its activations are recomputed in backward. Its parameters are
-    the wrapped module's, named under ``_checkpoint_wrapped_module.``."""
+    the wrapped module's; as in torch, state-dict keys (and the wrapper's own
+    ``named_parameters``) leave ``_checkpoint_wrapped_module.`` out, so a state dict moves
+    between the wrapped and the plain model (``Module.state_key``).
+
+    Example::
+
+        block = CheckpointWrapper(nn.Linear(4, 4))
+        list(block.state_dict())         # ['weight', 'bias']
+    """
+
+    _wrapped_attr = "_checkpoint_wrapped_module"
 
     def __init__(self, module):
         super().__init__()

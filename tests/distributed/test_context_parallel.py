@@ -38,13 +38,16 @@ def test_context_parallel_attention_is_exact(mpirun, n):
                 np.testing.assert_allclose(g, want[:, :, pos], rtol=1e-10, atol=1e-12,
                                            err_msg=name)
     # recompute keeps the output (returned, and kept for backward) and its log-sum-exp:
-    # (B, H, T/N, 2 D + 1) float64 values, and the positions (16 T bytes); storing keeps
-    # every block's probabilities
+    # (B, H, T/N, 2 D + 1) float64 values, and the positions (16 T bytes), plus Python
+    # objects (tracemalloc counts them: the tensors' headers, the Works of sends still in
+    # flight and the MPI progress thread's list of them; 2 KiB allowed); storing keeps every
+    # block's probabilities
     B, H, T, D = script.B, script.H, script.T, script.D
     for r in res:
         for name in ("ring", "ring_causal"):
             stored, recomputed = r[name]["kept"], r[f"{name}_recompute"]["kept"]
-            assert recomputed <= 8 * B * H * (T // n) * (2 * D + 1) + 16 * T < stored, name
+            bound = 8 * B * H * (T // n) * (2 * D + 1) + 16 * T + 2048
+            assert recomputed <= bound < stored, name
 
 
 def test_ring_recompute_is_once_differentiable(mpirun):

@@ -5,9 +5,10 @@ import time
 import pytest
 
 
-def test_a_rank_that_raises_ends_all_ranks(mpirun):
+@pytest.mark.parametrize("mode", ["raise", "raise_async"])
+def test_a_rank_that_raises_ends_all_ranks(mpirun, mode):
     start = time.monotonic()
-    proc, res = mpirun("faults.py", 2, "raise", timeout=90, check=False)
+    proc, res = mpirun("faults.py", 2, mode, timeout=90, check=False)
     assert proc.returncode != 0
     assert "boom on rank 1" in proc.stderr + proc.stdout
     assert res == [None, None]

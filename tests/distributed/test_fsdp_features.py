@@ -14,7 +14,7 @@ sys.path.insert(0, str(Path(__file__).parent / "_scripts"))
 import sharded as script  # noqa: E402
 
 VARIANTS = ("none", "forward", "pre", "post", "zero2_forward", "hybrid", "hybrid_zero2",
-            "hybrid_default", "cuda_offload_False", "cuda_offload_True",
+            "hybrid_default", "checkpointed", "cuda_offload_False", "cuda_offload_True",
             "reloaded_SHARDED_STATE_DICT", "reloaded_LOCAL_STATE_DICT")
 
 
@@ -57,6 +57,15 @@ def test_fsdp_prefetch_hybrid_offload_state_dicts(mpirun, n):
         assert r["local_keys"] == ["_flat_param", "blocks.0._flat_param",
                                    "blocks.1._flat_param", "blocks.2._flat_param", "scale"]
     assert [r["rank0_only_keys"] for r in res] == [len(want)] + [0] * (n - 1)
+    # blocks in CheckpointWrappers inside FSDP units: the plain module's names, as torch's
+    # clean_tensor_name gives them (the flat shards under the units' paths)
+    params, keys = res[0]["checkpointed_names"]
+    assert keys == list(want)
+    assert params == ["_flat_param", "blocks.0._flat_param", "blocks.1._flat_param",
+                      "blocks.2._flat_param"]
+    # HYBRID_SHARD: the model dict (parameters and buffer) and the optimizer dict ("state",
+    # "param_groups") on global rank 0 only
+    assert [r["hybrid_rank0_only"] for r in res] == [[len(want), 2]] + [[0, 0]] * (n - 1)
     errors = res[0]["errors"]
     assert errors["prefetch"].startswith("TypeError: FullyShardedDataParallel(): "
                                          "backward_prefetch must be a BackwardPrefetch")

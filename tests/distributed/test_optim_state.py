@@ -1,7 +1,8 @@
 """FSDP optimizer state dicts (FULL and SHARDED) and state-dict checkpoints (FULL, SHARDED,
 LOCAL, HYBRID_SHARD) saved on N ranks and loaded on M: the Adam state equals one process's,
 and training on after the load equals three single-process steps (float64, 1e-12: the ranks
-sum the gradient in another order than one process)."""
+sum the gradient in another order than one process). Shampoo and SOAP (NumPy state) on the
+flat shards equal one process running them on the flattened parameters."""
 
 import json
 import sys
@@ -37,6 +38,44 @@ def reference(grouped=False):
     two = {k: v.numpy().copy() for k, v in ref.state_dict().items()}
     script.train(ref, opt, steps=range(2, 3))
     return state, two, {k: v.numpy() for k, v in ref.state_dict().items()}
+
+
+class FlatViews:
+    """One process: ``make_opt`` on a 1-D view of every parameter, its gradient copied in
+    before each step: what an optimizer sees on FSDP's flat shards (Shampoo and SOAP then
+    take their per-element forms)."""
+
+    def __init__(self, model, make_opt):
+        self.params = list(model.parameters())
+        self.views = [tx.nn.Parameter(p.detach().reshape(-1)) for p in self.params]
+        assert all(np.shares_memory(v._data, p._data) for v, p in zip(self.views, self.params))
+        self.opt = make_opt(self.views)
+
+    def zero_grad(self):
+        for p in self.params:
+            p.grad = None
+
+    def step(self):
+        for v, p in zip(self.views, self.params):
+            v.grad = p.grad.detach().reshape(-1)
+        self.opt.step()
+
+
+def matrix_reference(kind):
+    """Shampoo/SOAP state by name after two steps (reshaped as the parameter), and the
+    weights after three, from one process on the flattened parameters."""
+    from optim_state import MATRIX
+
+    ref = script.build(0, tx.float64)
+    names = {id(p): n for n, p in ref.named_parameters()}
+    flat = FlatViews(ref, MATRIX[kind])
+    script.train(ref, flat, steps=range(2))
+    state = {names[id(p)]: {k: np.asarray(v).reshape(p.shape).copy()
+                            if isinstance(v, np.ndarray) else v
+                            for k, v in flat.opt.state[view].items()}
+             for p, view in zip(flat.params, flat.views)}
+    script.train(ref, flat, steps=range(2, 3))
+    return state, {k: v.numpy() for k, v in ref.state_dict().items()}
 
 
 def same(got, want, what):
@@ -77,6 +116,23 @@ def test_optim_state_dicts_and_checkpoints_at_another_world_size(mpirun, tmp_pat
         assert e["other_world"].startswith("ValueError") and "checkpoint.load" in \
             e["other_world"]
     assert [r["rank0_only"] for r in saved] == [2] + [0] * (save_n - 1)
+    matrix = {kind: matrix_reference(kind) for kind in ("shampoo", "soap")}
+    for r in saved:
+        for kind, (state, three_steps) in matrix.items():
+            # Shampoo (diagonal, with momentum) and SOAP (Adam) state per element, by name
+            full = r[f"{kind}_full"]
+            assert sorted(full) == sorted(state), kind
+            for name, st in state.items():
+                assert sorted(full[name]) == sorted(st), (kind, name)
+                for k, v in st.items():
+                    np.testing.assert_allclose(full[name][k], v, err_msg=f"{kind} {name} {k}",
+                                               **TOL)
+            same(r[f"{kind}_saved"], three_steps, kind)
+            # is_named_optimizer: keyed by the FSDP model's parameter names, and read back
+            state_keys, group_params, names = r[f"{kind}_named_keys"]
+            assert state_keys == sorted(names) and group_params == names
+            assert r[f"{kind}_named_same"]
+        assert "'exp_avg' has shape (3, 3), not one value per element" in r["errors_matrix"]
     _consolidates_and_dedupes(folder, tmp_path, two)
     _, loaded = mpirun("optim_state.py", load_n, "load", folder)
     for r in loaded:
@@ -84,6 +140,10 @@ def test_optim_state_dicts_and_checkpoints_at_another_world_size(mpirun, tmp_pat
             same(r[kind], three, f"{save_n} -> {load_n} ranks: {kind}")
         same(r["local"], two, f"{save_n} -> {load_n} ranks: LOCAL")
         same(r["orig"], orig_three, f"{save_n} -> {load_n} ranks: use_orig_params")
+        for kind, (_, three_steps) in matrix.items():
+            same(r[kind], three_steps, f"{save_n} -> {load_n} ranks: {kind}")
+            # loaded back as the optimizer keeps it: NumPy arrays (and the int step)
+            assert r[f"{kind}_state_types"] == ["int", "ndarray"], kind
     # the parts of each original parameter over the ranks make it whole
     ref = script.build(0, tx.float64)
     sizes = {n: p.numel() for n, p in ref.named_parameters()}

@@ -38,6 +38,9 @@ def test_benchmark_runs_end_to_end():
         assert r["theory"] == pytest.approx(1 / (r["v"] * r["m"] + 1))
         # every action of the real engine ran its wait: m forwards (t_f) and m backwards (2 t_f)
         assert r["busy"] >= 3 * r["m"] * t_f * 0.999
-    assert set(ddp) == {"alone", "ddp", "ddp_polled", "after", "comm", "comm_async"}
+    kinds = {"alone", "ddp", "ddp_no_thread", "after", "comm", "comm_async"}
+    assert set(ddp) == kinds | {f"cpu_{k}" for k in kinds - {"comm", "comm_async"}} | \
+        {"cpu_thread"}
     # each of the 2 layers' backwards waited 2 t_f, with and without DDP
-    assert min(ddp.values()) > 0 and ddp["alone"] >= 2 * 2 * t_f * 0.999
+    assert min(ddp[k] for k in kinds) > 0 and ddp["alone"] >= 2 * 2 * t_f * 0.999
+    assert ddp["cpu_thread"] >= 0

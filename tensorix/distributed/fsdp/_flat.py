@@ -56,8 +56,12 @@ class FlatHandle:
         g = _group(group, "FullyShardedDataParallel")
         self.group, self.world, self.rank = group, g.size(), g.rank()
         self.replicate_group = replicate_group
-        self.replicas = 1 if replicate_group is None else \
-            _group(replicate_group, "FullyShardedDataParallel").size()
+        rg = None if replicate_group is None else _group(replicate_group,
+                                                         "FullyShardedDataParallel")
+        self.replicas = 1 if rg is None else rg.size()
+        # rank 0 of the shard group and of the replicate group: the first of the model's
+        # ranks (global rank 0 when the model spans the world), which rank0_only serves
+        self.first = self.rank == 0 and (rg is None or rg.rank() == 0)
         self.sharded = sharded
         self.device = backend.get_device(named[0][2]._data) if named else backend.cpu
         self.shard_device = backend.cpu if offload else self.device

@@ -49,7 +49,6 @@ from . import _optim_state
 from . import _state_dict as sd
 from ._flat import FlatHandle, Unshard
 from ._state_dict import StateDictSettings, StateDictType
-from ._state_dict import clean as _clean
 
 _WRAPPED = "_fsdp_wrapped_module"
 
@@ -126,6 +125,9 @@ class FullyShardedDataParallel(Module):
         opt = tensorix.optim.AdamW(model.parameters(), lr=3e-4)
         model(x).sum().backward(); opt.step()      # each rank holds about 1/4 of the state
     """
+
+    # names (state dicts, named_parameters) leave the wrapper's attribute out: Module.state_key
+    _wrapped_attr = _WRAPPED
 
     def __init__(self, module, process_group=None, sharding_strategy=None, cpu_offload=None,
                  auto_wrap_policy=None, backward_prefetch=BackwardPrefetch.BACKWARD_PRE,
@@ -210,13 +212,6 @@ class FullyShardedDataParallel(Module):
             for mod, name in owners:
                 mod._parameters[name] = p
 
-    def named_parameters(self, prefix: str = "", recurse: bool = True,
-                         remove_duplicate: bool = True):
-        """The flat shards (``_flat_param``), or with ``use_orig_params=True`` the original
-        parameters under the wrapped module's names (torch's: no FSDP prefixes)."""
-        for name, p in super().named_parameters(prefix, recurse, remove_duplicate):
-            yield _clean(name), p
-
     @property
     def module(self) -> Module:
         """The wrapped module."""
@@ -290,7 +285,7 @@ class FullyShardedDataParallel(Module):
             if isinstance(unit, FullyShardedDataParallel):
                 for _, paths, shape, o, n in unit._handle.specs:
                     for path in paths:
-                        yield unit, _clean(f"{prefix}.{_WRAPPED}.{path}"), shape, o, n
+                        yield unit, self.state_key(f"{prefix}.{_WRAPPED}.{path}"), shape, o, n
 
     def full_parameters(self) -> dict:
         """{original name: full parameter} (gathered from every rank: all ranks must call)."""
@@ -367,10 +362,10 @@ class FullyShardedDataParallel(Module):
             out = sd.sharded_state_dict(self, config)
         else:
             out = sd.full_parameters_to_host(self.full_parameters(), config)
-            if getattr(config, "rank0_only", False) and self._handle.rank != 0:
+            if getattr(config, "rank0_only", False) and not self._handle.first:
                 return {}
         for name, b in self.named_buffers():
-            out[_clean(name)] = b
+            out[self.state_key(name)] = b
         order = {k: i for i, k in enumerate(self._orig_keys)}
         return dict(sorted(out.items(), key=lambda kv: order.get(kv[0], len(order))))
 
@@ -405,8 +400,9 @@ class FullyShardedDataParallel(Module):
 
     def _load_buffers(self, state_dict):
         for name, b in self.named_buffers():
-            if _clean(name) in state_dict:
-                b._data[...] = backend.to_device(state_dict[_clean(name)].detach()._data,
+            key = self.state_key(name)
+            if key in state_dict:
+                b._data[...] = backend.to_device(state_dict[key].detach()._data,
                                                  backend.get_device(b._data))
 
     def clip_grad_norm_(self, max_norm, norm_type=2.0):

@@ -91,8 +91,30 @@ def _settings(model, op):
     return kind, config
 
 
-def _per_element(value, p):
-    return hasattr(value, "_data") and tuple(value.shape) == tuple(p.shape) and p.dim() == 1
+def _array(value):
+    """A state value's array (a Tensor's data, or the NumPy array that Shampoo, SOAP and Muon
+    keep), or None for a plain value."""
+    if hasattr(value, "_data"):
+        return value._data
+    return value if isinstance(value, np.ndarray) else None
+
+
+def _state_arrays(value, p, key, optim):
+    """The per-element array of one state value (the shard's shape), None for a scalar
+    (``step``); any other array (a matrix preconditioner) cannot be re-keyed by name: a
+    flat shard is a range of several parameters, so it raises, naming the state."""
+    array = _array(value)
+    if array is None or array.ndim == 0:
+        return None
+    if tuple(array.shape) == tuple(p.shape) and p.dim() == 1:
+        return array
+    raise ValueError(
+        f"FullyShardedDataParallel.optim_state_dict(): {type(optim).__name__}'s state "
+        f"{key!r} has shape {tuple(array.shape)}, not one value per element of its flat "
+        f"shard {tuple(p.shape)}; only per-element state can be split by parameter name (a "
+        "matrix preconditioner of a flat shard has no such split). Keep matrix optimizers "
+        "on whole parameters: DistributedMatrixOptimizer or ZeroRedundancyOptimizer under "
+        "DistributedDataParallel")
 
 
 def _init_optim_state(optim):
@@ -139,15 +161,19 @@ def optim_state_dict(model, optim, optim_state_dict=None, group=None) -> dict:
                          "the FSDP model's parameters())")
     _init_optim_state(optim)
     sd = optim.state_dict() if optim_state_dict is None else optim_state_dict
+    # a named optimizer's dict (torch's NamedOptimizer) is keyed by the FSDP model's
+    # parameter names instead of positions
+    keys = _param_names(model, params)
     units = {}  # id(unit): [unit, {key: flat shard state (host)}, {key: scalar}]
     for index, p in enumerate(params):
         unit, _, (a, b) = owners[id(p)]
         h = unit._handle
         slot = units.setdefault(id(unit), [unit, {}, {}])
-        for key, value in sd["state"].get(index, sd["state"].get(str(index), {})).items():
-            if _per_element(value, p):
+        for key, value in _entry(sd["state"], index, keys).items():
+            array = _state_arrays(value, p, key, optim)
+            if array is not None:
                 buf = slot[1].setdefault(key, np.zeros(h.shard_size, h.dtype))
-                buf[a:b] = backend.to_device(value._data, backend.cpu)
+                buf[a:b] = backend.to_device(array, backend.cpu)
             else:
                 slot[2][key] = value.item() if hasattr(value, "item") else value
     state = {}
@@ -168,9 +194,25 @@ def optim_state_dict(model, optim, optim_state_dict=None, group=None) -> dict:
     for g_sd, g in zip(sd["param_groups"], optim.param_groups):
         names = [name for p in g["params"] for name, *_ in owners[id(p)][1]]
         groups.append({**{k: v for k, v in g_sd.items() if k != "params"}, "params": names})
-    if getattr(config, "rank0_only", False) and model._handle.rank != 0:
+    if getattr(config, "rank0_only", False) and not model._handle.first:
         return {}
     return {"state": state, "param_groups": groups}
+
+
+def _param_names(model, params):
+    """Position -> name in ``model.named_parameters()`` of the optimizer's parameters (the
+    keys of a named optimizer's state dict)."""
+    names = {id(p): n for n, p in model.named_parameters()}
+    return [names.get(id(p)) for p in params]
+
+
+def _entry(state, index, keys):
+    """One parameter's entry of an optimizer state dict keyed by position (int or str, as a
+    JSON round trip leaves it) or by name."""
+    for key in (index, str(index), keys[index]):
+        if key in state:
+            return state[key]
+    return {}
 
 
 def _host(array, like, config):
@@ -197,9 +239,6 @@ def optim_state_dict_to_load(model, optim, optim_state_dict, is_named_optimizer=
         osd = FSDP.optim_state_dict_to_load(model, opt, torch_style_osd)
         opt.load_state_dict(osd)
     """
-    if is_named_optimizer:
-        raise NotImplementedError("FullyShardedDataParallel.optim_state_dict_to_load(): "
-                                  "is_named_optimizer=True is not supported")
     owners, unit_specs = _owners(model, "optim_state_dict_to_load")
     theirs = optim_state_dict.get("state") if isinstance(optim_state_dict, dict) else None
     if theirs is None or "param_groups" not in optim_state_dict:
@@ -210,6 +249,8 @@ def optim_state_dict_to_load(model, optim, optim_state_dict, is_named_optimizer=
         raise ValueError(f"FullyShardedDataParallel.optim_state_dict_to_load(): the state dict "
                          f"has {len(loaded_groups)} parameter groups, optim "
                          f"{len(optim.param_groups)}")
+    _init_optim_state(optim)
+    host = _host_keys(optim)
     state, groups, index, flats = {}, [], 0, {}
     for g_sd, g in zip(loaded_groups, optim.param_groups):
         ids = []
@@ -220,8 +261,7 @@ def optim_state_dict_to_load(model, optim, optim_state_dict, is_named_optimizer=
             unit, _, (a, b) = owners[id(p)]
             if id(unit) not in flats:
                 flats[id(unit)] = _flat_state(unit, unit_specs[id(unit)], theirs)
-            st = {k: _make(backend.to_device(v[a:b].copy(), backend.get_device(p._data)),
-                           p.dtype) if isinstance(v, np.ndarray) else v
+            st = {k: _as_state(v[a:b], p, k in host) if isinstance(v, np.ndarray) else v
                   for k, v in flats[id(unit)].items()}
             if st:
                 state[index] = st
@@ -229,9 +269,37 @@ def optim_state_dict_to_load(model, optim, optim_state_dict, is_named_optimizer=
             index += 1
         groups.append({**{k: v for k, v in g_sd.items() if k != "params"}, "params": ids})
     out = {"state": state, "param_groups": groups}
+    if is_named_optimizer:
+        out = _by_name(out, _param_names(model, [p for g in optim.param_groups
+                                                 for p in g["params"]]))
     if load_directly:
         optim.load_state_dict(out)
     return out
+
+
+def _host_keys(optim):
+    """The state keys that ``optim`` keeps as NumPy arrays (Shampoo, SOAP, Muon compute on
+    host arrays), so that a loaded state gives them back in that form."""
+    return {k for st in optim.state.values() for k, v in st.items()
+            if isinstance(v, np.ndarray)}
+
+
+def _as_state(values, p, host):
+    if host:
+        return values.copy()
+    return _make(backend.to_device(values.copy(), backend.get_device(p._data)), p.dtype)
+
+
+def _by_name(osd, names):
+    """``is_named_optimizer=True`` (torch's NamedOptimizer and KeyedOptimizer): the state dict
+    keyed by the FSDP model's parameter names instead of positions."""
+    if None in names:
+        raise ValueError("FullyShardedDataParallel.optim_state_dict_to_load(): "
+                         "is_named_optimizer=True needs every optimizer parameter to be one of "
+                         "model.named_parameters()")
+    return {"state": {names[i]: st for i, st in osd["state"].items()},
+            "param_groups": [{**g, "params": [names[i] for i in g["params"]]}
+                             for g in osd["param_groups"]]}
 
 
 def _flat_state(unit, specs, theirs):

@@ -17,7 +17,6 @@ import enum
 from ... import backend
 from ...tensor import _make
 
-WRAPPED = "_fsdp_wrapped_module"
 FLAT_PARAM = "_flat_param"
 
 
@@ -86,11 +85,6 @@ class ShardedTensor:
                 f"local={self._local.numel()})")
 
 
-def clean(name: str) -> str:
-    """The original module's name for a name inside FSDP wrappers."""
-    return ".".join(part for part in name.split(".") if part and part != WRAPPED)
-
-
 def _out(array, dtype, config):
     return _make(backend.to_device(array, backend.cpu) if config.offload_to_cpu else array,
                  dtype)
@@ -141,7 +135,7 @@ def local_state_dict(root, config) -> dict:
     out = {}
     for prefix, unit in root.named_modules():
         if unit is not None and hasattr(unit, "_handle") and unit._handle.specs:
-            key = clean(f"{prefix}.{FLAT_PARAM}")
+            key = root.state_key(f"{prefix}.{FLAT_PARAM}")
             h, flat = unit._handle, unit._flat_param
             lo, hi = h.range
             valid = max(0, min(hi, h.numel) - lo)
@@ -154,7 +148,7 @@ def load_local(root, state_dict, strict):
     for prefix, unit in root.named_modules():
         if unit is None or not hasattr(unit, "_handle") or not unit._handle.specs:
             continue
-        key = clean(f"{prefix}.{FLAT_PARAM}")
+        key = root.state_key(f"{prefix}.{FLAT_PARAM}")
         if key not in state_dict:
             if strict:
                 raise RuntimeError(f"FullyShardedDataParallel.load_state_dict(): missing key "

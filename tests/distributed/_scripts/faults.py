@@ -1,4 +1,5 @@
-"""Failure modes, chosen by argv[2]: raise (a rank dies), timeout (a rank joins late),
+"""Failure modes, chosen by argv[2]: raise (a rank dies), raise_async (a rank dies while the
+others' non-blocking all-reduce is tested by the progress thread), timeout (a rank joins late),
 mismatch (ranks disagree on a shape; also times the check)."""
 
 import sys
@@ -22,6 +23,13 @@ def main(mode):
         if rank == 1:
             raise ValueError("boom on rank 1")
         dist.all_reduce(tx.ones(3))  # waits for rank 1, which never comes
+    elif mode == "raise_async":
+        if rank == 1:
+            time.sleep(0.5)  # the others' all-reduce is pending in the progress thread
+            raise ValueError("boom on rank 1")
+        work = dist.all_reduce(tx.ones(2**18), async_op=True)
+        time.sleep(1.0)
+        work.wait()  # rank 1 never comes
     elif mode == "timeout":
         t = tx.ones(3)
         if rank == 0:

@@ -1,7 +1,7 @@
 """FSDP's prefetch (forward, BACKWARD_PRE/POST), HYBRID_SHARD (given groups and the
 LOCAL_WORLD_SIZE default), CPU offload on the "cuda" stand-in and the state-dict types, on the
-float64 model of sharded.py. Each rank reports the final full weights of every variant and
-its counters."""
+float64 model of sharded.py (also with its blocks in CheckpointWrappers). Each rank reports
+the final full weights of every variant and its counters."""
 
 import gc
 import os
@@ -17,6 +17,7 @@ import tensorix as tx  # noqa: E402
 import tensorix.distributed as dist  # noqa: E402
 from tensorix import nn  # noqa: E402
 from tensorix.distributed import fsdp  # noqa: E402
+from tensorix.utils.remat import CheckpointWrapper  # noqa: E402
 
 FSDP, S = fsdp.FullyShardedDataParallel, fsdp.ShardingStrategy
 
@@ -43,8 +44,11 @@ def units(model):
     return [m for m in model.modules() if isinstance(m, FSDP)]
 
 
-def run(rank, world, device="cpu", **kwargs):
+def run(rank, world, device="cpu", checkpointed=False, **kwargs):
     model = sharded.build(0, tx.float64).to(device)
+    if checkpointed:  # each block recomputed in backward, its names as the plain model's
+        for i, block in enumerate(model.blocks):
+            model.blocks._modules[str(i)] = CheckpointWrapper(block)
     model = FSDP(model, auto_wrap_policy=fsdp.ModuleWrapPolicy({sharded.Block}), **kwargs)
     out_device = train(model, sharded.adam(model.parameters()), rank, world, device)
     return model, {"weights": weights(model), "device": str(out_device),
@@ -74,10 +78,22 @@ def main():
     model, out["hybrid"] = run(rank, world, sharding_strategy=S.HYBRID_SHARD,
                                process_group=pair, forward_prefetch=True)
     out["hybrid_held"] = sum(p.numel() for p in model.parameters())
+    # rank0_only under HYBRID_SHARD: global rank 0 alone gets the dicts (not the first rank
+    # of every shard group)
+    T = fsdp.StateDictType
+    with FSDP.state_dict_type(model, T.FULL_STATE_DICT, fsdp.FullStateDictConfig(
+            rank0_only=True), fsdp.FullOptimStateDictConfig(rank0_only=True)):
+        out["hybrid_rank0_only"] = [
+            len(model.state_dict()),
+            len(FSDP.optim_state_dict(model, sharded.adam(model.parameters())))]
     out["hybrid_zero2"] = run(rank, world, sharding_strategy=S._HYBRID_SHARD_ZERO2,
                               process_group=pair)[1]
     os.environ["LOCAL_WORLD_SIZE"] = str(node)  # the default groups: one "node" per pair
     out["hybrid_default"] = run(rank, world, sharding_strategy=S.HYBRID_SHARD)[1]
+    # FSDP units inside CheckpointWrappers: the names strip both wrappers (Module.state_key)
+    model, out["checkpointed"] = run(rank, world, checkpointed=True)
+    out["checkpointed_names"] = [[n for n, _ in model.named_parameters()],
+                                 list(model.state_dict())]
     # CPU offload on the "cuda" stand-in: shards and the Adam step on the host
     with tx.backend.fake_cuda():
         for offload in (False, True):
@@ -90,7 +106,6 @@ def main():
             gc.collect()
     # state-dict types on the trained FULL_SHARD model
     model = run(rank, world)[0]
-    T = fsdp.StateDictType
     with FSDP.state_dict_type(model, T.SHARDED_STATE_DICT):
         pieces = model.state_dict()
     with FSDP.state_dict_type(model, T.LOCAL_STATE_DICT):

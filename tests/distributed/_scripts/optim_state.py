@@ -11,6 +11,8 @@ import os
 import sys
 from pathlib import Path
 
+import numpy as np
+
 sys.path.insert(0, str(Path(__file__).parent))
 
 import sharded  # noqa: E402
@@ -42,6 +44,17 @@ def make_orig(seed):
     model = FSDP(sharded.build(seed, tx.float64), use_orig_params=True,
                  auto_wrap_policy=fsdp.ModuleWrapPolicy({sharded.Block}))
     return model, grouped(model)
+
+
+MATRIX = {"shampoo": lambda ps: tx.optim.Shampoo(ps, lr=0.05, momentum=0.9, weight_decay=0.01),
+          "soap": lambda ps: tx.optim.SOAP(ps, lr=0.05, precondition_frequency=1)}
+
+
+def make_matrix(seed, kind):
+    """Shampoo or SOAP on the flat shards (1-D: their per-element forms)."""
+    model = FSDP(sharded.build(seed, tx.float64),
+                 auto_wrap_policy=fsdp.ModuleWrapPolicy({sharded.Block}))
+    return model, MATRIX[kind](model.parameters())
 
 
 def weights(model):
@@ -99,6 +112,37 @@ def save(folder, rank, world, out):
         dcp.save({"model": model.state_dict(), "optim": FSDP.optim_state_dict(model, opt)},
                  os.path.join(folder, "orig"))
     out["orig_saved"] = third_step(model, opt, rank, world)
+    save_matrix(folder, rank, world, out)
+
+
+def save_matrix(folder, rank, world, out):
+    """Shampoo and SOAP (NumPy state) through FULL and SHARDED optimizer state dicts; the
+    named-optimizer form (is_named_optimizer); a non-per-element state refused."""
+    for kind in MATRIX:
+        model, opt = make_matrix(0, kind)
+        sharded.train(model, opt, rank, world, steps=range(2))
+        full = FSDP.optim_state_dict(model, opt)
+        out[f"{kind}_full"] = plain(full)
+        with FSDP.state_dict_type(model, T.SHARDED_STATE_DICT):
+            dcp.save({"model": model.state_dict(), "optim": FSDP.optim_state_dict(model, opt)},
+                     os.path.join(folder, kind))
+        # torch's NamedOptimizer keys its own state dict by the model's parameter names
+        named = FSDP.optim_state_dict_to_load(model, opt, full, is_named_optimizer=True)
+        names = [n for n, _ in model.named_parameters()]
+        out[f"{kind}_named_keys"] = [sorted(named["state"]), named["param_groups"][0]["params"],
+                                     names]
+        again = FSDP.optim_state_dict(model, opt, optim_state_dict=named)
+        out[f"{kind}_named_same"] = plain(again).keys() == out[f"{kind}_full"].keys() and all(
+            np.array_equal(plain(again)[n][k], v)
+            for n, st in out[f"{kind}_full"].items() for k, v in st.items())
+        out[f"{kind}_saved"] = third_step(model, opt, rank, world)
+    # a state that is not one value per element of the shard (a matrix) cannot be re-keyed
+    sd = opt.state_dict()
+    sd["state"][0]["exp_avg"] = np.zeros((3, 3))
+    try:
+        FSDP.optim_state_dict(model, opt, optim_state_dict=sd)
+    except ValueError as e:
+        out["errors_matrix"] = str(e)
 
 
 def errors(model, opt, pieces):
@@ -163,6 +207,16 @@ def load(folder, rank, world, out):
         model.load_state_dict(sd["model"])
         FSDP.optim_state_dict_to_load(model, opt, sd["optim"], load_directly=True)
     out["orig"] = third_step(model, opt, rank, world)
+    for kind in MATRIX:
+        model, opt = make_matrix(1, kind)
+        with FSDP.state_dict_type(model, T.SHARDED_STATE_DICT):
+            sd = {"model": model.state_dict(), "optim": FSDP.optim_state_dict(model, opt)}
+            dcp.load(sd, os.path.join(folder, kind))
+            model.load_state_dict(sd["model"])
+            FSDP.optim_state_dict_to_load(model, opt, sd["optim"], load_directly=True)
+        out[f"{kind}_state_types"] = sorted({type(v).__name__ for st in opt.state.values()
+                                             for v in st.values()})
+        out[kind] = third_step(model, opt, rank, world)
 
 
 def main():
