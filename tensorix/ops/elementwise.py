@@ -15,7 +15,7 @@ import numpy as np
 
 from .. import _codec, _threads, backend, kernels
 from .. import dtypes as dt
-from ..autograd.function import Function
+from ..autograd.function import Function, binary
 from ..backend import quiet
 from ..tensor import Tensor, _make
 from ._common import check_tensor, float_input, lift, promote, same_device
@@ -51,50 +51,56 @@ _UFUNC = {_add: np.add, _sub: np.subtract, _mul: np.multiply, _div: np.true_divi
 _SPLIT_SIZE = 2 * _threads.CHEAP  # elements (tests lower it with _threads.CHEAP)
 
 
-def _quietly(fn, x, y):
-    """``fn(x, y)`` with NumPy's FP warnings off, the fast way unless another thread is in the
-    ready-made context (then ``run`` raises RuntimeError and this takes the slow way). Arrays
-    of at least ``_SPLIT_SIZE`` elements split over the library's threads (same bits)."""
-    if x.size >= _SPLIT_SIZE or y.size >= _SPLIT_SIZE:
-        with quiet():
-            return _threads.ufunc(_UFUNC[fn], x, y, min_part=_threads.CHEAP)
-    try:
-        return _run_quiet(fn, x, y)
-    except RuntimeError:
-        return _quiet_slow(fn, x, y)
+def _quiet_op(fn):
+    """``fn(x, y)`` on raw arrays with NumPy's FP warnings off, the fast way unless another
+    thread is in the ready-made context (then ``run`` raises RuntimeError and this takes the
+    slow way). Arrays of at least ``_SPLIT_SIZE`` elements split over the library's threads
+    (same bits). One function per operator: the op's ``_eager`` rule (autograd/dispatch.py)."""
+    ufunc = _UFUNC[fn]
+
+    def quietly(x, y):
+        if x.size >= _SPLIT_SIZE or y.size >= _SPLIT_SIZE:
+            with quiet():
+                return _threads.ufunc(ufunc, x, y, min_part=_threads.CHEAP)
+        try:
+            return _run_quiet(fn, x, y)
+        except RuntimeError:
+            return _quiet_slow(fn, x, y)
+
+    return staticmethod(quietly)
 
 
-class Add(Function):
+class _Arith(Function):
+    """add, sub, mul, div: the forward is the ``_eager`` rule on the raw arrays, which
+    ``autograd.function.binary`` also calls alone where no node is recorded."""
     _codes = "math"  # storage codes: on the values decoded to float32, encoded back
+    _saves = False  # whether backward needs the inputs
 
-    @staticmethod
-    def forward(ctx, a, b):
-        return _quietly(_add, a._data, b._data)
+    @classmethod
+    def forward(cls, ctx, a, b):
+        if cls._saves:
+            ctx.save_for_backward(a, b)
+        return cls._eager(a._data, b._data)
+
+
+class Add(_Arith):
+    _eager = _quiet_op(_add)
 
     @staticmethod
     def backward(ctx, g):
         return g, g
 
 
-class Sub(Function):
-    _codes = "math"  # storage codes: on the values decoded to float32, encoded back
-
-    @staticmethod
-    def forward(ctx, a, b):
-        return _quietly(_sub, a._data, b._data)
+class Sub(_Arith):
+    _eager = _quiet_op(_sub)
 
     @staticmethod
     def backward(ctx, g):
         return g, (-g if ctx.needs_input_grad[1] else None)
 
 
-class Mul(Function):
-    _codes = "math"  # storage codes: on the values decoded to float32, encoded back
-
-    @staticmethod
-    def forward(ctx, a, b):
-        ctx.save_for_backward(a, b)
-        return _quietly(_mul, a._data, b._data)
+class Mul(_Arith):
+    _eager, _saves = _quiet_op(_mul), True
 
     @staticmethod
     def backward(ctx, g):
@@ -103,13 +109,8 @@ class Mul(Function):
         return (g * b.conj() if na else None), (g * a.conj() if nb else None)
 
 
-class Div(Function):
-    _codes = "math"  # storage codes: on the values decoded to float32, encoded back
-
-    @staticmethod
-    def forward(ctx, a, b):
-        ctx.save_for_backward(a, b)
-        return _quietly(_div, a._data, b._data)
+class Div(_Arith):
+    _eager, _saves = _quiet_op(_div), True
 
     @staticmethod
     def backward(ctx, g):
@@ -462,11 +463,11 @@ def add(input, other, *, alpha=1) -> Tensor:
     Example: ``tensorix.add(tensorix.ones(2, 3), tensorix.ones(3), alpha=2)``."""
     if type(input) is Tensor and type(other) is Tensor and input._dtype is other._dtype and \
             type(input._data) is type(other._data) and alpha == 1:
-        return Add.apply(input, other)  # promote's first case, inlined: the hottest op
+        return binary(Add, input, other)  # promote's first case, inlined: the hottest op
     a, b = promote(input, other, "add")
     if alpha != 1:
         b = mul(b, alpha)
-    return Add.apply(a, b)
+    return binary(Add, a, b)
 
 
 def sub(input, other, *, alpha=1) -> Tensor:
@@ -478,7 +479,7 @@ def sub(input, other, *, alpha=1) -> Tensor:
                            "logical_xor() instead")
     if alpha != 1:
         b = mul(b, alpha)
-    return Sub.apply(a, b)
+    return binary(Sub, a, b)
 
 
 subtract = sub
@@ -492,7 +493,7 @@ def rsub(input, other, *, alpha=1) -> Tensor:
 
 def mul(input, other) -> Tensor:
     """Elementwise product with broadcasting. Example: ``tensorix.mul(x, 2.0)``."""
-    return Mul.apply(*promote(input, other, "mul"))
+    return binary(Mul, *promote(input, other, "mul"))
 
 
 multiply = mul
@@ -506,7 +507,7 @@ def div(input, other, *, rounding_mode=None) -> Tensor:
     if rounding_mode is None:
         if a._dtype.category < 2:
             a, b = a.to(dt.get_default_dtype()), b.to(dt.get_default_dtype())
-        return Div.apply(a, b)
+        return binary(Div, a, b)
     if rounding_mode not in ("trunc", "floor"):
         raise ValueError(f"div(): expected rounding_mode to be one of None, 'trunc' or 'floor' "
                          f"but found {rounding_mode!r}")
