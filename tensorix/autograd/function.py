@@ -291,8 +291,9 @@ FunctionCtx = Function  # the ctx passed to forward/backward is the node itself
 
 
 def binary(cls, a, b):
-    """``cls.apply(a, b)`` for a binary primitive on two Tensors of one dtype and array type
-    (its wrapper has promoted them), the shared fast path of the arithmetic operators.
+    """``cls.apply(a, b)`` for a binary primitive that declares an ``_eager`` rule, on two
+    Tensors of one dtype and array type (its wrapper has promoted them): the shared fast path
+    of the arithmetic operators.
 
     Where ``apply`` would record no node (grad mode off, or neither input requires grad) and
     this thread has no dispatch hook set (tracer, GEMM policy, storage codes: ``hooked``), the
@@ -304,11 +305,10 @@ def binary(cls, a, b):
     Example: ``binary(Add, a, b)`` is ``Add.apply(a, b)``.
     """
     state = modes.state
-    eager = cls._eager
-    if state.hooked or eager is None or state.enabled and (a._rg or b._rg):
+    if state.enabled and (a._rg or b._rg) or state.hooked:  # the recording case first
         return cls.apply(a, b)
     try:
-        raw = eager(a._data, b._data)
+        raw = cls._eager(a._data, b._data)
     except ValueError as e:  # as in apply: torch's error for shapes that do not broadcast
         raise _as_torch_error(cls, (a, b), e) from None
     if type(raw) is not _ndarray:  # a NumPy scalar (0-d inputs), a CuPy array
