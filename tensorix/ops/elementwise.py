@@ -28,35 +28,27 @@ __all__ = ["add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_d
 
 _add, _sub, _mul, _div = operator.add, operator.sub, operator.mul, operator.truediv
 
-# The hottest forwards (add, sub, mul, div) run their ufunc inside a ready-made context whose
-# errstate is "ignore" (backend.quiet_context): entering it with Context.run costs ~0.05 us,
-# setting and resetting the error state ~0.2 us (an eighth of a small op). When another thread
-# is inside, run raises RuntimeError and the call takes the slow way (a RuntimeError of the
-# ufunc itself is raised again there, unchanged).
-_ctx = backend.quiet_context()
-if _ctx is not None:
-    _run_quiet = _ctx.run
-else:  # pragma: no cover - NumPy < 2: no context variable to enter
-    def _run_quiet(fn, *args):
-        return _quiet_slow(fn, *args)
-
 
 def _quiet_slow(fn, *args):
     with quiet():
         return fn(*args)
 
 
-# operator -> ufunc, for arrays large enough to split over the library's threads
-_UFUNC = {_add: np.add, _sub: np.subtract, _mul: np.multiply, _div: np.true_divide}
+# The hottest forwards (add, sub, mul, div) run their ufunc inside a ready-made context whose
+# errstate is "ignore" (backend.quiet_context): entering it with Context.run costs ~0.05 us,
+# setting and resetting the error state ~0.2 us (an eighth of a small op). When another thread
+# is inside, run raises RuntimeError and the call takes the slow way (a RuntimeError of the
+# ufunc itself is raised again there, unchanged). NumPy < 2 has no context: always the slow way.
+_ctx = backend.quiet_context()
+_run_quiet = _quiet_slow if _ctx is None else _ctx.run
 _SPLIT_SIZE = 2 * _threads.CHEAP  # elements (tests lower it with _threads.CHEAP)
 
 
-def _quiet_op(fn):
+def _quiet_op(fn, ufunc):
     """``fn(x, y)`` on raw arrays with NumPy's FP warnings off, the fast way unless another
     thread is in the ready-made context (then ``run`` raises RuntimeError and this takes the
-    slow way). Arrays of at least ``_SPLIT_SIZE`` elements split over the library's threads
-    (same bits). One function per operator: the op's ``_eager`` rule (autograd/dispatch.py)."""
-    ufunc = _UFUNC[fn]
+    slow way). Arrays of ``_SPLIT_SIZE`` elements split over the pool as ``ufunc`` (same
+    bits). One per operator: the op's ``_eager`` rule and its forward's whole work."""
 
     def quietly(x, y):
         if x.size >= _SPLIT_SIZE or y.size >= _SPLIT_SIZE:
@@ -70,37 +62,39 @@ def _quiet_op(fn):
     return staticmethod(quietly)
 
 
-class _Arith(Function):
-    """add, sub, mul, div: the forward is the ``_eager`` rule on the raw arrays, which
-    ``autograd.function.binary`` also calls alone where no node is recorded."""
-    _codes = "math"  # storage codes: on the values decoded to float32, encoded back
-    _saves = False  # whether backward needs the inputs
+# add, sub, mul, div: each forward is its ``_eager`` rule, which autograd.function.binary (their
+# wrappers' call) runs alone where no node is recorded. Storage codes: "math" (decoded values).
+class Add(Function):
+    _codes, _eager = "math", _quiet_op(_add, np.add)
 
-    @classmethod
-    def forward(cls, ctx, a, b):
-        if cls._saves:
-            ctx.save_for_backward(a, b)
-        return cls._eager(a._data, b._data)
-
-
-class Add(_Arith):
-    _eager = _quiet_op(_add)
+    @staticmethod
+    def forward(ctx, a, b):
+        return Add._eager(a._data, b._data)
 
     @staticmethod
     def backward(ctx, g):
         return g, g
 
 
-class Sub(_Arith):
-    _eager = _quiet_op(_sub)
+class Sub(Function):
+    _codes, _eager = "math", _quiet_op(_sub, np.subtract)
+
+    @staticmethod
+    def forward(ctx, a, b):
+        return Sub._eager(a._data, b._data)
 
     @staticmethod
     def backward(ctx, g):
         return g, (-g if ctx.needs_input_grad[1] else None)
 
 
-class Mul(_Arith):
-    _eager, _saves = _quiet_op(_mul), True
+class Mul(Function):
+    _codes, _eager = "math", _quiet_op(_mul, np.multiply)
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        return Mul._eager(a._data, b._data)
 
     @staticmethod
     def backward(ctx, g):
@@ -109,8 +103,13 @@ class Mul(_Arith):
         return (g * b.conj() if na else None), (g * a.conj() if nb else None)
 
 
-class Div(_Arith):
-    _eager, _saves = _quiet_op(_div), True
+class Div(Function):
+    _codes, _eager = "math", _quiet_op(_div, np.true_divide)
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        return Div._eager(a._data, b._data)
 
     @staticmethod
     def backward(ctx, g):
@@ -493,7 +492,8 @@ def rsub(input, other, *, alpha=1) -> Tensor:
 
 def mul(input, other) -> Tensor:
     """Elementwise product with broadcasting. Example: ``tensorix.mul(x, 2.0)``."""
-    return binary(Mul, *promote(input, other, "mul"))
+    a, b = promote(input, other, "mul")  # (a * call: Python could not run binary inline)
+    return binary(Mul, a, b)
 
 
 multiply = mul

@@ -1,6 +1,7 @@
-"""autograd.function.binary, the shared no-record path of add/sub/mul/div: where no node is
-recorded and no hook is set it runs the op's ``_eager`` rule alone; its result must be the one
-``cls.apply`` gives (values, dtype, Tensor slots), and everything else must go through apply."""
+"""autograd.function.binary, the no-record path of the ops that declare an ``_eager`` rule
+(add, sub, mul, div): where no node is recorded and no hook is set it runs the rule alone,
+without a ctx; its result must be the one ``apply`` gives (values, dtype, Tensor slots), and
+a node must be recorded exactly where ``apply`` records one."""
 
 import numpy as np
 import pytest
