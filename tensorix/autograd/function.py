@@ -290,8 +290,6 @@ class Function:
 FunctionCtx = Function  # the ctx passed to forward/backward is the node itself
 
 
-
-
 def binary(cls, a, b):
     """``cls.apply(a, b)`` for a binary primitive that declares an ``_eager`` rule, on two
     Tensors of one dtype and array type (its wrapper has promoted them): the shared fast path
@@ -326,6 +324,7 @@ def binary(cls, a, b):
 
 
 _apply = Function.apply.__func__  # binary calls it unbound: no method object per op
+
 
 def _edges(args):
     """(whether any argument requires grad, the flat next_edges of ``args``)."""
