@@ -31,6 +31,12 @@ rule              default    meaning
                              device, dtype)`` in forward/backward and keeps its ``xp`` path
                              where that answers None (no kernel for the device or dtype, no CUDA C,
                              no numba)
+``_eager``        None       a binary op's forward on its two Tensor arguments' raw arrays, a
+                             staticmethod ``(x, y) -> array`` that its forward calls too:
+                             where no node is recorded (grad mode off, or neither input
+                             requires grad) and no hook is set, ``autograd.function.binary``
+                             (the call of the op's wrapper) runs it alone and wraps the
+                             result, making no ctx; else that is ``apply`` (add, sub, mul, div)
 ================  =========  ==================================================================
 
 And per thread (``grad_mode.modes.state``), two hooks, None unless in use:

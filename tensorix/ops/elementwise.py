@@ -15,7 +15,7 @@ import numpy as np
 
 from .. import _codec, _threads, backend, kernels
 from .. import dtypes as dt
-from ..autograd.function import Function
+from ..autograd.function import Function, binary
 from ..backend import quiet
 from ..tensor import Tensor, _make
 from ._common import check_tensor, float_input, lift, promote, same_device
@@ -28,48 +28,48 @@ __all__ = ["add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_d
 
 _add, _sub, _mul, _div = operator.add, operator.sub, operator.mul, operator.truediv
 
-# The hottest forwards (add, sub, mul, div) run their ufunc inside a ready-made context whose
-# errstate is "ignore" (backend.quiet_context): entering it with Context.run costs ~0.05 us,
-# setting and resetting the error state ~0.2 us (an eighth of a small op). When another thread
-# is inside, run raises RuntimeError and the call takes the slow way (a RuntimeError of the
-# ufunc itself is raised again there, unchanged).
-_ctx = backend.quiet_context()
-if _ctx is not None:
-    _run_quiet = _ctx.run
-else:  # pragma: no cover - NumPy < 2: no context variable to enter
-    def _run_quiet(fn, *args):
-        return _quiet_slow(fn, *args)
-
 
 def _quiet_slow(fn, *args):
     with quiet():
         return fn(*args)
 
 
-# operator -> ufunc, for arrays large enough to split over the library's threads
-_UFUNC = {_add: np.add, _sub: np.subtract, _mul: np.multiply, _div: np.true_divide}
+# The hottest forwards (add, sub, mul, div) run their ufunc inside a ready-made context whose
+# errstate is "ignore" (backend.quiet_context): entering it with Context.run costs ~0.05 us,
+# setting and resetting the error state ~0.2 us (an eighth of a small op). When another thread
+# is inside, run raises RuntimeError and the call takes the slow way (a RuntimeError of the
+# ufunc itself is raised again there, unchanged). NumPy < 2 has no context: always the slow way.
+_ctx = backend.quiet_context()
+_run_quiet = _quiet_slow if _ctx is None else _ctx.run
 _SPLIT_SIZE = 2 * _threads.CHEAP  # elements (tests lower it with _threads.CHEAP)
 
 
-def _quietly(fn, x, y):
-    """``fn(x, y)`` with NumPy's FP warnings off, the fast way unless another thread is in the
-    ready-made context (then ``run`` raises RuntimeError and this takes the slow way). Arrays
-    of at least ``_SPLIT_SIZE`` elements split over the library's threads (same bits)."""
-    if x.size >= _SPLIT_SIZE or y.size >= _SPLIT_SIZE:
-        with quiet():
-            return _threads.ufunc(_UFUNC[fn], x, y, min_part=_threads.CHEAP)
-    try:
-        return _run_quiet(fn, x, y)
-    except RuntimeError:
-        return _quiet_slow(fn, x, y)
+def _quiet_op(fn, ufunc):
+    """``fn(x, y)`` on raw arrays with NumPy's FP warnings off, the fast way unless another
+    thread is in the ready-made context (then ``run`` raises RuntimeError and this takes the
+    slow way). Arrays of ``_SPLIT_SIZE`` elements split over the pool as ``ufunc`` (same
+    bits). One per operator: the op's ``_eager`` rule and its forward's whole work."""
+
+    def quietly(x, y):
+        if x.size >= _SPLIT_SIZE or y.size >= _SPLIT_SIZE:
+            with quiet():
+                return _threads.ufunc(ufunc, x, y, min_part=_threads.CHEAP)
+        try:
+            return _run_quiet(fn, x, y)
+        except RuntimeError:
+            return _quiet_slow(fn, x, y)
+
+    return staticmethod(quietly)
 
 
+# add, sub, mul, div: each forward is its ``_eager`` rule, which autograd.function.binary (their
+# wrappers' call) runs alone where no node is recorded. Storage codes: "math" (decoded values).
 class Add(Function):
-    _codes = "math"  # storage codes: on the values decoded to float32, encoded back
+    _codes, _eager = "math", _quiet_op(_add, np.add)
 
     @staticmethod
     def forward(ctx, a, b):
-        return _quietly(_add, a._data, b._data)
+        return Add._eager(a._data, b._data)
 
     @staticmethod
     def backward(ctx, g):
@@ -77,11 +77,11 @@ class Add(Function):
 
 
 class Sub(Function):
-    _codes = "math"  # storage codes: on the values decoded to float32, encoded back
+    _codes, _eager = "math", _quiet_op(_sub, np.subtract)
 
     @staticmethod
     def forward(ctx, a, b):
-        return _quietly(_sub, a._data, b._data)
+        return Sub._eager(a._data, b._data)
 
     @staticmethod
     def backward(ctx, g):
@@ -89,12 +89,12 @@ class Sub(Function):
 
 
 class Mul(Function):
-    _codes = "math"  # storage codes: on the values decoded to float32, encoded back
+    _codes, _eager = "math", _quiet_op(_mul, np.multiply)
 
     @staticmethod
     def forward(ctx, a, b):
         ctx.save_for_backward(a, b)
-        return _quietly(_mul, a._data, b._data)
+        return Mul._eager(a._data, b._data)
 
     @staticmethod
     def backward(ctx, g):
@@ -104,12 +104,12 @@ class Mul(Function):
 
 
 class Div(Function):
-    _codes = "math"  # storage codes: on the values decoded to float32, encoded back
+    _codes, _eager = "math", _quiet_op(_div, np.true_divide)
 
     @staticmethod
     def forward(ctx, a, b):
         ctx.save_for_backward(a, b)
-        return _quietly(_div, a._data, b._data)
+        return Div._eager(a._data, b._data)
 
     @staticmethod
     def backward(ctx, g):
@@ -462,11 +462,11 @@ def add(input, other, *, alpha=1) -> Tensor:
     Example: ``tensorix.add(tensorix.ones(2, 3), tensorix.ones(3), alpha=2)``."""
     if type(input) is Tensor and type(other) is Tensor and input._dtype is other._dtype and \
             type(input._data) is type(other._data) and alpha == 1:
-        return Add.apply(input, other)  # promote's first case, inlined: the hottest op
+        return binary(Add, input, other)  # promote's first case, inlined: the hottest op
     a, b = promote(input, other, "add")
     if alpha != 1:
         b = mul(b, alpha)
-    return Add.apply(a, b)
+    return binary(Add, a, b)
 
 
 def sub(input, other, *, alpha=1) -> Tensor:
@@ -478,7 +478,7 @@ def sub(input, other, *, alpha=1) -> Tensor:
                            "logical_xor() instead")
     if alpha != 1:
         b = mul(b, alpha)
-    return Sub.apply(a, b)
+    return binary(Sub, a, b)
 
 
 subtract = sub
@@ -492,7 +492,8 @@ def rsub(input, other, *, alpha=1) -> Tensor:
 
 def mul(input, other) -> Tensor:
     """Elementwise product with broadcasting. Example: ``tensorix.mul(x, 2.0)``."""
-    return Mul.apply(*promote(input, other, "mul"))
+    a, b = promote(input, other, "mul")  # (a * call: Python could not run binary inline)
+    return binary(Mul, a, b)
 
 
 multiply = mul
@@ -506,7 +507,7 @@ def div(input, other, *, rounding_mode=None) -> Tensor:
     if rounding_mode is None:
         if a._dtype.category < 2:
             a, b = a.to(dt.get_default_dtype()), b.to(dt.get_default_dtype())
-        return Div.apply(a, b)
+        return binary(Div, a, b)
     if rounding_mode not in ("trunc", "floor"):
         raise ValueError(f"div(): expected rounding_mode to be one of None, 'trunc' or 'floor' "
                          f"but found {rounding_mode!r}")
