@@ -140,7 +140,7 @@ def clone(em, node, a):
 
 
 @symbolic(movement.GetItem)
-def getitem(em, node, a, index):
+def getitem(em, node, a, index, *tensors):
     """Basic indexing (ints, slices, Ellipsis) as Slice + Squeeze; anything else (None,
     integer or boolean arrays) by its position table."""
     basic = index.basic

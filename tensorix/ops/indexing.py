@@ -723,11 +723,24 @@ def nonzero_static(input, *, size, fill_value=-1) -> Tensor:
     check_tensor(input, "nonzero_static")
     if not isinstance(size, (int, np.integer)) or size < 0:
         raise RuntimeError("nonzero_static(): 'size' must be an non-negative integer")
-    xp = input.xp
-    found = xp.argwhere(input._data).astype(np.int64)[:size]
-    out = xp.full((int(size), input.ndim), fill_value, dtype=np.int64)
-    out[:found.shape[0]] = found
-    return _make(out)
+    return NonzeroStatic.apply(input, int(size), fill_value)
+
+
+class NonzeroStatic(Function):
+    """nonzero_static's ``(size, ndim)`` positions: a primitive with a fixed output shape, so a
+    traced graph recomputes them (as raw arrays wrapped outside the dispatcher, a compiled call
+    replayed the example's)."""
+
+    _differentiable = False
+
+    @staticmethod
+    def forward(ctx, a, size, fill_value):
+        xp = a.xp
+        found = xp.argwhere(a._data).astype(np.int64)[:size]
+        out = xp.full((size, a._data.ndim), fill_value, dtype=np.int64)
+        out[:found.shape[0]] = found
+        return out
+
 
 TENSOR_METHODS = {
     "gather": gather, "scatter": scatter, "scatter_add": scatter_add,
