@@ -508,8 +508,10 @@ class IndexPut(Function):
         return None if args[3] else "move"
 
     @staticmethod
-    def forward(ctx, a, value, index, accumulate, op="index_put"):
-        ctx.index, ctx.accumulate = index, accumulate
+    def forward(ctx, a, value, index, accumulate, op, *tensors):
+        # the index's tensors are arguments (a traced graph feeds the new ones), as GetItem's
+        index = index.rebind(tensors, a.device)
+        ctx.index, ctx.accumulate, ctx.tensors = index, accumulate, tensors
         out = a._data.copy()
         try:
             index.scatter(out, value._data, accumulate)
@@ -523,11 +525,13 @@ class IndexPut(Function):
     @staticmethod
     def backward(ctx, g):
         ga = gv = None
+        tensors = ctx.tensors
         if ctx.needs_input_grad[0]:
-            ga = g if ctx.accumulate else IndexPut.apply(g, g.new_zeros(()), ctx.index, False)
+            ga = g if ctx.accumulate else \
+                IndexPut.apply(g, g.new_zeros(()), ctx.index, False, "index_put", *tensors)
         if ctx.needs_input_grad[1]:
-            gv = GetItem.apply(g, ctx.index)
-        return ga, gv, None, None
+            gv = GetItem.apply(g, ctx.index, *tensors)
+        return (ga, gv) + (None,) * (3 + len(tensors))
 
 
 def index_put_value(input, index, value) -> Tensor:
@@ -535,7 +539,7 @@ def index_put_value(input, index, value) -> Tensor:
     value is cast to ``input``'s dtype and broadcast)."""
     index = parse_index(input, index, "setitem")
     value = lift(value, input.dtype, input, "setitem", "value")
-    return IndexPut.apply(input, value, index, False, "setitem")
+    return IndexPut.apply(input, value, index, False, "setitem", *index.tensors)
 
 
 def index_put(input, indices, values, accumulate=False) -> Tensor:
@@ -556,7 +560,7 @@ def index_put(input, indices, values, accumulate=False) -> Tensor:
                            f"{values._dtype.name} for the source.")
     index = parse_index(input, tuple(slice(None) if i is None else i for i in indices),
                         "index_put")
-    return IndexPut.apply(input, values, index, bool(accumulate))
+    return IndexPut.apply(input, values, index, bool(accumulate), "index_put", *index.tensors)
 
 
 # -- masked ops ------------------------------------------------------------------------------------

@@ -104,6 +104,9 @@ CASES = {
     "masked_select-broadcast": (lambda x: tx.masked_select(x, (x > 0)[:1]), True),
     "getitem-bool-tensor": (lambda x: x[x > 0] + 1.0, True),
     "bincount": (lambda x: tx.bincount((x.abs() * 2).long().reshape(-1)), True),
+    "index_put-int-tensor": (lambda x: tx.index_put(x, ((x[:, 0] > 0).long(),), x[0] * 3.0), False),
+    "index_put-bool-tensor": (lambda x: tx.index_put(x, (x > 0,), tx.tensor(9.0),
+                                                     accumulate=True), False),
 }
 
 
