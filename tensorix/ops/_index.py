@@ -38,7 +38,8 @@ class Index:
         # takes them as arguments and rebinds them (a traced graph reads the new ones rather
         # than keep the example's arrays); a bool tensor makes the output shape data-dependent
         self.tensors, self.sources = tensors, sources
-        self.masked = any(t._dtype.category == 0 or t._dtype.name == "uint8" for t in tensors)
+        self.masked = bool(tensors) and any(t._dtype.category == 0 or t._dtype.name == "uint8"
+                                            for t in tensors)
 
     def rebind(self, tensors, dev):
         """This index with the arrays of ``tensors`` (standing for ``self.tensors``, same
@@ -213,7 +214,7 @@ def parse(index, shape, dev, op="getitem") -> Index:
         raise IndexError(f"{op}(): an index can only have a single ellipsis ('...')")
     basic, adv, d, new_dims, tensors, sources = [], [], 0, [], [], []
     for item, (kind, value) in zip(raw, items):
-        if isinstance(item, Tensor) and kind in ("array", "mask"):
+        if (kind == "array" or kind == "mask") and isinstance(item, Tensor):
             tensors.append(item)
             sources.append(len(adv))
         if kind == "ellipsis":

@@ -572,7 +572,8 @@ class GetItem(Function):
 
     @staticmethod
     def forward(ctx, a, index, *tensors):
-        index = index.rebind(tensors, a.device)
+        if tensors:
+            index = index.rebind(tensors, a.device)
         ctx.shape, ctx.index, ctx.tensors = a._data.shape, index, tensors
         try:
             return index.get(a._data)
