@@ -1,15 +1,15 @@
 """Symbolics of the counting primitives with a fixed output shape: ``stats.Histc`` as a
-one-hot count of each element's bin (torch's bin formula, in the input's precision), and
+one-hot count of each element's bin (torch's bin formula, in the input's precision),
 ``indexing.NonzeroStatic`` as ONNX NonZero padded with the fill value and cut to ``size``
-rows. (``histogram`` is not written yet; ``bincount`` and ``nonzero`` have data-dependent
-output shapes.)"""
+rows, ``combine.IsIn`` as a count of equal pairs. (``histogram`` is not written yet;
+``bincount`` and ``nonzero`` have data-dependent output shapes.)"""
 
 from __future__ import annotations
 
 import numpy as np
 
 from .. import dtypes as dt
-from ..ops import indexing, stats
+from ..ops import combine, indexing, stats
 from ._emit import Value
 from ._symbolic import _reduce, refuse, symbolic, typed
 
@@ -72,3 +72,22 @@ def nonzero_static(em, node, a, size, fill_value):
     pad = em.const(np.full((size, a.ndim), fill_value, dtype=np.int64))
     both = em.op("Concat", rows, pad, axis=0)
     return em.op("Slice", both, em.ints([0]), em.ints([size]), em.ints([0]))
+
+
+@symbolic(combine.IsIn)
+def isin(em, node, a, b, assume_unique, invert):
+    """Each element compared with every test element (numpy's rule: NaN is in nothing); the
+    values compared in int64 when both are integers, else in float64 (exact for both)."""
+    kinds = [v.dtype for v in (a, b) if isinstance(v, Value)]
+    ints = all(d.category <= 1 for d in kinds) and all(
+        isinstance(v, (bool, int, np.integer)) for v in (a, b) if not isinstance(v, Value))
+    common = dt.int64 if ints else dt.float64
+    shape = a.shape if isinstance(a, Value) else ()
+    left = em.cast(a, common) if isinstance(a, Value) else em.const(np.asarray(a), common)
+    right = em.op("Reshape", em.cast(b, common), em.ints([-1])) if isinstance(b, Value) else \
+        em.const(np.asarray([b]), common)
+    hit = em.op("Equal", em.op("Unsqueeze", left, em.ints([-1])), right)
+    count = _reduce(em, "ReduceSum", Value(em.cast(hit, dt.int32), shape + (-1,), dt.int32),
+                    len(shape), False)
+    found = em.op("Greater", count, em.const(np.int32(0)))
+    return em.op("Not", found) if invert else found

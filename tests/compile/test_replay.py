@@ -21,7 +21,7 @@ OPS = {info.name: info for info in all_opinfos()}
 # wrapped, found by this test): each is to become a primitive as histc did, or a graph break
 # as masked_select. Strict: an op fixed here must leave the list.
 REPLAYS = frozenset({
-    "einsum[boolean]", "isin", "linalg.cond", "linalg.eigvalsh", "linalg.lu", "linalg.lu_solve",
+    "einsum[boolean]", "linalg.cond", "linalg.eigvalsh", "linalg.lu", "linalg.lu_solve",
     "linalg.svdvals", "lu_solve", "lu_unpack", "nn.functional.embedding_bag", "numerics.encode",
     "numerics.exact_matmul", "numerics.lmul", "numerics.lmul_matmul",
     "numerics.nvfp4_dequantize", "numerics.ozaki_gemm", "numerics.pack_fp4",
@@ -123,6 +123,7 @@ CASES = {
     "masked_select-broadcast": (lambda x: tx.masked_select(x, (x > 0)[:1]), SHAPE),
     "getitem-bool-tensor": (lambda x: x[x > 0] + 1.0, SHAPE),
     "bincount": (lambda x: tx.bincount((x.abs() * 2).long().reshape(-1)), SHAPE),
+    "isin": (lambda x: tx.isin(x, x[0]), None),
     "setitem": (_setitem, WRITE),
     "add_-on-the-output": (_add_in_place, WRITE),
 }

@@ -1,4 +1,4 @@
-"""histc and nonzero_static exported (tensorix/onnx/_symbolic_count.py) and run in onnxruntime
+"""histc, nonzero_static and isin exported (tensorix/onnx/_symbolic_count.py) and run in onnxruntime
 on inputs other than the traced example: equal to eager and to torch there (their export baked
 the example's result while they were raw-array code wrapped outside the dispatcher)."""
 
@@ -24,6 +24,9 @@ CASES = {
     "histc-range": (lambda x: tx.histc(x, bins=5, min=-2, max=2),
                     lambda t, x: t.histc(x, bins=5, min=-2, max=2)),
     "histc-data-range": (lambda x: tx.histc(x, bins=7), lambda t, x: t.histc(x, bins=7)),
+    "isin": (lambda x: tx.isin(x, x[0, :2]), lambda t, x: t.isin(x, x[0, :2])),
+    "isin-invert-scalar": (lambda x: tx.isin(x, 1.0, invert=True),
+                           lambda t, x: t.isin(x, 1.0, invert=True)),
     "nonzero_static-pad": (lambda x: tx.nonzero_static(x, size=9),
                            lambda t, x: t.nonzero_static(x, size=9)),
     "nonzero_static-cut": (lambda x: tx.nonzero_static(x > 0.5, size=2, fill_value=-7),
