@@ -182,6 +182,8 @@ class CompiledFunction:
             if modes.state.enabled and any(_diff(o) for o in outs) and not tracer.boundaries:
                 joint = trace_backward(tracer, outs)
         tracer.check_side_effects()
+        for o in outs:  # an output written in place behind the dispatcher (setitem): a break
+            tracer.node_of(o)
         return tracer, result, outs, rebuild, joint
 
     def _compile(self, flat, call):

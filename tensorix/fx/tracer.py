@@ -26,7 +26,7 @@ __all__ = ["Tracer", "GraphBreak", "trace", "trace_backward", "tensor_meta", "fl
 # values, so recording one is a graph break (matched by class name: they live in several
 # op families, and the names are the dispatcher's)
 DATA_DEPENDENT = frozenset({"Nonzero", "MaskedSelect", "Unique", "UniqueConsecutive",
-                            "BooleanIndex", "IndexBool", "NonzeroStatic"})
+                            "BooleanIndex", "IndexBool", "Bincount"})
 
 
 class GraphBreak(RuntimeError):

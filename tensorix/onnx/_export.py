@@ -12,7 +12,10 @@ from __future__ import annotations
 
 from ..autograd.grad_mode import no_grad
 from ..tensor import Tensor
-from . import _symbolic_order  # noqa: F401 - registers the order primitives' symbolics
+from . import (
+    _symbolic_count,  # noqa: F401 - registers histc and nonzero_static
+    _symbolic_order,  # noqa: F401 - registers the order primitives' symbolics
+)
 from ._checks import dynamic_dims, probe_inputs, resized_inputs, verify
 from ._common import DEFAULT_OPSET, UnsupportedOperatorError, check_opset, onnx_module, to_elem_type
 from ._emit import Emitter, Value

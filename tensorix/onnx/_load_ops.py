@@ -393,6 +393,12 @@ def _expand(inputs, attrs, opset):
     return x.expand(*np.broadcast_shapes(tuple(x.shape), tuple(_ints(inputs[1]))))
 
 
+@_op("NonZero")
+def _nonzero(inputs, attrs, opset):
+    x = inputs[0]  # ONNX's (ndim, n) positions, row-major order
+    return T.nonzero(x.reshape(1) if x.ndim == 0 else x).transpose(0, 1)
+
+
 @_op("Tile")
 def _tile(inputs, attrs, opset):
     return T.tile(inputs[0], tuple(_ints(inputs[1])))

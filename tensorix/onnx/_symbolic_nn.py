@@ -140,7 +140,7 @@ def clone(em, node, a):
 
 
 @symbolic(movement.GetItem)
-def getitem(em, node, a, index):
+def getitem(em, node, a, index, *tensors):
     """Basic indexing (ints, slices, Ellipsis) as Slice + Squeeze; anything else (None,
     integer or boolean arrays) by its position table."""
     basic = index.basic
@@ -446,7 +446,7 @@ __all__ = ["by_positions"]
 
 
 @symbolic(indexing.IndexPut)
-def index_put(em, node, a, value, index, accumulate, op="index_put"):
+def index_put(em, node, a, value, index, accumulate, op="index_put", *tensors):
     """``a[index] = value`` (``+=`` with ``accumulate``; put and setitem's core too): the
     index is fixed at export (a constant of the program), so the written positions are read
     off a position table and scattered into the flattened ``a``. Without ``accumulate`` a

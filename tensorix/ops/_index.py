@@ -25,15 +25,31 @@ class Index:
     """A parsed index: ``basic`` (ints, slices, None; ends with Ellipsis so the result is
     always an array view) then ``adv`` (arrays and slices, or None when nothing is left)."""
 
-    __slots__ = ("basic", "adv", "copies", "new_dims")
+    __slots__ = ("basic", "adv", "copies", "new_dims", "tensors", "sources", "masked")
 
-    def __init__(self, basic, adv, copies, new_dims=()):
+    def __init__(self, basic, adv, copies, new_dims=(), tensors=(), sources=()):
         # copies: integer or boolean arrays take part (Python bools too: torch makes them 0-d
         # bool tensors), so the result is gathered, not a view
         self.basic, self.adv, self.copies = basic, adv, copies
         # (position in the basic result, next input dim) for each None: torch gives the new
         # dim the stride size * stride of that input dim (1 past the end), NumPy gives 0
         self.new_dims = new_dims
+        # the index's integer and bool tensors and their positions in ``adv``: the primitive
+        # takes them as arguments and rebinds them (a traced graph reads the new ones rather
+        # than keep the example's arrays); a bool tensor makes the output shape data-dependent
+        self.tensors, self.sources = tensors, sources
+        self.masked = bool(tensors) and any(t._dtype.category == 0 or t._dtype.name == "uint8"
+                                            for t in tensors)
+
+    def rebind(self, tensors, dev):
+        """This index with the arrays of ``tensors`` (standing for ``self.tensors``, same
+        dtypes) at their positions, as :func:`parse` would place them."""
+        if not tensors:
+            return self
+        adv = list(self.adv)
+        for pos, t in zip(self.sources, tensors):
+            adv[pos] = _array_item(t._data, t._dtype.name, "getitem", dev)[1]
+        return Index(self.basic, tuple(adv), self.copies, self.new_dims)
 
     def get(self, data):
         """``data`` indexed: a view unless ``copies`` (integer or boolean arrays)."""
@@ -124,6 +140,8 @@ def _item(item, op, dev):
     if isinstance(item, slice):
         return "slice", _slice(item, op)
     if isinstance(item, Tensor):
+        if item._dtype.category == 1 and item.ndim == 0 and item._dtype.name != "uint8":
+            return "int", item.__index__()  # a select: the trace guards on the value read
         return _array_item(item._data, item._dtype.name, op, dev)
     if isinstance(item, list):
         arr = _from_list(item)
@@ -187,14 +205,18 @@ def parse(index, shape, dev, op="getitem") -> Index:
     """Split ``index`` for a tensor of ``shape`` on ``dev`` into an :class:`Index`."""
     if isinstance(index, Index):
         return index
-    items = [_item(i, op, dev) for i in (index if isinstance(index, tuple) else (index,))]
+    raw = index if isinstance(index, tuple) else (index,)
+    items = [_item(i, op, dev) for i in raw]
     used = sum(_consumed(k, v) for k, v in items)
     if used > len(shape):
         raise IndexError(f"{op}(): too many indices for tensor of dimension {len(shape)}")
     if sum(k == "ellipsis" for k, _ in items) > 1:
         raise IndexError(f"{op}(): an index can only have a single ellipsis ('...')")
-    basic, adv, d, new_dims = [], [], 0, []
-    for kind, value in items:
+    basic, adv, d, new_dims, tensors, sources = [], [], 0, [], [], []
+    for item, (kind, value) in zip(raw, items):
+        if (kind == "array" or kind == "mask") and isinstance(item, Tensor):
+            tensors.append(item)
+            sources.append(len(adv))
         if kind == "ellipsis":
             n = len(shape) - used
             basic += [_FULL] * n
@@ -211,4 +233,5 @@ def parse(index, shape, dev, op="getitem") -> Index:
     while adv and isinstance(adv[-1], slice) and adv[-1] == _FULL:
         adv.pop()
     basic.append(Ellipsis)
-    return Index(tuple(basic), tuple(adv) if adv else None, copies, tuple(new_dims))
+    return Index(tuple(basic), tuple(adv) if adv else None, copies, tuple(new_dims),
+                 tuple(tensors), tuple(sources))

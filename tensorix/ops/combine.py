@@ -10,6 +10,7 @@ from __future__ import annotations
 import itertools
 
 from .. import dtypes as dt
+from ..autograd.function import Function
 from ..tensor import Tensor, _make
 from ._common import check_tensor
 from .creation import as_tensor, ones_like, zeros
@@ -115,12 +116,24 @@ def isin(elements, test_elements, *, assume_unique=False, invert=False) -> Tenso
     if not isinstance(elements, Tensor) and not isinstance(test_elements, Tensor):
         raise TypeError("isin(): at least one of 'elements' and 'test_elements' must be a "
                         "Tensor")
-    like = elements if isinstance(elements, Tensor) else test_elements
-    a = elements._data if isinstance(elements, Tensor) else elements
-    b = test_elements._data if isinstance(test_elements, Tensor) else test_elements
-    xp = like.xp
-    out = xp.isin(xp.asarray(a), xp.asarray(b), assume_unique=assume_unique, invert=invert)
-    return as_tensor(out, dtype=dt.bool, device=like.device)
+    return IsIn.apply(elements, test_elements, bool(assume_unique), bool(invert))
+
+
+class IsIn(Function):
+    """isin's membership mask: a primitive (no gradient, as in torch), so a traced graph
+    recomputes it (as a raw array wrapped outside the dispatcher, a compiled call replayed the
+    example's mask). Either operand may be a Python scalar."""
+
+    _differentiable = False
+
+    @staticmethod
+    def forward(ctx, elements, test_elements, assume_unique, invert):
+        like = elements if isinstance(elements, Tensor) else test_elements
+        a = elements._data if isinstance(elements, Tensor) else elements
+        b = test_elements._data if isinstance(test_elements, Tensor) else test_elements
+        xp = like.xp
+        out = xp.isin(xp.asarray(a), xp.asarray(b), assume_unique=assume_unique, invert=invert)
+        return _make(xp.asarray(out, dtype=bool), dt.bool)
 
 
 def row_stack(tensors) -> Tensor:

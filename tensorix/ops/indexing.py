@@ -508,8 +508,10 @@ class IndexPut(Function):
         return None if args[3] else "move"
 
     @staticmethod
-    def forward(ctx, a, value, index, accumulate, op="index_put"):
-        ctx.index, ctx.accumulate = index, accumulate
+    def forward(ctx, a, value, index, accumulate, op, *tensors):
+        # the index's tensors are arguments (a traced graph feeds the new ones), as GetItem's
+        index = index.rebind(tensors, a.device)
+        ctx.index, ctx.accumulate, ctx.tensors = index, accumulate, tensors
         out = a._data.copy()
         try:
             index.scatter(out, value._data, accumulate)
@@ -523,11 +525,13 @@ class IndexPut(Function):
     @staticmethod
     def backward(ctx, g):
         ga = gv = None
+        tensors = ctx.tensors
         if ctx.needs_input_grad[0]:
-            ga = g if ctx.accumulate else IndexPut.apply(g, g.new_zeros(()), ctx.index, False)
+            ga = g if ctx.accumulate else \
+                IndexPut.apply(g, g.new_zeros(()), ctx.index, False, "index_put", *tensors)
         if ctx.needs_input_grad[1]:
-            gv = GetItem.apply(g, ctx.index)
-        return ga, gv, None, None
+            gv = GetItem.apply(g, ctx.index, *tensors)
+        return (ga, gv) + (None,) * (3 + len(tensors))
 
 
 def index_put_value(input, index, value) -> Tensor:
@@ -535,7 +539,7 @@ def index_put_value(input, index, value) -> Tensor:
     value is cast to ``input``'s dtype and broadcast)."""
     index = parse_index(input, index, "setitem")
     value = lift(value, input.dtype, input, "setitem", "value")
-    return IndexPut.apply(input, value, index, False, "setitem")
+    return IndexPut.apply(input, value, index, False, "setitem", *index.tensors)
 
 
 def index_put(input, indices, values, accumulate=False) -> Tensor:
@@ -556,7 +560,7 @@ def index_put(input, indices, values, accumulate=False) -> Tensor:
                            f"{values._dtype.name} for the source.")
     index = parse_index(input, tuple(slice(None) if i is None else i for i in indices),
                         "index_put")
-    return IndexPut.apply(input, values, index, bool(accumulate))
+    return IndexPut.apply(input, values, index, bool(accumulate), "index_put", *index.tensors)
 
 
 # -- masked ops ------------------------------------------------------------------------------------
@@ -723,11 +727,24 @@ def nonzero_static(input, *, size, fill_value=-1) -> Tensor:
     check_tensor(input, "nonzero_static")
     if not isinstance(size, (int, np.integer)) or size < 0:
         raise RuntimeError("nonzero_static(): 'size' must be an non-negative integer")
-    xp = input.xp
-    found = xp.argwhere(input._data).astype(np.int64)[:size]
-    out = xp.full((int(size), input.ndim), fill_value, dtype=np.int64)
-    out[:found.shape[0]] = found
-    return _make(out)
+    return NonzeroStatic.apply(input, int(size), fill_value)
+
+
+class NonzeroStatic(Function):
+    """nonzero_static's ``(size, ndim)`` positions: a primitive with a fixed output shape, so a
+    traced graph recomputes them (as raw arrays wrapped outside the dispatcher, a compiled call
+    replayed the example's)."""
+
+    _differentiable = False
+
+    @staticmethod
+    def forward(ctx, a, size, fill_value):
+        xp = a.xp
+        found = xp.argwhere(a._data).astype(np.int64)[:size]
+        out = xp.full((size, a._data.ndim), fill_value, dtype=np.int64)
+        out[:found.shape[0]] = found
+        return out
+
 
 TENSOR_METHODS = {
     "gather": gather, "scatter": scatter, "scatter_add": scatter_add,

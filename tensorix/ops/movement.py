@@ -566,12 +566,15 @@ def _strided_view(view, base):
 
 class GetItem(Function):
     """``input[index]`` for a parsed :class:`~._index.Index`: a view for basic indexing, a
-    gathered copy when integer or boolean arrays take part."""
+    gathered copy when integer or boolean arrays take part. The index's tensors are arguments
+    after it (a traced graph feeds the new ones: ``index.rebind``)."""
     _codes = "move"  # storage codes: runs on the codes (autograd/dispatch.py)
 
     @staticmethod
-    def forward(ctx, a, index):
-        ctx.shape, ctx.index = a._data.shape, index
+    def forward(ctx, a, index, *tensors):
+        if tensors:
+            index = index.rebind(tensors, a.device)
+        ctx.shape, ctx.index, ctx.tensors = a._data.shape, index, tensors
         try:
             return index.get(a._data)
         except (IndexError, ValueError) as e:
@@ -579,22 +582,28 @@ class GetItem(Function):
 
     @staticmethod
     def backward(ctx, g):
-        return IndexBackward.apply(g, ctx.shape, ctx.index)
+        return (IndexBackward.apply(g, ctx.shape, ctx.index, *ctx.tensors),) + \
+            (None,) * (1 + len(ctx.tensors))
+
+
+class IndexBool(GetItem):
+    """:class:`GetItem` with a bool tensor in the index: the output shape depends on the data
+    (a graph break in tensorix.fx, as nonzero and unique)."""
 
 
 class IndexBackward(Function):
     """Scatter-add a gradient into zeros of the indexed tensor's shape (duplicates add)."""
 
     @staticmethod
-    def forward(ctx, g, shape, index):
-        ctx.index = index
+    def forward(ctx, g, shape, index, *tensors):
+        ctx.index, ctx.tensors = index, tensors
         out = g.xp.zeros(shape, dtype=g._data.dtype)
-        index.scatter(out, g._data, accumulate=True)
+        index.rebind(tensors, g.device).scatter(out, g._data, accumulate=True)
         return out
 
     @staticmethod
     def backward(ctx, gg):
-        return GetItem.apply(gg, ctx.index)
+        return (GetItem.apply(gg, ctx.index, *ctx.tensors),) + (None,) * (2 + len(ctx.tensors))
 
 
 def parse_index(input, index, op="getitem"):
@@ -612,7 +621,7 @@ def getitem(input, index) -> Tensor:
     """
     check_tensor(input, "getitem")
     index = parse_index(input, index)
-    out = GetItem.apply(input, index)
+    out = (IndexBool if index.masked else GetItem).apply(input, index, *index.tensors)
     if not index.copies:
         _mark_view(out, input)
     return out

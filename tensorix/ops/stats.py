@@ -14,6 +14,7 @@ from collections import namedtuple
 import numpy as np
 
 from .. import dtypes as dt
+from ..autograd.function import Function
 from ..tensor import Tensor, _make
 from ._common import check_tensor, norm_dim
 from .movement import narrow
@@ -78,19 +79,30 @@ def bincount(input, weights=None, minlength=0) -> Tensor:
     if input.ndim != 1 or (data.size and int(data.min()) < 0):
         raise RuntimeError("bincount(): bincount only supports 1-d non-negative integral "
                            "inputs.")
-    xp = input.xp
     out_dtype = dt.int64
-    w = None
     if weights is not None:
         check_tensor(weights, "bincount", "weights")
         if weights.ndim != 1 or weights.shape[0] != data.shape[0]:
             raise RuntimeError("bincount(): weights should be 1-d and have the same length as "
                                "input")
         out_dtype = weights._dtype if weights._dtype.is_floating_point else dt.float64
-        w = weights._data.astype(np.float64)
-    size = max(int(data.max()) + 1 if data.size else 0, int(minlength))
-    counts = xp.bincount(data.astype(np.int64), weights=w, minlength=size)
-    return _make(counts.astype(out_dtype.np, copy=False), out_dtype)
+    return Bincount.apply(input, weights, int(minlength), out_dtype)
+
+
+class Bincount(Function):
+    """bincount's counts (weighted sums): a primitive (no gradient, as in torch) whose output
+    length is the data's maximum + 1, so a trace breaks the graph there (tensorix.fx's
+    DATA_DEPENDENT) rather than keep the example's counts."""
+
+    _differentiable = False
+
+    @staticmethod
+    def forward(ctx, a, weights, minlength, out_dtype):
+        data = a._data
+        w = None if weights is None else weights._data.astype(np.float64)
+        size = max(int(data.max()) + 1 if data.size else 0, minlength)
+        counts = a.xp.bincount(data.astype(np.int64), weights=w, minlength=size)
+        return _make(counts.astype(out_dtype.np, copy=False), out_dtype)
 
 
 def _float_only(input, op):
@@ -111,27 +123,39 @@ def histc(input, bins=100, min=0, max=0) -> Tensor:  # noqa: A002 - torch's name
     _float_only(input, "histc")
     if bins <= 0:
         raise RuntimeError(f"histc(): bins must be > 0, but got {bins} for dimension 0")
-    xp = input.xp
-    data = input._data.reshape(-1)
-    wide = data.dtype if data.dtype.kind == "f" else np.dtype(np.float32)
-    data = data.astype(wide, copy=False)
-    lo, hi = wide.type(min), wide.type(max)
-    if lo == hi and data.size:
-        finite = data[xp.isfinite(data)]
-        if finite.size:
-            lo, hi = wide.type(float(finite.min())), wide.type(float(finite.max()))
-    if lo == hi:
-        lo, hi = lo - 1, hi + 1
-    if not lo < hi:
-        raise RuntimeError("histc(): torch.histc: max must be larger than min")
-    if not (np.isfinite(lo) and np.isfinite(hi)):
-        raise RuntimeError(f"histc(): range of [{lo}, {hi}] is not finite")
-    inside = data[(data >= lo) & (data <= hi)]
-    # the bin as PyTorch's kernel computes it, in the input's precision
-    pos = ((inside - lo) * wide.type(bins) / (hi - lo)).astype(np.int64)
-    pos = xp.minimum(pos, bins - 1)
-    counts = xp.bincount(pos, minlength=bins)[:bins]
-    return _make(counts.astype(input._data.dtype), input._dtype)
+    return Histc.apply(input, int(bins), min, max)
+
+
+class Histc(Function):
+    """histc's counts: a primitive (no gradient, as in torch), so a traced graph recomputes
+    them, and the data's range where ``min == max == 0`` (as raw arrays wrapped outside the
+    dispatcher, a compiled call replayed the example's counts)."""
+
+    _differentiable = False
+
+    @staticmethod
+    def forward(ctx, a, bins, min, max):  # noqa: A002 - torch's names
+        xp = a.xp
+        data = a._data.reshape(-1)
+        wide = data.dtype if data.dtype.kind == "f" else np.dtype(np.float32)
+        data = data.astype(wide, copy=False)
+        lo, hi = wide.type(min), wide.type(max)
+        if lo == hi and data.size:
+            finite = data[xp.isfinite(data)]
+            if finite.size:
+                lo, hi = wide.type(float(finite.min())), wide.type(float(finite.max()))
+        if lo == hi:
+            lo, hi = lo - 1, hi + 1
+        if not lo < hi:
+            raise RuntimeError("histc(): torch.histc: max must be larger than min")
+        if not (np.isfinite(lo) and np.isfinite(hi)):
+            raise RuntimeError(f"histc(): range of [{lo}, {hi}] is not finite")
+        inside = data[(data >= lo) & (data <= hi)]
+        # the bin as PyTorch's kernel computes it, in the input's precision
+        pos = ((inside - lo) * wide.type(bins) / (hi - lo)).astype(np.int64)
+        pos = xp.minimum(pos, bins - 1)
+        counts = xp.bincount(pos, minlength=bins)[:bins]
+        return _make(counts.astype(a._data.dtype), a._dtype)
 
 
 def histogram(input, bins, *, range=None, weight=None, density=False) -> HistogramResult:  # noqa: A002
@@ -142,45 +166,63 @@ def histogram(input, bins, *, range=None, weight=None, density=False) -> Histogr
     Example: ``tensorix.histogram(tensorix.tensor([1., 2., 1.]), 4, range=(0., 3.))``.
     """
     _float_only(input, "histogram")
-    xp = input.xp
-    data = input._data.reshape(-1)
     if isinstance(bins, Tensor):
         if bins.ndim != 1 or bins.numel() < 2:
             raise RuntimeError("histogram(): bins must be a 1-d tensor with at least 2 edges")
-        edges = bins._data.astype(data.dtype)
     else:
         if bins <= 0:
             raise RuntimeError(f"histogram(): bins must be > 0, but got {bins} for dimension 0")
+        bins = int(bins)
         if range is not None:
-            lo, hi = float(range[0]), float(range[1])
-        elif data.size:
-            lo, hi = float(data.min()), float(data.max())
-        else:
-            lo, hi = 0.0, 0.0
-        if lo > hi:
-            raise RuntimeError(f"histogram(): min should not exceed max, but got min {lo} max "
-                               f"{hi}")
-        if lo == hi:
-            lo, hi = lo - 0.5, hi + 0.5
-        edges = xp.linspace(lo, hi, int(bins) + 1).astype(data.dtype)
-    w = None
+            range = float(range[0]), float(range[1])  # noqa: A001
+            if range[0] > range[1]:
+                raise RuntimeError(f"histogram(): min should not exceed max, but got min "
+                                   f"{range[0]} max {range[1]}")
     if weight is not None:
         check_tensor(weight, "histogram", "weight")
         if tuple(weight.shape) != tuple(input.shape):
             raise RuntimeError("histogram(): if weight tensor is provided it should have the "
                                "same shape as the input tensor")
-        w = weight._data.reshape(-1)
-    nbins = edges.shape[0] - 1
-    pos = xp.searchsorted(edges, data, side="right") - 1
-    pos = xp.where(data == edges[-1], nbins - 1, pos)
-    keep = (pos >= 0) & (pos < nbins) & (data >= edges[0]) & (data <= edges[-1])
-    hist = xp.bincount(pos[keep], weights=None if w is None else w[keep].astype(np.float64),
-                       minlength=nbins)[:nbins].astype(np.float64)
-    if density:
-        total = hist.sum()
-        hist = hist / (total * xp.diff(edges.astype(np.float64)))
-    return HistogramResult(_make(hist.astype(data.dtype), input._dtype),
-                           _make(edges, input._dtype))
+    return HistogramResult(*Histogram.apply(input, bins, range, weight, bool(density)))
+
+
+class Histogram(Function):
+    """histogram's (hist, bin_edges): a primitive (no gradient, as in torch) for the reason
+    :class:`Histc` is; ``bins`` is a count or a tensor of edges (a graph input then), the
+    edges of a count span ``range`` or the data's min and max (recomputed per call)."""
+
+    _differentiable = False
+
+    @staticmethod
+    def forward(ctx, a, bins, range, weight, density):  # noqa: A002 - torch's names
+        xp = a.xp
+        data = a._data.reshape(-1)
+        if isinstance(bins, Tensor):
+            edges = bins._data.astype(data.dtype)
+        else:
+            if range is not None:
+                lo, hi = range
+            elif data.size:
+                lo, hi = float(data.min()), float(data.max())
+            else:
+                lo, hi = 0.0, 0.0
+            if lo > hi:
+                raise RuntimeError(f"histogram(): min should not exceed max, but got min {lo} "
+                                   f"max {hi}")
+            if lo == hi:
+                lo, hi = lo - 0.5, hi + 0.5
+            edges = xp.linspace(lo, hi, bins + 1).astype(data.dtype)
+        w = None if weight is None else weight._data.reshape(-1)
+        nbins = edges.shape[0] - 1
+        pos = xp.searchsorted(edges, data, side="right") - 1
+        pos = xp.where(data == edges[-1], nbins - 1, pos)
+        keep = (pos >= 0) & (pos < nbins) & (data >= edges[0]) & (data <= edges[-1])
+        hist = xp.bincount(pos[keep], weights=None if w is None else w[keep].astype(np.float64),
+                           minlength=nbins)[:nbins].astype(np.float64)
+        if density:
+            total = hist.sum()
+            hist = hist / (total * xp.diff(edges.astype(np.float64)))
+        return _make(hist.astype(data.dtype), a._dtype), _make(edges, a._dtype)
 
 
 # -- moments: var and std share one pass for the mean ---------------------------------------

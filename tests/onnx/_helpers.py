@@ -27,16 +27,17 @@ def flat_tensors(value):
     return [value]  # a Python value: export refuses it, by name
 
 
-def registry_case(info):
-    """``(fn, inputs, dtype)`` for an OpInfo's first sample: ``fn(*inputs)`` calls the op with
-    the sample's tensors as graph inputs and its other arguments fixed."""
+def registry_case(info, seed=0):
+    """``(fn, inputs, dtype)`` for an OpInfo's first sample (drawn with ``seed``):
+    ``fn(*inputs)`` calls the op with the sample's tensors as graph inputs and its other
+    arguments fixed."""
     import tensorix as tx
     from tensorix import dtypes as dt
 
     from .._harness import tx_args
 
     dtype = dt.float32 if dt.float32 in info.dtypes else info.dtypes[0]
-    sample = info.samples(np.random.default_rng(0), dtype)[0]
+    sample = info.samples(np.random.default_rng(seed), dtype)[0]
     args, kwargs = tx_args(sample, dtype)
     slots = []  # (container, key) of every tensor, so fn can put graph inputs back
 

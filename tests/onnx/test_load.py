@@ -269,6 +269,15 @@ def test_topk_trilu_shape_range():
     check(one_node("Range", s), s)
 
 
+@pytest.mark.parametrize("x", [np.array([[0.0, 1.5, 0.0], [-2.0, 0.0, 3.0]], np.float32),
+                               np.array([0, 0, 4, 0, 1], np.int64),
+                               np.array([[[True, False]], [[False, True]]]),
+                               np.zeros((2, 3), np.float32)],
+                         ids=["2d", "1d-int", "3d-bool", "none"])
+def test_nonzero(x):
+    check(one_node("NonZero", [x]), [x])
+
+
 def test_graph_with_constant_node_and_dropout():
     x = f32(2, 4)
     nodes = [helper.make_node("Constant", [], ["c"], value_float=2.0),
@@ -322,7 +331,7 @@ def test_handler_table_is_covered():
                            "ReduceMin", "ReduceProd", "ReduceLogSumExp", "ReduceL2",
                            "ReduceL1", "ReduceSumSquare", "ArgMax", "ArgMin", "CumSum", "TopK",
                            "Trilu", "Shape", "ConstantOfShape", "Range", "Constant", "Dropout",
-                           "NegativeLogLikelihoodLoss"}
+                           "NonZero", "NegativeLogLikelihoodLoss"}
     untested = set(HANDLERS) - tested
     assert untested <= {"IsInf", "CastLike", "Size", "BitwiseNot", "BitwiseAnd", "BitwiseOr",
                         "BitwiseXor"}, untested
