@@ -375,10 +375,13 @@ def _pin_blas():
 
 
 # Multiply-adds below which a part of a split GEMM does not repay the hand-off to a pool
-# thread: 2^22 is ~0.1 ms of one core's float32 GEMM. Measured (benchmarks/bench_threads.py,
-# docs/benchmarks.md; the best of 5 rounds at load 8 on 2 cores): split in two, 192^3 (2^22.8)
-# took 1.24x its whole time, a 1024x128x65 GEMM (2^23) 0.76x, 256^3 (2^24) 0.72x.
-_GEMM_MIN_PART = 1 << 22
+# thread: 2^23 is ~0.2 ms of one core's float32 GEMM. Measured on a quiet 2-core machine with
+# the pool threads steered off the caller's CPU (benchmarks/bench_threads.py, docs/benchmarks.md,
+# "fourth session"; split/whole, 10th percentile / median of 41 rounds): 192^3 (2^22.8) 1.21 /
+# 1.47, 1024x128x65 (2^23) 1.14 / 1.23, 256^3 (2^24) 1.00 / 1.08, 128x512x256 (2^24) 0.89 / 0.97,
+# 32x144x6272 (2^24.8) 0.73 / 0.77, 512^3 0.60 / 0.60. (At load 8, unsteered, 2^23 had looked
+# like a gain: 0.76.)
+_GEMM_MIN_PART = 1 << 23
 _BLAS_TYPES = frozenset(np.dtype(t) for t in (np.float32, np.float64, np.complex64,
                                               np.complex128))
 
