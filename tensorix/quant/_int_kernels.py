@@ -203,20 +203,29 @@ def _tile_ir(rows, context, builder, args):
         v = builder.bitcast(builder.shuffle_vector(v, v, ir.Constant(_V8I32, [0] * 8)), _V16I16)
         for h in range(2):
             new.append(builder.add(accs[2 * r + h], builder.call(madd, [v, halves[h]])))
-    nxt = builder.add(i, c(1))
-    i.add_incoming(c(0), entry)
+    for res, p in zip(_close_loop(builder, i, kp, entry, loop, done, accs, init, new), out_ptrs):
+        builder.store(res, p, align=4)
+    return context.get_dummy_value()
+
+
+def _close_loop(builder, i, bound, entry, loop, done, accs, init, new):
+    """Close a tile's loop over K (this kernel's and the VNNI one's): the counter ``i`` and the
+    accumulator phis ``accs`` take their entry values (0, ``init``) and loop-carried ones
+    (``i + 1``, ``new``), the loop repeats while ``i + 1 < bound``, and in ``done`` the final
+    accumulators (``init`` where the loop never ran) are returned as phis, first in the block."""
+    nxt = builder.add(i, ir.Constant(i.type, 1))
+    i.add_incoming(ir.Constant(i.type, 0), entry)
     i.add_incoming(nxt, loop)
     for acc, a0, a1 in zip(accs, init, new):
         acc.add_incoming(a0, entry)
         acc.add_incoming(a1, loop)
-    builder.cbranch(builder.icmp_signed("<", nxt, kp), loop, done)
+    builder.cbranch(builder.icmp_signed("<", nxt, bound), loop, done)
     builder.position_at_end(done)
-    results = [builder.phi(_V8I32) for _ in init]  # phis first in the block, then stores
-    for res, p, a0, a1 in zip(results, out_ptrs, init, new):
+    results = [builder.phi(a0.type) for a0 in init]
+    for res, a0, a1 in zip(results, init, new):
         res.add_incoming(a0, entry)
         res.add_incoming(a1, loop)
-        builder.store(res, p, align=4)
-    return context.get_dummy_value()
+    return results
 
 
 def _tile_rows(rows):

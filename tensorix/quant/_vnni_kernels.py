@@ -32,6 +32,8 @@ from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic
 
+from ._int_kernels import _close_loop
+
 _jit = numba.njit(boundscheck=False, cache=True, nogil=True)
 
 TILE_M, TILE_N = 8, 32  # rows of ``a`` and weight columns per micro-tile: 16 zmm accumulators
@@ -120,18 +122,7 @@ def _tile_ir(rows, context, builder, args):
         v = builder.shuffle_vector(v, v, ir.Constant(_V16I32, [0] * 16))
         for h in range(2):
             new.append(builder.call(dpbusd, [accs[2 * r + h], v, panel[h]]))
-    nxt = builder.add(i, c(1))
-    i.add_incoming(c(0), entry)
-    i.add_incoming(nxt, loop)
-    for acc, a0, a1 in zip(accs, init, new):
-        acc.add_incoming(a0, entry)
-        acc.add_incoming(a1, loop)
-    builder.cbranch(builder.icmp_signed("<", nxt, kq), loop, done)
-    builder.position_at_end(done)
-    results = [builder.phi(_V16I32) for _ in init]  # phis first in the block, then stores
-    for res, a0, a1 in zip(results, init, new):
-        res.add_incoming(a0, entry)
-        res.add_incoming(a1, loop)
+    results = _close_loop(builder, i, kq, entry, loop, done, accs, init, new)
     with builder.if_else(builder.icmp_signed("==", mode, c(0))) as (as_int, as_float):
         with as_int:
             for res, p in zip(results, out_ptrs):
