@@ -38,6 +38,8 @@ def memory_reserved(device=None) -> int:
 
 def max_memory_allocated(device=None) -> int:
     """The most bytes live arrays held at once since start or ``reset_peak_memory_stats``."""
+    if not backend.cuda_available():
+        return 0  # as memory_allocated (a stand-in's peak outlives the stand-in otherwise)
     return max(backend._peak[0], memory_allocated(device))
 
 
