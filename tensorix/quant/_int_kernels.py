@@ -162,15 +162,10 @@ def _tile_codegen(rows):
     return lambda context, builder, signature, args: _tile_ir(rows, context, builder, args)
 
 
-def _tile_ir(rows, context, builder, args):
-    # acc[r, 0:16] += sum_kp a_pairs[r, kp] . b_panel[kp] for ``rows`` (1-4) rows: per k-pair
-    # one 32-byte panel load (sign-extended to 16 x int16 twice), and per row one broadcast
-    # int16 pair and two vpmaddwd (8 columns each); the accumulators start from and end in
-    # ``out``
-    a_ptr, a_stride, b_ptr, o_ptr, o_stride, kp = args
-    i64 = a_ptr.type
-    madd = builder.module.declare_intrinsic(
-        "llvm.x86.avx2.pmadd.wd", fnty=ir.FunctionType(_V8I32, [_V16I16, _V16I16]))
+def _addressing(builder, i64):
+    """The two IR helpers of the int8 tiles (this one and the VNNI one): ``at(base, ty,
+    *offsets)``, a ``ty*`` at the integer address ``base + sum(offsets)``, and ``c(v)``, an
+    ``i64`` constant."""
 
     def at(base, ty, *offsets):
         addr = base
@@ -180,6 +175,20 @@ def _tile_ir(rows, context, builder, args):
 
     def c(v):
         return ir.Constant(i64, v)
+
+    return at, c
+
+
+def _tile_ir(rows, context, builder, args):
+    # acc[r, 0:16] += sum_kp a_pairs[r, kp] . b_panel[kp] for ``rows`` (1-4) rows: per k-pair
+    # one 32-byte panel load (sign-extended to 16 x int16 twice), and per row one broadcast
+    # int16 pair and two vpmaddwd (8 columns each); the accumulators start from and end in
+    # ``out``
+    a_ptr, a_stride, b_ptr, o_ptr, o_stride, kp = args
+    i64 = a_ptr.type
+    madd = builder.module.declare_intrinsic(
+        "llvm.x86.avx2.pmadd.wd", fnty=ir.FunctionType(_V8I32, [_V16I16, _V16I16]))
+    at, c = _addressing(builder, i64)
 
     out_ptrs = [at(o_ptr, _V8I32, builder.mul(o_stride, c(r)), c(32 * h))
                 for r in range(rows) for h in range(2)]

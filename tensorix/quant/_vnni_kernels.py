@@ -32,7 +32,7 @@ from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic
 
-from ._int_kernels import _close_loop
+from ._int_kernels import _addressing, _close_loop
 
 _jit = numba.njit(boundscheck=False, cache=True, nogil=True)
 
@@ -91,15 +91,7 @@ def _tile_ir(rows, context, builder, args):
     i64 = a_ptr.type
     dpbusd = builder.module.declare_intrinsic(
         "llvm.x86.avx512.vpdpbusd.512", fnty=ir.FunctionType(_V16I32, [_V16I32] * 3))
-
-    def at(base, ty, *offsets):
-        addr = base
-        for off in offsets:
-            addr = builder.add(addr, off)
-        return builder.inttoptr(addr, ty.as_pointer())
-
-    def c(v):
-        return ir.Constant(i64, v)
+    at, c = _addressing(builder, i64)
 
     init = [builder.load(at(i_ptr, _V16I32, builder.mul(i_stride, c(r)), c(64 * h)), align=4)
             for r in range(rows) for h in range(2)]
