@@ -115,7 +115,8 @@ def ddp_overlap(tx, dist, t_f, layers, numel, repeat, interval=None):
     buckets = [list(b.params) for b in model._buckets]
     assert len(buckets) == layers, f"expected one DDP bucket per layer, got {len(buckets)}"
     progress = _c10d._state.progress
-    assert progress is not None, "expected the mpi backend to run a progress thread"
+    assert progress is not None and progress.threaded, \
+        "expected the mpi backend to run a progress thread"
     if interval is not None:
         progress.interval = interval
 

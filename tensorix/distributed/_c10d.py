@@ -285,8 +285,8 @@ def init_process_group(backend="mpi", init_method=None, timeout=DEFAULT_TIMEOUT,
                            os.environ.get("TORCH_DISTRIBUTED_DEBUG", "OFF"))
     _state.debug = DebugLevel[level.upper()] if level.upper() in DebugLevel.__members__ \
         else DebugLevel.OFF
-    if getattr(comm, "progress", False):
-        _state.progress = _progress.start()
+    if hasattr(comm, "progress"):  # the mpi backend (threaded when MPI allows it)
+        _state.progress = _progress.start(threaded=comm.progress)
     _install_excepthook(comm)
 
 
@@ -475,7 +475,7 @@ def _run(group, what, start, staged, async_op, check=(), result=None):
     requests, finish = start()
     work = Work(group, requests, [finish] + [s.back for s in staged], what, result)
     if async_op:
-        if _state.progress is not None and getattr(group.comm, "progress", False):
+        if _state.progress is not None and hasattr(group.comm, "progress"):
             work._progress = _state.progress
             _state.progress.add(work)
         return work

@@ -12,8 +12,9 @@ Threads and MPI: with ``MPI_THREAD_MULTIPLE`` (what mpi4py asks for by default, 
 Open MPI and MPICH wheels provide) MPI may be called from this thread and the main one at
 once; with ``MPI_THREAD_SERIALIZED`` every MPI call of the backend takes one lock
 (``_mpi.serialized``), so the thread's tests never overlap another call; below that (FUNNELED,
-SINGLE: MPI from the main thread only) there is no thread, and progress happens inside the
-main thread's MPI calls as before. A ``Work``'s own lock keeps two threads from testing the
+SINGLE: MPI from the main thread only) there is no thread: progress happens inside the
+main thread's MPI calls as before, and the pending Works are only listed, so that the exit can
+complete them on the main thread. A ``Work``'s own lock keeps two threads from testing the
 same request (erroneous in MPI); the results (copies back into tensors, AVG's division) are
 applied on the thread that waits, never on this one.
 
@@ -47,8 +48,11 @@ EXIT_DRAIN_SECONDS = 10.0
 class ProgressThread:
     """Tests the requests of registered Works until each completes (see the module doc)."""
 
-    def __init__(self, interval: float = DEFAULT_INTERVAL):
+    def __init__(self, interval: float = DEFAULT_INTERVAL, threaded: bool = True):
         self.interval = interval
+        # why a threadless form: below MPI_THREAD_SERIALIZED no thread may call MPI, yet a
+        # Work nobody waited for must still complete before MPI_Finalize (drain does it)
+        self.threaded = threaded
         self._pending: list = []
         self._cond = threading.Condition()
         self._thread = None
@@ -61,7 +65,7 @@ class ProgressThread:
         """Start the thread (idle until a Work is added). Done once, up front: starting it
         inside a training step would put its allocations into that step's memory counts."""
         with self._cond:
-            if self._thread is None and not self._stopping:
+            if self.threaded and self._thread is None and not self._stopping:
                 self._thread = threading.Thread(target=self._run, name="tensorix-mpi-progress",
                                                 daemon=True)
                 self._thread.start()
@@ -71,6 +75,8 @@ class ProgressThread:
         with self._cond:
             if self._stopping:
                 return
+            if not self.threaded:  # why: nobody else prunes the list of a threadless one
+                self._pending = [w for w in self._pending if not w._progress_done()]
             self._pending.append(work)
             self.added += 1
             self._cond.notify_all()  # all: a drain() may wait on the same condition
@@ -127,6 +133,15 @@ class ProgressThread:
         """Wait up to ``seconds`` for the pending Works to complete (the thread keeps testing
         them); True when none is left."""
         deadline = time.monotonic() + seconds
+        if not self.threaded:  # the caller's thread tests them (at exit: the main thread)
+            while self.pending() and time.monotonic() < deadline:
+                with self._cond:
+                    works = list(self._pending)
+                self._test_all(works)
+                with self._cond:
+                    self._pending = [w for w in self._pending if not w._progress_done()]
+                time.sleep(self.interval)
+            return not self.pending()
         with self._cond:
             while self._pending and self._thread is not None and not self._stopping:
                 left = deadline - time.monotonic()
@@ -154,10 +169,11 @@ class ProgressThread:
 _active: list = []  # the running ProgressThread, if any (at most one per process)
 
 
-def start(interval: float = DEFAULT_INTERVAL) -> ProgressThread:
-    """The process's progress thread (made on first use; stopped at exit)."""
+def start(interval: float = DEFAULT_INTERVAL, threaded: bool = True) -> ProgressThread:
+    """The process's progress thread (made on first use; stopped at exit); ``threaded=False``
+    only lists the pending Works, for the exit to complete."""
     if not _active:
-        _active.append(ProgressThread(interval))
+        _active.append(ProgressThread(interval, threaded))
         _active[0].launch()
     return _active[0]
 

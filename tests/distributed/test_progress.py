@@ -34,7 +34,7 @@ def test_progress_thread(mpirun, n, level):
         assert r["allreduce_ok"] and r["p2p_ok"]
         if rank % 2:
             assert r["sender"] == rank - 1
-        assert (r["ddp_works"] > 0) is threaded
+        assert r["ddp_works"] > 0  # listed for the exit with no thread as well
         for k, v in want.items():
             np.testing.assert_allclose(r["weights"][k], v, rtol=1e-12, atol=1e-12, err_msg=k)
 

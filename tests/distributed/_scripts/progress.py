@@ -34,8 +34,8 @@ def main():
     dist.init_process_group("mpi")
     rank, world = dist.get_rank(), dist.get_world_size()
     progress = _c10d._state.progress
-    out = {"level": _mpi.thread_level(), "thread": progress is not None}
-    threaded = progress is not None
+    threaded = progress.threaded  # FUNNELED: Works listed for the exit, tested by no thread
+    out = {"level": _mpi.thread_level(), "thread": threaded}
 
     # an all-reduce of 2 MB: several rounds of MPI's algorithm, each needing progress
     t = tx.full((2**18,), float(rank + 1), dtype=tx.float64)
@@ -56,12 +56,13 @@ def main():
 
     model = ddp_script.build(rank, tx.float64)
     ddp = DistributedDataParallel(model, bucket_cap_mb=2e-5, find_unused_parameters=True)
-    added = progress.added if threaded else 0
+    added = progress.added
     ddp_script.train(ddp, tx.float64, rank, world, ddp)
-    out["ddp_works"] = progress.added - added if threaded else 0  # buckets given the thread
+    out["ddp_works"] = progress.added - added  # buckets registered with the progress list
     out["weights"] = {k: v.numpy() for k, v in model.state_dict().items()}
     report(rank, out)
-    # exit with a collective started and never waited for: the exit drains it
+    # exit with a collective started and never waited for: the exit drains it (with no
+    # thread, FUNNELED, too: Open MPI's finalize then freed its buffers twice, now and then)
     dist.all_reduce(tx.ones(2**18), async_op=True)
 
 
