@@ -67,10 +67,14 @@ class Sharded(IterableDataset):
 
 def _no_children():
     """Every worker is gone and reaped (multiprocessing.active_children joins the dead)."""
-    deadline = time.monotonic() + 10
+    # why 30 s: a worker's exit took over 10 s once in a full run beside other jobs (load 8+)
+    deadline = time.monotonic() + 30
     while multiprocessing.active_children() and time.monotonic() < deadline:
         time.sleep(0.05)
-    return not multiprocessing.active_children()
+    left = multiprocessing.active_children()
+    if left:  # name them: which test's worker outlived it is the clue to a leak
+        print("children left:", [(p.name, p.pid, p.exitcode) for p in left])
+    return not left
 
 
 def _pid_gone(pid):

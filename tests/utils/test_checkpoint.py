@@ -93,15 +93,28 @@ def test_checkpoint_lowers_peak_memory():
     m = nn.Sequential(*[nn.Sequential(nn.Linear(256, 256), nn.GELU()) for _ in range(12)])
     x = tx.randn(128, 256, requires_grad=True)
 
-    def peak(segments):
+    def measure(segments):
         with tx.memory.track() as mem:
+            base = tx.memory.memory_allocated()
             y = checkpoint_sequential(m, segments, x, use_reentrant=False) if segments else m(x)
+            held = tx.memory.memory_allocated() - base  # what forward keeps for backward
             y.sum().backward()
-        return mem.peak
+        return held, mem.peak
 
-    plain, four = peak(0), peak(4)
-    # 12 layers keep 24 activations of 128 KiB; four segments keep about a third of them
-    assert four < 0.75 * plain, (plain, four)
+    # why one thread: tracemalloc counts every thread's temporaries, and kernels split over the
+    # pool hold one set per part at once, more or fewer with the machine's load
+    threads = tx.get_num_threads()
+    tx.set_num_threads(1)
+    try:
+        measure(0), measure(4)  # a first call's one-time allocations (tables, caches) go here
+        (plain_held, plain), (four_held, four) = measure(0), measure(4)
+    finally:
+        tx.set_num_threads(threads)
+    # 12 layers keep 24 activations of 128 KiB; with four segments forward keeps the inputs of
+    # the first three and the last segment's 6 activations (torch runs the last one plainly):
+    # 9/24 = 0.375 (measured 0.38); backward recomputes one segment at a time (peak 0.45x)
+    assert four_held < 0.45 * plain_held, (plain_held, four_held)
+    assert four < 0.6 * plain, (plain, four)
 
 
 @pytest.mark.parametrize("second, match", [
