@@ -135,7 +135,7 @@ def test_a_kernel_the_model_decided_loads_numba_in_the_background(monkeypatch, t
     tune.wait()
     np.testing.assert_allclose(_np(again(x)), _np(fn(x)), rtol=1e-5)
     assert _entry(again).graph.kernel_kinds() == ["numba"]
-    assert len(model.runs[tune.cost_key(plan)]["numba"]) == 1  # decided by the model, not re-measured
+    assert len(model.runs[tune.cost_key(plan)]["numba"]) == 1  # by the model, not measured
 
 
 @pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="needs os.fork")
