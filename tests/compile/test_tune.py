@@ -71,6 +71,40 @@ def test_the_parent_loads_what_the_child_compiled_from_numbas_cache(monkeypatch,
     assert sum(dispatcher.stats.cache_misses.values()) == 0
 
 
+def test_a_row_kernel_with_a_max_and_a_min_loads_from_numbas_cache(monkeypatch, tmp_path):
+    """The max/min helper is one function taking the kind as an argument (not a closure per
+    kind, which numba cannot cache): the row kernel the child compiled is a disk-cache hit
+    in the parent, and computes both extremes."""
+    pytest.importorskip("numba")
+    from tensorix._compile import kernels, tune
+
+    monkeypatch.setenv("TENSORIX_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(tune, "_model", [tune.CostModel(tmp_path / "tuning.json")])
+    c = 1.0 + (uuid.uuid4().int % 10**6) / 10**7  # a kernel of its own
+
+    def fn(x):
+        y = x * c
+        return (y - y.amax(-1, keepdim=True)).exp() + (y - y.amin(-1, keepdim=True))
+
+    cf = tx.compile(fn, options={"tier_up": 1})
+    x = tx.randn(8, 37)
+    cf(x)
+    tune.wait()
+    np.testing.assert_allclose(_np(cf(x)), _np(fn(x)), rtol=1e-5, atol=1e-5)
+    (key,) = tune._model[0].runs
+    src = kernels.numba_file(_entry_plan(cf))[0].read_text()
+    assert "_rowext(" in src and ", inner, True)" in src and ", inner, False)" in src
+    dispatcher = kernels._loaded[(key.split("-")[0], "numba")]
+    assert sum(dispatcher.stats.cache_hits.values()) == 1
+    assert sum(dispatcher.stats.cache_misses.values()) == 0
+
+
+def _entry_plan(cf):
+    (entry,) = cf.entries.values()
+    (plan,) = entry.graph.plans
+    return plan
+
+
 def test_argument_types_are_what_numba_typeof_says():
     numba = pytest.importorskip("numba")
     from tensorix._compile import _precompile, kernels
