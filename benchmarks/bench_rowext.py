@@ -23,7 +23,7 @@ import time
 HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-_OLD = '''
+_OLD_MAX = '''
 
 @numba.njit(cache=True, error_model="numpy")
 def _rowmax(w, n):
@@ -47,29 +47,9 @@ def _rowmax(w, n):
     m0 = m2 if m2 > m0 else m0
     return m0 if nan == 0 else (m0 - m0) / (m0 - m0)
 
-
-@numba.njit(cache=True, error_model="numpy")
-def _rowmin(w, n):
-    m0 = m1 = m2 = m3 = w[0]
-    nan = 0
-    i = 0
-    while i + 4 <= n:
-        a0, a1, a2, a3 = w[i], w[i + 1], w[i + 2], w[i + 3]
-        m0 = a0 if a0 < m0 else m0
-        m1 = a1 if a1 < m1 else m1
-        m2 = a2 if a2 < m2 else m2
-        m3 = a3 if a3 < m3 else m3
-        nan += (a0 != a0) + (a1 != a1) + (a2 != a2) + (a3 != a3)
-        i += 4
-    while i < n:
-        m0 = w[i] if w[i] < m0 else m0
-        nan += w[i] != w[i]
-        i += 1
-    m0 = m1 if m1 < m0 else m0
-    m2 = m3 if m3 < m2 else m2
-    m0 = m2 if m2 < m0 else m0
-    return m0 if nan == 0 else (m0 - m0) / (m0 - m0)
 '''
+# the twin: the same text with the compares the other way
+_OLD = _OLD_MAX + _OLD_MAX.replace("_rowmax", "_rowmin").replace(" > ", " < ")
 
 
 def _plan(kind, shape, dtype):

@@ -513,12 +513,18 @@ def run_prepare(plan: KernelPlan, arrays, xp):
     return out
 
 
-def allocate(plan: KernelPlan, xp):
-    """Output buffers in signature order: full outputs (outer, inner) and row outputs
-    (outer, 1) in their dtypes, then every reduction in float64 (zeroed)."""
+def output_buffers(plan: KernelPlan, xp) -> list:
+    """The full outputs (outer, inner) and row outputs (outer, 1), in their dtypes."""
     outs = [xp.empty((plan.outer, plan.inner), dtype=n.meta["dtype"].np)
             for n in plan.full_outputs]
-    outs += [xp.empty((plan.outer, 1), dtype=n.meta["dtype"].np) for n in plan.row_outputs]
+    return outs + [xp.empty((plan.outer, 1), dtype=n.meta["dtype"].np)
+                   for n in plan.row_outputs]
+
+
+def allocate(plan: KernelPlan, xp):
+    """Output buffers in signature order: :func:`output_buffers`, then every reduction in
+    float64 (zeroed)."""
+    outs = output_buffers(plan, xp)
     sums = [xp.zeros(plan.outer if side == "inner" else plan.inner, dtype=np.float64)
             for _, _, _, side, _ in plan.reductions]
     return outs, sums

@@ -29,8 +29,8 @@ from ..fx.graph_module import symbolic_trace
 from ..nn.functional._core import linear
 from ..nn.functional._norm import _stats
 from ..ops.creation import zeros
-from . import kernels
 from .exprs import fusable
+from .kernels import row_kernels_on
 
 __all__ = ["decompose", "DECOMPOSITIONS"]
 
@@ -86,19 +86,11 @@ def _applies(node):
             bool(node.users) and all(fusable(u) for u in node.users)
     if meta.get("dtype") is None or meta["dtype"].name not in ("float32", "float64"):
         return False
-    if not _row_kernels_on(meta.get("device")):
+    if not row_kernels_on(meta.get("device")):
         return False
     if name in ("Softmax", "LogSoftmax"):
         return node.args[1] == len(meta["shape"]) - 1  # over the last dim: one row each
     return all(type(a) is not list for a in node.args)
-
-
-def _row_kernels_on(device) -> bool:
-    """Whether the compiler writes row kernels for ``device``: the CPU's (numba, NumPy), a
-    GPU's where CUDA C runs (tensorix._compile.cuda_rows). On the CuPy stand-in the eager
-    primitives stay whole (their xp paths are its fastest form)."""
-    kind = getattr(device, "type", None)
-    return kind == "cpu" or (kind == "cuda" and kernels.backend.cuda_kernels_available())
 
 
 # primitive name -> node -> (function of the node's tensor inputs, those input nodes)

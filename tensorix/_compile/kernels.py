@@ -26,11 +26,12 @@ from .codegen import (
     cuda_source,
     numba_source,
     numpy_source,
+    output_buffers,
     run_prepare,
 )
 
 __all__ = ["numba_available", "numba_loaded", "build", "DEFAULT_CHUNK", "load_numba",
-           "run_arguments", "numba_file", "argument_types"]
+           "run_arguments", "numba_file", "argument_types", "row_kernels_on"]
 
 DEFAULT_CHUNK = 1 << 14  # elements per block of the NumPy form (autotuned per kernel)
 _loaded: dict = {}  # (key, dialect) -> kernel function, for this process
@@ -101,6 +102,15 @@ def _finish(plan, outs, sums, xp):
     result += [s.astype(r.meta["dtype"].np).reshape(r.meta["shape"])
                for s, (r, *_) in zip(sums, plan.reductions) if r in plan.group.outputs]
     return result
+
+
+def row_kernels_on(device) -> bool:
+    """Whether the fused row kernels run as code of their own on ``device``: the CPU's
+    (numba, NumPy), a GPU's where CUDA C runs (cuda_rows.py); not on the CuPy stand-in,
+    where they would be their NumPy form through its ``xp``. The decomposition of layer norm
+    and softmax into them asks this (decompose.py)."""
+    kind = getattr(device, "type", None)
+    return kind == "cpu" or (kind == "cuda" and backend.cuda_kernels_available())
 
 
 def build(plan: KernelPlan, device, prefer: str = "auto", chunk: int | None = None):
@@ -209,9 +219,7 @@ def _build_cuda_rows(plan, xp):
 
     def run(arrays):
         ins = [xp.ascontiguousarray(a) for a in run_prepare(plan, arrays, xp)]
-        outs = [xp.empty((plan.outer, plan.inner), dtype=n.meta["dtype"].np)
-                for n in plan.full_outputs]
-        outs += [xp.empty((plan.outer, 1), dtype=n.meta["dtype"].np) for n in plan.row_outputs]
+        outs = output_buffers(plan, xp)
         bufs = cuda_rows.reduction_buffers(plan, xp)
         if plan.outer:
             kernel((blocks,), (threads,), (*ins, *outs, *bufs, *sizes))

@@ -17,13 +17,9 @@ import tensorix as tx
 import tensorix.nn.functional as F
 from tensorix import backend
 from tensorix._compile import cuda_rows, kernels
-from tensorix._compile.codegen import KernelPlan
-from tensorix._compile.decompose import decompose
-from tensorix._compile.fusion import partition
-from tensorix.fx import symbolic_trace
-from tensorix.fx.passes import optimize
 
 from ._host_cuda import HostCuda
+from .test_row_kernels import _plan
 
 TOL = {tx.float64: dict(rtol=1e-11, atol=1e-12), tx.float32: dict(rtol=3e-5, atol=3e-6)}
 
@@ -137,14 +133,6 @@ def test_row_kernel_sources_compile_for_sm90_without_warnings(tmp_path):
     assert (tmp_path / "rows.ptx").read_text().count(".entry") == len(sources)
 
 
-def _plan(fn, *xs):
-    gm = symbolic_trace(fn, *xs)
-    decompose(gm.graph)
-    optimize(gm.graph)
-    (group,) = [g for g in partition(gm.graph) if g.reductions]
-    return KernelPlan(group)
-
-
 def test_the_source_has_a_loop_and_a_block_reduction_per_pass():
     plan = _plan(lambda x: F.layer_norm(x, (8,)), tx.randn(4, 8, dtype=tx.float64))
     src = cuda_rows.cuda_row_source(plan)
@@ -178,3 +166,28 @@ def test_column_sums_are_written_for_the_caller_and_extremes_start_at_infinity()
     assert "double acc0 = -tx_row_inf();" in kernel and "tx_row_reduce(acc0, 1, tx_sh)" in kernel
     assert cuda_rows.launch_shape(_plan(lambda x: x.softmax(-1), tx.randn(3, 1100))) == \
         (3, 512)
+
+
+def test_layer_norm_is_decomposed_on_a_device_that_runs_row_kernels(monkeypatch):
+    """Where CUDA C runs, layer norm becomes a row kernel (fused with its neighbours); on the
+    stand-in, which would run it as NumPy through its xp, the eager primitive stays whole."""
+    if backend.cuda_available():
+        pytest.skip("a real GPU runs CUDA C")
+
+    def fn(x):
+        return F.layer_norm(x, (16,)) * 2.0
+
+    x = tx.randn(4, 16)
+    with backend.fake_cuda():
+        assert kernels.row_kernels_on(tx.device("cpu"))
+        assert not kernels.row_kernels_on(tx.device("cuda"))
+        cf = tx.compile(fn, options={"tier_up": 0})
+        cf(x.to("cuda"))
+        assert "LayerNorm" in str(_entry(cf).graph.graph.code)
+        monkeypatch.setattr(kernels, "backend", HostCuda(backend))
+        assert kernels.row_kernels_on(tx.device("cuda"))
+        cf = tx.compile(fn, options={"tier_up": 0})
+        np.testing.assert_allclose(_np(cf(x.to("cuda"))), _np(fn(x)), rtol=2e-6, atol=2e-6)
+        entry = _entry(cf)
+        assert "LayerNorm" not in str(entry.graph.graph.code)
+        assert entry.graph.kernel_kinds() == ["cuda"]
