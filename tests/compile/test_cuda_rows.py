@@ -191,3 +191,29 @@ def test_layer_norm_is_decomposed_on_a_device_that_runs_row_kernels(monkeypatch)
         entry = _entry(cf)
         assert "LayerNorm" not in str(entry.graph.graph.code)
         assert entry.graph.kernel_kinds() == ["cuda"]
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("dtype", [tx.float32, tx.float64], ids=["f32", "f64"])
+def test_edge_rows_on_cuda_match_eager(host_cuda, dtype):
+    """NaN wins the max and the min, a fully masked row (-inf everywhere) is NaN, +inf and
+    huge logits: as eager, through the block reductions."""
+    rows = np.array([[1.0, np.nan, 2.0, 0.0, -1.0],
+                     [-np.inf] * 5,
+                     [0.0, np.inf, 1.0, 2.0, 3.0],
+                     [88.0, 87.5, -104.5, -87.5, 0.0],
+                     [-1e4, 3.0, -np.inf, 2.5, 1e-3]])
+    x = tx.tensor(np.tile(rows, (3, 7)), dtype=dtype)  # 35 columns: two warps
+
+    def fn(x):
+        return tx.cat([x.softmax(-1), x.log_softmax(-1), x - x.amin(-1, keepdim=True)])
+
+    cf = tx.compile(fn, options={"tier_up": 0})
+    with np.errstate(all="ignore"):
+        want = fn(x).numpy()
+    got = _np(cf(x.to("cuda")))
+    kinds = [k for k, p in zip(_entry(cf).graph.kernel_kinds(), _entry(cf).graph.plans)
+             if p.phased]
+    assert kinds and set(kinds) == {"cuda"}
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    np.testing.assert_allclose(got, want, rtol=TOL[dtype]["rtol"], atol=1e-30)
