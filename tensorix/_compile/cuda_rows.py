@@ -68,7 +68,8 @@ def _check(plan):
     for _, _, kind, side, readable in plan.reductions:
         if side != "inner" and (kind != "sum" or readable):
             raise NotImplementedError(f"cuda_row_source: {plan.key} has a {kind} over the "
-                                      "leading dims that its own members read")
+                                      "leading dims (a block sees one row: only a column "
+                                      "sum that no member reads is finished by the caller)")
     for name in plan.in_dtypes:
         if name not in _CTYPE:
             raise NotImplementedError(f"cuda_row_source: {plan.key} reads a {name} input")
