@@ -8,7 +8,8 @@
   row blocks of ``chunk`` rows, so temporaries stay in cache; ``chunk`` is autotuned
   (tensorix._compile.tune).
 * **CUDA**: a ``cupy.ElementwiseKernel`` (in_params, out_params, operation) whose operation is
-  the group in C; CuPy broadcasts the inputs. Sums run after it with ``xp.sum``.
+  the group in C; CuPy broadcasts the inputs. Sums run after it with ``xp.sum``. A row kernel
+  (members read the group's reductions) is a RawKernel instead: tensorix._compile.cuda_rows.
 
 The ``(outer, inner)`` view: the group's shape splits at dim ``k`` so that each input is
 *full* (the whole shape), a *row* (broadcast over the leading dims), a *col* (broadcast over
@@ -156,7 +157,7 @@ class KernelPlan:
             roots[level[r.args[0]]].append(r.args[0])
         members = {n for _, n in full}
         needed = {p: set() for p in roots}
-        # a max/min runs over the stored row after its pass (_rowmax: independent maxima;
+        # a max/min runs over the stored row after its pass (_rowext: independent maxima;
         # one running maximum is a chain of dependent compares, ~5 cycles an element)
         stash = {r.args[0] for r, _, kind, _, _ in self.reductions
                  if kind != "sum" and r.args[0] in members}
@@ -242,51 +243,35 @@ def _tanh32(x):
     return _rational(c, _TP, _TQ) if c == x else sat
 
 
-@numba.njit(cache=True, error_model="numpy")
-def _rowmax(w, n):
-    # four independent running maxima (one is a chain of dependent compares); NaN wins, as
-    # in NumPy's max
+@numba.njit(cache=True, inline="always", error_model="numpy")
+def _beats(a, m, is_max):
+    return a > m if is_max else a < m
+
+
+@numba.njit(cache=True, inline="always", error_model="numpy")
+def _rowext(w, n, is_max):
+    # the max (is_max) or min of w[:n]: four independent running extremes (one is a chain of
+    # dependent compares); NaN wins, as in NumPy. is_max is a literal at every call and the
+    # body is inlined there, so the other compare folds away (one function, cached with the
+    # kernel: a closure per kind would not be)
     m0 = m1 = m2 = m3 = w[0]
     nan = 0
     i = 0
     while i + 4 <= n:
         a0, a1, a2, a3 = w[i], w[i + 1], w[i + 2], w[i + 3]
-        m0 = a0 if a0 > m0 else m0
-        m1 = a1 if a1 > m1 else m1
-        m2 = a2 if a2 > m2 else m2
-        m3 = a3 if a3 > m3 else m3
+        m0 = a0 if _beats(a0, m0, is_max) else m0
+        m1 = a1 if _beats(a1, m1, is_max) else m1
+        m2 = a2 if _beats(a2, m2, is_max) else m2
+        m3 = a3 if _beats(a3, m3, is_max) else m3
         nan += (a0 != a0) + (a1 != a1) + (a2 != a2) + (a3 != a3)
         i += 4
     while i < n:
-        m0 = w[i] if w[i] > m0 else m0
+        m0 = w[i] if _beats(w[i], m0, is_max) else m0
         nan += w[i] != w[i]
         i += 1
-    m0 = m1 if m1 > m0 else m0
-    m2 = m3 if m3 > m2 else m2
-    m0 = m2 if m2 > m0 else m0
-    return m0 if nan == 0 else (m0 - m0) / (m0 - m0)  # NaN in w's dtype
-
-
-@numba.njit(cache=True, error_model="numpy")
-def _rowmin(w, n):
-    m0 = m1 = m2 = m3 = w[0]
-    nan = 0
-    i = 0
-    while i + 4 <= n:
-        a0, a1, a2, a3 = w[i], w[i + 1], w[i + 2], w[i + 3]
-        m0 = a0 if a0 < m0 else m0
-        m1 = a1 if a1 < m1 else m1
-        m2 = a2 if a2 < m2 else m2
-        m3 = a3 if a3 < m3 else m3
-        nan += (a0 != a0) + (a1 != a1) + (a2 != a2) + (a3 != a3)
-        i += 4
-    while i < n:
-        m0 = w[i] if w[i] < m0 else m0
-        nan += w[i] != w[i]
-        i += 1
-    m0 = m1 if m1 < m0 else m0
-    m2 = m3 if m3 < m2 else m2
-    m0 = m2 if m2 < m0 else m0
+    m0 = m1 if _beats(m1, m0, is_max) else m0
+    m2 = m3 if _beats(m3, m2, is_max) else m2
+    m0 = m2 if _beats(m2, m0, is_max) else m0
     return m0 if nan == 0 else (m0 - m0) / (m0 - m0)  # NaN in w's dtype
 
 
@@ -384,7 +369,7 @@ class _NumbaWriter:
                     src = self.plan.names[n.args[0]]
                     row = f"w_{src}" if src.startswith("t") else \
                         f"x{src[1:]}[a]"
-                    self.emit(2, f"{var} = _row{kind}({row}, inner)")
+                    self.emit(2, f"{var} = _rowext({row}, inner, {kind == 'max'})")
                     self.emit(2, f"acc{j} = {var}")
                 self.emit(2, f"r{j}[a] = acc{j}")
 
@@ -494,7 +479,7 @@ def cuda_source(plan: KernelPlan) -> dict:
     """The group as ``cupy.ElementwiseKernel(in_params, out_params, operation, name)``
     arguments; the sums' operands are extra outputs (``s<j>``), summed by the caller.
     A phased plan (members read a reduction: a row kernel) is not one elementwise kernel:
-    NotImplementedError (the GPU runs its NumPy form through CuPy)."""
+    NotImplementedError (tensorix._compile.cuda_rows writes it as a RawKernel)."""
     if plan.phased:
         raise NotImplementedError(f"cuda_source: {plan.key} reads its own reductions (a row "
                                   "kernel); only elementwise groups with trailing sums are "
@@ -528,12 +513,18 @@ def run_prepare(plan: KernelPlan, arrays, xp):
     return out
 
 
-def allocate(plan: KernelPlan, xp):
-    """Output buffers in signature order: full outputs (outer, inner) and row outputs
-    (outer, 1) in their dtypes, then every reduction in float64 (zeroed)."""
+def output_buffers(plan: KernelPlan, xp) -> list:
+    """The full outputs (outer, inner) and row outputs (outer, 1), in their dtypes."""
     outs = [xp.empty((plan.outer, plan.inner), dtype=n.meta["dtype"].np)
             for n in plan.full_outputs]
-    outs += [xp.empty((plan.outer, 1), dtype=n.meta["dtype"].np) for n in plan.row_outputs]
+    return outs + [xp.empty((plan.outer, 1), dtype=n.meta["dtype"].np)
+                   for n in plan.row_outputs]
+
+
+def allocate(plan: KernelPlan, xp):
+    """Output buffers in signature order: :func:`output_buffers`, then every reduction in
+    float64 (zeroed)."""
+    outs = output_buffers(plan, xp)
     sums = [xp.zeros(plan.outer if side == "inner" else plan.inner, dtype=np.float64)
             for _, _, _, side, _ in plan.reductions]
     return outs, sums

@@ -13,7 +13,9 @@ the statistics are computed once, in the forward's kernel, instead of twice.
 
 Each decomposition is traced once per node on zero tensors of the node's shapes (so its nodes
 are the dispatcher's, constants lifted as eager lifts them) and spliced in place of the node.
-Only CPU float32/float64 nodes are decomposed: CUDA has one-warp-per-row kernels for them.
+Only float32/float64 nodes are decomposed, on the CPU and on a GPU that runs the compiler's
+CUDA row kernels (tensorix._compile.cuda_rows: one block per row, fused with the neighbours
+where the eager one-warp-per-row kernels run alone); not on the CuPy stand-in.
 
 Example::
 
@@ -28,6 +30,7 @@ from ..nn.functional._core import linear
 from ..nn.functional._norm import _stats
 from ..ops.creation import zeros
 from .exprs import fusable
+from .kernels import row_kernels_on
 
 __all__ = ["decompose", "DECOMPOSITIONS"]
 
@@ -83,7 +86,7 @@ def _applies(node):
             bool(node.users) and all(fusable(u) for u in node.users)
     if meta.get("dtype") is None or meta["dtype"].name not in ("float32", "float64"):
         return False
-    if getattr(meta.get("device"), "type", None) != "cpu":
+    if not row_kernels_on(meta.get("device")):
         return False
     if name in ("Softmax", "LogSoftmax"):
         return node.args[1] == len(meta["shape"]) - 1  # over the last dim: one row each
@@ -104,7 +107,10 @@ def decompose(graph) -> int:
         if not node.is_call or node.op.__name__ not in DECOMPOSITIONS or not _applies(node):
             continue
         fn, inputs = DECOMPOSITIONS[node.op.__name__](node)
-        examples = [zeros(*i.meta["shape"], dtype=i.meta["dtype"]) for i in inputs]
+        # on the node's device, so the constants the trace lifts (layer norm's divisor) live
+        # where the kernel reads them
+        examples = [zeros(*i.meta["shape"], dtype=i.meta["dtype"], device=i.meta.get("device"))
+                    for i in inputs]
         sub = symbolic_trace(fn, *examples).graph
         out = sub.output_node.args[0]
         if any(out.meta.get(k) != node.meta.get(k) for k in ("shape", "dtype")):

@@ -1,6 +1,7 @@
 """Turning a :class:`~tensorix._compile.codegen.KernelPlan` into a callable, per device:
 numba on the CPU when it is installed (the ``jit`` extra), the NumPy form otherwise (and on
-the GPU stand-in, through its ``xp``), a CuPy ElementwiseKernel where CUDA C can run.
+the GPU stand-in, through its ``xp``), a CuPy ElementwiseKernel where CUDA C can run (a
+RawKernel, one block per row, for a row kernel: tensorix._compile.cuda_rows).
 
 ``run(arrays) -> [array per group output]`` takes the inputs as backend arrays of the shapes
 the plan was made for and returns the outputs in their node shapes and dtypes.
@@ -8,6 +9,7 @@ the plan was made for and returns the outputs in their node shapes and dtypes.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib.util
 import os
@@ -16,7 +18,7 @@ import sys
 import numpy as np
 
 from .. import backend
-from . import _precompile
+from . import _precompile, cuda_rows
 from .codegen import (
     KernelPlan,
     allocate,
@@ -24,11 +26,12 @@ from .codegen import (
     cuda_source,
     numba_source,
     numpy_source,
+    output_buffers,
     run_prepare,
 )
 
 __all__ = ["numba_available", "numba_loaded", "build", "DEFAULT_CHUNK", "load_numba",
-           "run_arguments", "numba_file", "argument_types"]
+           "run_arguments", "numba_file", "argument_types", "row_kernels_on"]
 
 DEFAULT_CHUNK = 1 << 14  # elements per block of the NumPy form (autotuned per kernel)
 _loaded: dict = {}  # (key, dialect) -> kernel function, for this process
@@ -101,13 +104,25 @@ def _finish(plan, outs, sums, xp):
     return result
 
 
+def row_kernels_on(device) -> bool:
+    """Whether the fused row kernels run as code of their own on ``device``: the CPU's
+    (numba, NumPy), a GPU's where CUDA C runs (cuda_rows.py); not on the CuPy stand-in,
+    where they would be their NumPy form through its ``xp``. The decomposition of layer norm
+    and softmax into them asks this (decompose.py)."""
+    kind = getattr(device, "type", None)
+    return kind == "cpu" or (kind == "cuda" and backend.cuda_kernels_available())
+
+
 def build(plan: KernelPlan, device, prefer: str = "auto", chunk: int | None = None):
     """A ``run(arrays)`` for ``plan`` on ``device``. ``prefer``: "auto" (numba if available
     on the CPU), "numba", "numpy"."""
     xp = device.xp
     if device.type == "cuda":
-        if backend.cuda_kernels_available() and not plan.phased:
-            return _build_cuda(plan, xp)
+        if backend.cuda_kernels_available():
+            if not plan.phased:
+                return _build_cuda(plan, xp)
+            with contextlib.suppress(NotImplementedError):  # a plan it cannot write: NumPy
+                return _build_cuda_rows(plan, xp)
         return _build_numpy(plan, xp, chunk)  # the stand-in: CuPy's rules, no CUDA C
     if prefer in ("auto", "numba") and numba_available():
         return _build_numba(plan)
@@ -189,6 +204,28 @@ def _build_cuda(plan, xp):  # pragma: no cover - needs a GPU
             red = s.sum(axis=1 if side == "inner" else 0, dtype=np.float64)
             out.append(red.astype(r.meta["dtype"].np).reshape(r.meta["shape"]))
         return out
+
+    run.kind = "cuda"
+    return run
+
+
+def _build_cuda_rows(plan, xp):
+    """A phased plan as one RawKernel (cuda_rows.py); the column sums' operands it writes
+    are summed here, in float64 (as the elementwise CUDA form's)."""
+    src = cuda_rows.cuda_row_source(plan)  # NotImplementedError before anything compiles
+    kernel = backend.raw_kernel(src["code"], src["name"])
+    blocks, threads = cuda_rows.launch_shape(plan)
+    sizes = np.int64(plan.outer), np.int64(plan.inner)
+
+    def run(arrays):
+        ins = [xp.ascontiguousarray(a) for a in run_prepare(plan, arrays, xp)]
+        outs = output_buffers(plan, xp)
+        bufs = cuda_rows.reduction_buffers(plan, xp)
+        if plan.outer:
+            kernel((blocks,), (threads,), (*ins, *outs, *bufs, *sizes))
+        sums = [b if side == "inner" else b.sum(axis=0, dtype=np.float64)
+                for b, (_, _, _, side, _) in zip(bufs, plan.reductions)]
+        return _finish(plan, outs, sums, xp)
 
     run.kind = "cuda"
     return run

@@ -35,21 +35,23 @@ import atexit
 import collections
 import concurrent.futures
 import contextlib
+import hashlib
 import json
 import os
 import subprocess
 import sys
 import threading
 import time
+import weakref
 
 import numpy as np
 
 from . import _precompile as _precompile_py
 from . import kernels
-from .codegen import cache_dir
+from .codegen import cache_dir, numba_source, numpy_source
 from .kernels import DEFAULT_CHUNK, build
 
-__all__ = ["choose", "CostModel", "CHUNKS", "TIER_UP", "wait"]
+__all__ = ["choose", "CostModel", "CHUNKS", "TIER_UP", "wait", "cost_key"]
 
 CHUNKS = (1 << 12, 1 << 14, 1 << 16, 1 << 18)  # elements per NumPy block, swept by max-autotune
 TIER_UP = 3  # calls a kernel runs in the NumPy form before it is measured against numba
@@ -95,6 +97,25 @@ def _cost_model():
     return _model[0]
 
 
+def cost_key(plan) -> str:
+    """The cost model's key of ``plan``'s kernel: its key and a hash of the source of both
+    forms it times. ``plan.key`` names the computation (and numba's cache file) but not how
+    the forms are written: a changed NumPy form (a new block loop) or numba lowering keeps
+    it, and the timings of the old code would go on deciding the form (a kernel pinned to
+    numba by a NumPy form that has since become faster). Example::
+
+        model.predict(cost_key(plan), "numba", plan.outer * plan.inner)
+    """
+    key = _cost_keys.get(plan)
+    if key is None:  # once per plan: writing both sources costs ~0.1 ms
+        text = numba_source(plan) + "\0" + numpy_source(plan)
+        key = _cost_keys[plan] = f"{plan.key}-{hashlib.sha1(text.encode()).hexdigest()[:12]}"
+    return key
+
+
+_cost_keys: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
 def _time(run, arrays, repeat=3):
     run(arrays)  # first call: numba compiles or loads its cache here, not in the timing
     best = float("inf")
@@ -116,7 +137,8 @@ def choose(plan, device, arrays, chunks: bool = False, prefer: str = "auto", tie
     forms = _forms(plan, device, chunks)
     n = plan.outer * plan.inner
     model = _cost_model()
-    predicted = {f: model.predict(plan.key, f, n) for f in forms}
+    key = cost_key(plan)
+    predicted = {f: model.predict(key, f, n) for f in forms}
     if all(p is not None for p in predicted.values()):
         best = min(predicted, key=predicted.get)
         if best == "numba" and tier_up > 0 and not kernels.numba_loaded(plan):
@@ -143,7 +165,7 @@ def _measure(plan, arrays, forms):
     for form, make in forms.items():
         run = make()
         measured[form] = (_time(run, arrays), run)
-        model.add(plan.key, form, n, measured[form][0])
+        model.add(cost_key(plan), form, n, measured[form][0])
     with contextlib.suppress(OSError):  # a read-only cache: the choice stands for this run
         model.save()
     best = min(measured, key=lambda f: measured[f][0])

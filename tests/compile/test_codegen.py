@@ -126,8 +126,8 @@ def test_a_kernel_the_model_decided_loads_numba_in_the_background(monkeypatch, t
     cf(x)
     (plan,) = _entry(cf).graph.plans
     n = plan.outer * plan.inner
-    model.add(plan.key, "numba", n, 1e-6)  # as a previous process measured
-    model.add(plan.key, f"numpy:{tune.DEFAULT_CHUNK}", n, 1e-3)
+    model.add(tune.cost_key(plan), "numba", n, 1e-6)  # as a previous process measured
+    model.add(tune.cost_key(plan), f"numpy:{tune.DEFAULT_CHUNK}", n, 1e-3)
     monkeypatch.setattr(kernels, "_loaded", {})  # this process has not loaded it yet
     again = tx.compile(fn, options={"tier_up": 5})
     np.testing.assert_allclose(_np(again(x)), _np(fn(x)), rtol=1e-5)
@@ -135,7 +135,7 @@ def test_a_kernel_the_model_decided_loads_numba_in_the_background(monkeypatch, t
     tune.wait()
     np.testing.assert_allclose(_np(again(x)), _np(fn(x)), rtol=1e-5)
     assert _entry(again).graph.kernel_kinds() == ["numba"]
-    assert len(model.runs[plan.key]["numba"]) == 1  # decided by the model, not re-measured
+    assert len(model.runs[tune.cost_key(plan)]["numba"]) == 1  # by the model, not measured
 
 
 @pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="needs os.fork")

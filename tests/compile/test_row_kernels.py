@@ -192,7 +192,7 @@ def test_the_row_kernel_plan_has_a_pass_per_reduction_level():
     src = numba_source(plan)
     assert src.count("for b in range(inner):") == 3
     with pytest.raises(NotImplementedError, match="row kernel"):
-        cuda_source(plan)  # the GPU runs its NumPy form through CuPy
+        cuda_source(plan)  # not an ElementwiseKernel: a RawKernel (test_cuda_rows.py)
     (sub,) = [n for n in plan.group.nodes if n.op.__name__ == "Sub"]
     assert stashed == [plan.names[sub]]  # x - mean: kept from pass 2 for pass 3
 

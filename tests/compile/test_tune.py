@@ -66,9 +66,43 @@ def test_the_parent_loads_what_the_child_compiled_from_numbas_cache(monkeypatch,
     np.testing.assert_allclose(_np(cf(x)), _np(fn(x)), rtol=1e-5, atol=1e-5)  # measures
     (key,) = tune._model[0].runs
     assert "numba" in tune._model[0].runs[key]
-    dispatcher = kernels._loaded[(key, "numba")]
+    dispatcher = kernels._loaded[(key.split("-")[0], "numba")]  # the cost key: plan key-hash
     assert sum(dispatcher.stats.cache_hits.values()) == 1
     assert sum(dispatcher.stats.cache_misses.values()) == 0
+
+
+def test_a_row_kernel_with_a_max_and_a_min_loads_from_numbas_cache(monkeypatch, tmp_path):
+    """The max/min helper is one function taking the kind as an argument (not a closure per
+    kind, which numba cannot cache): the row kernel the child compiled is a disk-cache hit
+    in the parent, and computes both extremes."""
+    pytest.importorskip("numba")
+    from tensorix._compile import kernels, tune
+
+    monkeypatch.setenv("TENSORIX_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(tune, "_model", [tune.CostModel(tmp_path / "tuning.json")])
+    c = 1.0 + (uuid.uuid4().int % 10**6) / 10**7  # a kernel of its own
+
+    def fn(x):
+        y = x * c
+        return (y - y.amax(-1, keepdim=True)).exp() + (y - y.amin(-1, keepdim=True))
+
+    cf = tx.compile(fn, options={"tier_up": 1})
+    x = tx.randn(8, 37)
+    cf(x)
+    tune.wait()
+    np.testing.assert_allclose(_np(cf(x)), _np(fn(x)), rtol=1e-5, atol=1e-5)
+    (key,) = tune._model[0].runs
+    src = kernels.numba_file(_entry_plan(cf))[0].read_text()
+    assert "_rowext(" in src and ", inner, True)" in src and ", inner, False)" in src
+    dispatcher = kernels._loaded[(key.split("-")[0], "numba")]
+    assert sum(dispatcher.stats.cache_hits.values()) == 1
+    assert sum(dispatcher.stats.cache_misses.values()) == 0
+
+
+def _entry_plan(cf):
+    (entry,) = cf.entries.values()
+    (plan,) = entry.graph.plans
+    return plan
 
 
 def test_argument_types_are_what_numba_typeof_says():
@@ -167,3 +201,37 @@ def test_a_forked_process_lets_go_of_the_parents_compile_process(monkeypatch):
         _, status = os.waitpid(pid, 0)
         compiler.close()
     assert os.WEXITSTATUS(status) == 0
+
+
+def test_a_timing_of_an_older_numpy_form_does_not_decide_the_form(monkeypatch, tmp_path):
+    """The cost model's key hashes the source of the forms it times: a NumPy form written
+    differently (a new block loop) under the same kernel key starts without timings, where
+    the old key pinned it to the form the old source lost to."""
+    from tensorix._compile import codegen, tune
+    from tensorix._compile.fusion import partition
+    from tensorix.fx import symbolic_trace
+    from tensorix.fx.passes import optimize
+
+    x = tx.randn(8, 24)
+    gm = symbolic_trace(lambda x: (x * 1.25 - 0.5).exp().sum(-1), x)
+    optimize(gm.graph)
+    (group,) = partition(gm.graph)
+    plan = codegen.KernelPlan(group)
+    key = tune.cost_key(plan)
+    assert key.startswith(plan.key + "-") and key == tune.cost_key(codegen.KernelPlan(group))
+    model = tune.CostModel(tmp_path / "tuning.json")
+    monkeypatch.setattr(tune, "_model", [model])
+    monkeypatch.setattr(tune.kernels, "numba_available", lambda: True)
+    n = plan.outer * plan.inner
+    model.add(key, "numba", n, 1e-6)  # the old NumPy form lost
+    model.add(key, f"numpy:{tune.DEFAULT_CHUNK}", n, 1e-3)
+    arrays = [x.numpy()]
+    device = tx.device("cpu")
+    decided = tune.choose(plan, device, arrays, tier_up=1)
+    assert isinstance(decided, tune.Tiered) and decided.decided is not None  # by the model
+    monkeypatch.setattr(tune, "numpy_source",
+                        lambda p: codegen.numpy_source(p) + "# a new block loop\n")
+    rewritten = codegen.KernelPlan(group)
+    assert rewritten.key == plan.key and tune.cost_key(rewritten) != key
+    fresh = tune.choose(rewritten, device, arrays, tier_up=1)
+    assert isinstance(fresh, tune.Tiered) and fresh.decided is None  # to be measured
