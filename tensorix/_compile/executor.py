@@ -52,6 +52,7 @@ class CompiledGraph:
                            no_reuse_bytes=self.memory.no_reuse_bytes)
         self._schedule()
         self._kernels = [None] * len(self.plans)
+        self._runs = self._closures()
 
     def _schedule(self):
         """Steps in program order; a group's step sits at its last member."""
@@ -133,37 +134,64 @@ class CompiledGraph:
         enabled = state.enabled
         state.enabled = False  # the compiled graph records nothing (autograd wraps it)
         try:
-            for step, free in zip(self._steps, self._free):
-                self._run(step, env)
-                for s in free:
-                    env[s] = None
+            for run in self._runs:
+                run(env)
             return map_args(self._out, lambda n: env[self.slot[n]])
         finally:
             state.enabled = enabled
 
-    def _run(self, step, env):
+    def _closures(self):
+        """Each step as one closure over its slots (and the slots it frees after), made once:
+        a call then costs one Python call per step, no dispatch on the step's kind, no tuple
+        unpacking and no loop over an empty free list (~400 steps per GPT training step)."""
+        runs = []
+        for step, free in zip(self._steps, self._free):
+            run = self._closure(step)
+            if free:
+                run = _freeing(run, tuple(free))
+            runs.append(run)
+        return runs
+
+    def _closure(self, step):
         kind = step[0]
         if kind == "call":
-            _, out, apply, args, flat = step
-            if flat:
-                env[out] = apply(*[env[a.i] if type(a) is _Slot else a for a in args])
-            else:
-                env[out] = apply(*_resolve(args, env))
-        elif kind == "group":
+            return _call_closure(*step[1:])
+        if kind == "group":
             _, gi, ins, outs, dtypes = step
-            tensors = [env[i] for i in ins]
-            arrays = [t._data for t in tensors]
-            run = self._kernel(gi, tensors[0].device, arrays)
-            for s, arr, dt in zip(outs, run(arrays), dtypes):
-                env[s] = _make(arr, dt)
-        elif kind == "const":
-            env[step[1]] = step[2]
-        elif kind == "attr":
-            env[step[1]] = _get_attr(self.root, step[2])
-        elif kind == "data":
-            env[step[1]] = env[step[2]]._data
-        else:
-            env[step[1]] = env[step[2]][step[3]]
+            pairs = list(zip(outs, dtypes))
+            kernel = self._kernels  # the run of group gi once chosen (self._kernel)
+
+            def run(env):
+                tensors = [env[i] for i in ins]
+                arrays = [t._data for t in tensors]
+                k = kernel[gi] or self._kernel(gi, tensors[0].device, arrays)
+                for (s, dt), arr in zip(pairs, k(arrays)):
+                    env[s] = _make(arr, dt)
+            return run
+        if kind == "const":
+            _, out, value = step
+
+            def run(env):
+                env[out] = value
+            return run
+        if kind == "attr":
+            _, out, target = step
+            root = self.root
+
+            def run(env):
+                env[out] = _get_attr(root, target)
+            return run
+        if kind == "data":
+            _, out, src = step
+
+            def run(env):
+                env[out] = env[src]._data
+            return run
+        _, out, src, index = step
+
+        def run(env):
+            env[out] = env[src][index]
+        return run
 
     def kernel_kinds(self) -> list:
         """Which code each group ran as ("numba", "numpy", "cuda"; None before the first
@@ -176,6 +204,60 @@ class _Slot:
 
     def __init__(self, i):
         self.i = i
+
+
+def _call_closure(out, apply, args, flat):
+    """A call step as a closure: its argument slots unpacked once (one or two tensors, a
+    tensor and a constant: the common calls, spelled out)."""
+    if not flat:
+        def run(env):
+            env[out] = apply(*_resolve(args, env))
+        return run
+    slots = [a.i for a in args if type(a) is _Slot]
+    if len(slots) == len(args) == 1:
+        a, = slots
+
+        def run(env):
+            env[out] = apply(env[a])
+        return run
+    if len(slots) == len(args) == 2:
+        a, b = slots
+
+        def run(env):
+            env[out] = apply(env[a], env[b])
+        return run
+    if len(args) == 2 and type(args[0]) is _Slot:  # a tensor and a constant
+        a, c = args[0].i, args[1]
+
+        def run(env):
+            env[out] = apply(env[a], c)
+        return run
+    pos = [(k, a.i) for k, a in enumerate(args) if type(a) is _Slot]
+    template = list(args)
+
+    def run(env):
+        vals = template.copy()
+        for k, i in pos:
+            vals[k] = env[i]
+        env[out] = apply(*vals)
+    return run
+
+
+def _freeing(run, free):
+    """``run`` then clear the slots whose value no later step reads (back to the allocator)."""
+    if len(free) == 1:
+        s, = free
+
+        def run_free(env):
+            run(env)
+            env[s] = None
+        return run_free
+
+    def run_free(env):
+        run(env)
+        for s in free:
+            env[s] = None
+    return run_free
 
 
 def _resolve(args, env):
