@@ -20,6 +20,7 @@ from .codegen import KernelPlan
 from .decompose import decompose
 from .fusion import partition
 from .kernels import build
+from .layouts import matmul_into, permuted_reader
 from .rewrites import scatters_to_cat, sums_through_reshapes
 from .tune import choose
 
@@ -108,6 +109,11 @@ class CompiledGraph:
             return ("getitem", slot[node], slot[node.args[0]], node.target)
         if node.op == "data":
             return ("data", slot[node], slot[node.args[0]])
+        perm = permuted_reader(node)
+        if perm is not None and len(node.args) == 2 and all(type(a) is Node for a in node.args):
+            # readers permute it: the GEMM writes that layout (tensorix._compile.layouts)
+            return ("matmul_into", slot[node], slot[node.args[0]], slot[node.args[1]], perm,
+                    node.meta["dtype"])
         args = map_args(node.args, lambda n: _Slot(slot[n]))
         flat = all(type(a) is _Slot or type(a) not in (tuple, list, dict) for a in args)
         return ("call", slot[node], node.op.apply, args, flat)
@@ -156,6 +162,8 @@ class CompiledGraph:
         kind = step[0]
         if kind == "call":
             return _call_closure(*step[1:])
+        if kind == "matmul_into":
+            return matmul_into(*step[1:])
         if kind == "group":
             _, gi, ins, outs, dtypes = step
             pairs = list(zip(outs, dtypes))
