@@ -15,12 +15,13 @@ from ..fx.graph import Graph, Node, map_args
 from ..fx.graph_module import _get_attr
 from ..fx.memory import last_uses, plan_memory
 from ..fx.passes import optimize
+from ..ops.movement import Reshape
 from ..tensor import _make
 from .codegen import KernelPlan
 from .decompose import decompose
 from .fusion import partition
 from .kernels import build
-from .layouts import matmul_into, permuted_reader
+from .layouts import matmul_into, permuted_reader, reshape_view
 from .rewrites import scatters_to_cat, sums_through_reshapes
 from .tune import choose
 
@@ -114,6 +115,10 @@ class CompiledGraph:
             # readers permute it: the GEMM writes that layout (tensorix._compile.layouts)
             return ("matmul_into", slot[node], slot[node.args[0]], slot[node.args[1]], perm,
                     node.meta["dtype"])
+        if node.op is Reshape and len(node.args) == 2 and type(node.args[0]) is Node \
+                and type(node.args[1]) in (tuple, list) \
+                and all(type(d) is int for d in node.args[1]):
+            return ("reshape", slot[node], slot[node.args[0]], tuple(node.args[1]))
         args = map_args(node.args, lambda n: _Slot(slot[n]))
         flat = all(type(a) is _Slot or type(a) not in (tuple, list, dict) for a in args)
         return ("call", slot[node], node.op.apply, args, flat)
@@ -164,6 +169,8 @@ class CompiledGraph:
             return _call_closure(*step[1:])
         if kind == "matmul_into":
             return matmul_into(*step[1:])
+        if kind == "reshape":
+            return reshape_view(*step[1:])
         if kind == "group":
             _, gi, ins, outs, dtypes = step
             pairs = list(zip(outs, dtypes))

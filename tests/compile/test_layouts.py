@@ -81,3 +81,28 @@ def test_other_readers_keep_the_plain_gemm():
         gm = symbolic_trace(f, q, v.transpose(-2, -1).detach())
         mm = next(n for n in gm.graph.nodes if getattr(n.op, "__name__", "") == "MatMul")
         assert permuted_reader(mm) == expected
+
+
+def test_reshape_of_a_strided_input_is_numpys_view(copies):
+    """A Reshape the strides allow is NumPy's view (no copy); one they do not is eager's
+    copy; the values are eager's either way, and a view output shares its input's version
+    counter as Reshape's views do."""
+    x = tx.from_numpy(np.arange(2 * 3 * 12, dtype=np.float32).reshape(2, 3, 12))
+
+    def heads(t):
+        s = t * 1.0  # folded away by the passes: s is the input
+        return s[..., 4:8].reshape(2, 3, 2, 2), s[..., 1:3].reshape(2, 6), s
+
+    fn = tx.compile(heads, options={"kernels": "numpy"})
+    fn(x)
+    copies[0] = 0
+    view, copied, s = fn(x)
+    assert copies[0] == 1  # the second reshape has no view: eager's copy
+    e_view, e_copied, _ = heads(x)
+    assert np.array_equal(view.numpy(), e_view.numpy())
+    assert np.array_equal(copied.numpy(), e_copied.numpy())
+    assert np.shares_memory(view._data, s._data)
+    assert view._base is not None and view._version is view._base._version
+    assert not np.shares_memory(copied._data, s._data) and copied._base is None
+    steps = [st for g in (next(iter(fn.entries.values())).graph,) for st in g._steps]
+    assert sum(st[0] == "reshape" for st in steps) == 2  # both ran the executor's reshape
