@@ -10,6 +10,8 @@ primitive's ``apply`` with recording off; a fused group runs its kernel on raw a
 
 from __future__ import annotations
 
+import operator
+
 from ..autograd.grad_mode import modes
 from ..fx.graph import Graph, Node, map_args
 from ..fx.graph_module import _get_attr
@@ -224,9 +226,11 @@ class _Slot:
 def _call_closure(out, apply, args, flat):
     """A call step as a closure: its argument slots unpacked once (one or two tensors, a
     tensor and a constant: the common calls, spelled out)."""
-    if not flat:
+    if not flat:  # tensors inside tuples or lists (Cat's list): resolvers made once
+        get = _resolver(args)
+
         def run(env):
-            env[out] = apply(*_resolve(args, env))
+            env[out] = apply(*get(env))
         return run
     slots = [a.i for a in args if type(a) is _Slot]
     if len(slots) == len(args) == 1:
@@ -273,6 +277,36 @@ def _freeing(run, free):
         for s in free:
             env[s] = None
     return run_free
+
+
+def _resolver(args):
+    """A function ``env -> args`` with each _Slot replaced by its value: slots gathered by one
+    C ``itemgetter``, constants (no slot inside) returned as they are, nested tuples and lists
+    rebuilt; a dict goes through :func:`_resolve`."""
+    if type(args) is _Slot:
+        return operator.itemgetter(args.i)
+    if not _has_slot(args):
+        return lambda env: args
+    if type(args) in (tuple, list):
+        typ = type(args)
+        if all(type(a) is _Slot for a in args):
+            get = operator.itemgetter(*[a.i for a in args])
+            if len(args) == 1:
+                return lambda env: typ((get(env),))
+            return get if typ is tuple else lambda env: list(get(env))
+        parts = [_resolver(a) for a in args]
+        return lambda env: typ([f(env) for f in parts])
+    return lambda env: _resolve(args, env)
+
+
+def _has_slot(args):
+    if type(args) is _Slot:
+        return True
+    if type(args) in (tuple, list):
+        return any(_has_slot(a) for a in args)
+    if type(args) is dict:
+        return any(_has_slot(a) for a in args.values())
+    return False
 
 
 def _resolve(args, env):

@@ -106,3 +106,17 @@ def test_reshape_of_a_strided_input_is_numpys_view(copies):
     assert not np.shares_memory(copied._data, s._data) and copied._base is None
     steps = [st for g in (next(iter(fn.entries.values())).graph,) for st in g._steps]
     assert sum(st[0] == "reshape" for st in steps) == 2  # both ran the executor's reshape
+
+
+def test_executor_resolvers_rebuild_nested_arguments():
+    """The executor's argument resolvers (made once per step) give what the generic walk
+    gives: slots replaced inside tuples and lists, constants kept, types kept."""
+    from tensorix._compile.executor import _resolve, _resolver, _Slot
+
+    env = ["a", "b", "c", "d"]
+    for args in [(_Slot(0), 3), ([_Slot(1), _Slot(2)], -1), ((_Slot(3),), [4, 5]),
+                 ((_Slot(0), (1, _Slot(2))), "x", [_Slot(1)]), ({"k": _Slot(2)}, None)]:
+        got = _resolver(args)(env)
+        assert got == _resolve(args, env) and type(got) is type(args)
+        assert [type(g) for g in got] == [type(a) if type(a) is not _Slot else str
+                                          for a in args]
