@@ -110,7 +110,7 @@ class FusedStep:
             vs.append(st["exp_avg_sq"]._data.reshape(-1))
         # per parameter: its step's bias corrections, computed as adam_update does (Python
         # floats), then rounded to the arrays' dtype as NumPy rounds them
-        scal = np.empty((len(params), 3), dt)
+        scal = np.ones((-(-len(params) // CHUNK) * CHUNK, 2), dt)  # rows for the padding too
         memo = {}
         for i, s in enumerate(steps):
             row = memo.get(s)
@@ -118,21 +118,43 @@ class FusedStep:
                 row = memo[s] = (math.sqrt(1 - beta2 ** s), lr / (1 - beta1 ** s))
             scal[i, 0], scal[i, 1] = row
         consts = np.array([1 - lr * wd, wd, beta1, 1 - beta1, beta2, 1 - beta2, eps], dt)
-        _kernels()[0](tuple(ps), tuple(gs), tuple(ms), tuple(vs), scal, consts,
-                      bool(wd), decoupled, group["maximize"])
+        kernel = _kernels()[0]
+        for lo, ch in _chunks(len(ps), dt):
+            kernel(ch(ps, lo), ch(gs, lo), ch(ms, lo), ch(vs, lo), scal[lo:lo + CHUNK], consts,
+                   bool(wd), decoupled, group["maximize"])
 
     def _sgd(self, group, params):
         lr, mom, damp = group["lr"], group["momentum"], group["dampening"]
         wd = group["weight_decay"]
         dt = params[0]._data.dtype
-        ps = tuple(p._data.reshape(-1) for p in params)
-        gs = tuple(p.grad._data.reshape(-1) for p in params)
+        ps = [p._data.reshape(-1) for p in params]
+        gs = [p.grad._data.reshape(-1) for p in params]
         st = self.opt.state
-        bufs = tuple(st[p]["momentum_buffer"]._data.reshape(-1) for p in params) if mom \
+        bufs = [st[p]["momentum_buffer"]._data.reshape(-1) for p in params] if mom \
             else ps  # unread without momentum (a tuple of the same type)
         consts = np.array([wd, mom, 1 - damp, lr], dt)
-        _kernels()[1](ps, gs, bufs, consts, bool(wd), bool(mom), damp == 0,
-                      group["nesterov"], group["maximize"])
+        kernel = _kernels()[1]
+        for lo, ch in _chunks(len(ps), dt):
+            kernel(ch(ps, lo), ch(gs, lo), ch(bufs, lo), consts, bool(wd), bool(mom),
+                   damp == 0, group["nesterov"], group["maximize"])
+
+
+# numba compiles a kernel per tuple length: the arrays go in tuples of CHUNK, the last one
+# padded with empty arrays (no element, nothing done), so one compile per dtype serves any
+# number of parameters (and a 1,000-parameter model does not compile a 1,000-way switch)
+CHUNK = 16
+
+
+def _chunks(n, dt):
+    """``(first index, chunk maker)`` per call: ``maker(arrays, lo)`` is the tuple of
+    ``arrays[lo:lo + CHUNK]`` padded to CHUNK."""
+    pad = np.empty(0, dt)
+
+    def chunk(arrays, lo):
+        part = arrays[lo:lo + CHUNK]
+        return tuple(part) + (pad,) * (CHUNK - len(part))
+
+    return [(lo, chunk) for lo in range(0, n, CHUNK)]
 
 
 # -- the kernels ----------------------------------------------------------------------------

@@ -126,3 +126,24 @@ def test_compiled_training_step_uses_the_fused_update():
                if type(s).__name__ == "Effect"]
     fused = [f for f in effects if isinstance(f, optim_kernels.FusedStep)]
     assert len(fused) == 1 and fused[0].fused_calls == 3  # the first call is the trace
+
+
+@pytest.mark.parametrize("cls,kw", [(tx.optim.AdamW, {}), (tx.optim.SGD, dict(lr=0.1))])
+def test_more_parameters_than_one_chunk(cls, kw):
+    """Parameters go to the kernel CHUNK at a time (the last chunk padded with empty
+    arrays): 2.5 chunks update as eager's step does, bit for bit."""
+    n = optim_kernels.CHUNK * 5 // 2
+    r = np.random.default_rng(4)
+    shapes = [tuple(r.integers(1, 6, r.integers(0, 3))) for _ in range(n)]
+    a = [tx.from_numpy(r.standard_normal(s).astype(np.float32)) for s in shapes]
+    b = [tx.from_numpy(t._data.copy()) for t in a]
+    oa, ob = cls(a, **kw), cls(b, **kw)
+    fused = fused_effect(functools.partial(Optimizer.step.__wrapped__, ob))
+    for _ in range(2):
+        for x, y in zip(a, b):
+            g = r.standard_normal(x.shape).astype(np.float32)
+            x.grad, y.grad = tx.from_numpy(g.copy()), tx.from_numpy(g.copy())
+        oa.step()
+        fused()
+    assert fused.fused_calls == 2
+    assert all(np.array_equal(x._data, y._data) for x, y in zip(a, b))
