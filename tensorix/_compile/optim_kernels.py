@@ -1,13 +1,13 @@
-"""The optimizer's update inside a compiled training step: every parameter in one kernel.
+"""The optimizer's update inside a compiled training step: all parameters in one kernel.
 
 A training step compiled whole (``opt.zero_grad(); loss = f(x); loss.backward();
 opt.step()`` inside ``tensorix.compile``) replays ``opt.step()`` as an effect
 (tensorix._compile.segments). Eager's step runs ~12 NumPy passes per parameter (Adam's
-``adam_update``), each a Python call; here the update of all parameters of a group is one
-numba call over tuples of their flat arrays, one pass per element. It is bit-identical to
-eager's update: the same float operations in the same order on the same dtypes (the scalars
-rounded as NumPy rounds a Python float against an array: to the array's dtype; no fused
-multiply-add, no fast-math), which ``tests/compile/test_optim_kernels.py`` checks bit for bit.
+``adam_update``), each a Python call; here the update of a group's parameters is one numba
+kernel, called over tuples of 16 flat arrays (``CHUNK``), one pass per element. It is
+bit-identical to eager's update: the same float operations in the same order on the same
+dtypes (the scalars rounded as NumPy rounds a Python float against an array: to the array's
+dtype; no fused multiply-add, no fast-math), which ``tests/compile/test_optim_kernels.py`` checks bit for bit.
 
 Covered: Adam, AdamW (not amsgrad) and SGD with momentum (after its first step, when the
 buffers exist), the exact classes (a subclass may change ``_update``), CPU float32/float64
