@@ -7,7 +7,8 @@ opt.step()`` inside ``tensorix.compile``) replays ``opt.step()`` as an effect
 kernel, called over tuples of 16 flat arrays (``CHUNK``), one pass per element. It is
 bit-identical to eager's update: the same float operations in the same order on the same
 dtypes (the scalars rounded as NumPy rounds a Python float against an array: to the array's
-dtype; no fused multiply-add, no fast-math), which ``tests/compile/test_optim_kernels.py`` checks bit for bit.
+dtype; no fused multiply-add, no fast-math), which ``tests/compile/test_optim_kernels.py``
+checks bit for bit.
 
 Covered: Adam, AdamW (not amsgrad) and SGD with momentum (after its first step, when the
 buffers exist), the exact classes (a subclass may change ``_update``), CPU float32/float64
