@@ -8,8 +8,10 @@
 
 Cases (the workloads of benchmarks/workloads.py, so torch and tensorix run the same program):
 ``gelu_fwd_bwd`` is gelu_tanh(x * 1.5 + 0.3) on 4M floats, forward and backward of the sum;
-``gpt_step`` the 2-layer GPT (d=128, T=64, batch 16) AdamW step, its loss compiled
-(``loss.backward()`` runs the compiled backward, the optimizer's update stays eager).
+``gpt_step`` the 2-layer GPT (d=128, T=64, batch 16) AdamW step: tensorix compiles the whole
+step (zero_grad, loss, backward, the optimizer's update: backward runs the compiled backward,
+the update is one fused kernel, tensorix._compile.optim_kernels; ``--loss-only``: the loss
+alone, the update eager), torch.compile the loss (torch's update eager, as before).
 """
 
 from __future__ import annotations
@@ -77,8 +79,9 @@ def gelu_case(m, compiled, n, compile_fn=None):
     return step
 
 
-def gpt_case(m, compiled, weights=None, compile_fn=None, quick=False):
-    """The GPT train step of workloads.py, with the loss function compiled when asked."""
+def gpt_case(m, compiled, weights=None, compile_fn=None, quick=False, whole=False):
+    """The GPT train step of workloads.py, with the loss function compiled when asked (with
+    ``whole``: the whole step, zero_grad, loss, backward and the optimizer's update)."""
     import workloads
 
     F = m.nn.functional
@@ -100,14 +103,20 @@ def gpt_case(m, compiled, weights=None, compile_fn=None, quick=False):
         logits = model(x)
         return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), y.reshape(-1))
 
-    fn = compile_fn(loss_fn) if compiled else loss_fn
+    fn = compile_fn(loss_fn) if compiled and not whole else loss_fn
 
-    def step(batch=batches[0]):
+    def train(x, y):
         opt.zero_grad()
-        loss = fn(*batch)
+        loss = fn(x, y)
         loss.backward()
         opt.step()
         return loss
+
+    if compiled and whole:  # the whole step: its optimizer update one fused kernel
+        train = compile_fn(train)
+
+    def step(batch=batches[0]):
+        return train(*batch)
 
     init = {k: v.detach().numpy().copy() for k, v in model.state_dict().items()}
     return step, init, batches
@@ -158,6 +167,8 @@ def main(argv=None):
     ap.add_argument("--kernels", default="auto", help="auto | numba | numpy")
     ap.add_argument("--cache-dir", default=None, help="for the compile-time runs")
     ap.add_argument("--threads", type=int, default=2, help="per framework")
+    ap.add_argument("--loss-only", action="store_true",
+                    help="compile only the GPT loss (the update eager), not the whole step")
     args = ap.parse_args(argv)
 
     import tensorix as tx
@@ -194,7 +205,8 @@ def main(argv=None):
         if args.inductor:
             steps["torch.compile"], _, _ = gpt_case(torch, True, compile_fn=torch.compile)
     steps["tensorix eager"], _, _ = gpt_case(tx, False, weights)
-    steps["tensorix compiled"], _, _ = gpt_case(tx, True, weights, compile_fn=tx_compile)
+    steps["tensorix compiled"], _, _ = gpt_case(tx, True, weights, compile_fn=tx_compile,
+                                                whole=not args.loss_only)
     start = time.perf_counter()
     steps["tensorix compiled"]()
     first = time.perf_counter() - start

@@ -34,6 +34,7 @@ from ..fx.graph_module import Interpreter, _get_attr
 from ..fx.passes import is_pure
 from ..fx.split import extract
 from ..fx.tracer import read_key
+from .optim_kernels import fused_effect
 
 __all__ = ["build", "Program", "explain_steps", "RECOMPILE_LIMIT"]
 
@@ -133,7 +134,9 @@ def build(tracer, outs, rebuild, make_compiled, root):
             kind, _, payload = cuts[k]
             if kind == "effect":
                 what, fn, args, out = payload
-                steps.append(Effect(what, fn, args, out.name if out is not None else None))
+                # an optimizer's step replays as one fused update (tensorix._compile.optim_kernels)
+                steps.append(Effect(what, fused_effect(fn) or fn, args,
+                                    out.name if out is not None else None))
             else:
                 node, what, key = payload
                 rest: list = []

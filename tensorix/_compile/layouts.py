@@ -1,0 +1,104 @@
+"""Output layouts chosen by the compiled graph: a GEMM written where its reader wants it.
+
+Attention ends in ``(att @ v).transpose(1, 2).reshape(b, t, c)``: the GEMM's (b, h, t, d)
+result, permuted, is no longer contiguous, so the reshape copies it (as does the backward's
+``dq``, before the Cat of the q, k, v gradients). Where every reader of a MatMul is a Permute
+by one ``perm``, the executor runs the GEMM into a buffer laid out as the *permuted* shape
+(``np.matmul(a, b, out=buf.transpose(inverse))``): the permute is then a contiguous view and
+the reshape after it a view too, no copy. BLAS writes each (m, n) matrix with a row stride
+(ldc) of its own; the products are the same numbers, stored elsewhere.
+
+A Reshape that is a view of a strided input (a head split of the fused q, k, v projection,
+the backward's head merges) costs Reshape's stride arithmetic and ``as_strided`` in Python,
+10-70 us a call; NumPy's ``reshape(copy=False)`` finds the same view in C (~1 us) or says
+there is none (then Reshape runs as eager's, and copies).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import _threads
+from ..autograd.grad_mode import modes
+from ..ops.linalg import MatMul
+from ..ops.movement import Permute, Reshape
+from ..tensor import _make
+
+__all__ = ["permuted_reader", "matmul_into", "reshape_view"]
+
+_BLAS = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def permuted_reader(node):
+    """The ``perm`` that every reader of MatMul ``node`` permutes its (>= 3-d) result by,
+    else None (a reader that is not that Permute, or no reader)."""
+    if node.op is not MatMul or len(node.meta.get("shape", ())) < 3 or not node.users:
+        return None
+    perms = {_perm(u, node) for u in node.users}
+    if len(perms) != 1:
+        return None
+    perm, = perms
+    if perm is None or perm == tuple(range(len(perm))) or perm[-1] != len(perm) - 1:
+        return None  # the last dim must stay last: BLAS needs unit stride along a row
+    return perm
+
+
+def _perm(user, node):
+    if user.op is not Permute or len(user.args) != 2 or user.args[0] is not node:
+        return None
+    perm = user.args[1]
+    return tuple(perm) if isinstance(perm, (tuple, list)) else None
+
+
+def matmul_into(out, a, b, perm, dtype):
+    """The executor's step for a MatMul whose readers permute by ``perm``: the GEMM into a
+    buffer contiguous in the permuted order; MatMul.apply where that does not hold (another
+    dtype, an array that is not NumPy's, a GEMM the thread pool splits, a dispatch hook such
+    as a GEMM precision policy)."""
+    inverse = tuple(int(i) for i in np.argsort(perm))
+    apply = MatMul.apply
+
+    def run(env):
+        ta, tb = env[a], env[b]
+        x, y = ta._data, tb._data
+        if (type(x) is np.ndarray and type(y) is np.ndarray and x.dtype == y.dtype
+                and x.dtype in _BLAS and x.ndim == y.ndim == len(perm)
+                and not modes.state.hooked):
+            shape = np.broadcast_shapes(x.shape[:-2], y.shape[:-2]) + (x.shape[-2],
+                                                                        y.shape[-1])
+            # a GEMM the pool splits goes through MatMul (its parts round as eager's do)
+            if _threads.parts_for(x.shape[-2] * x.shape[-1] * y.shape[-1] *
+                                  int(np.prod(shape[:-2])), _threads._GEMM_MIN_PART) <= 1:
+                if not _threads._blas_pinned:  # as _threads.matmul: BLAS on one thread
+                    _threads._pin_blas()
+                buf = np.empty([shape[i] for i in perm], x.dtype)
+                view = buf.transpose(inverse)
+                np.matmul(x, y, out=view)
+                env[out] = _make(view, dtype)
+                return
+        env[out] = apply(ta, tb)
+    return run
+
+
+def reshape_view(out, a, shape):
+    """The executor's step for a Reshape node: NumPy's view where one exists (the output a
+    view Tensor of the input, sharing its version counter as Reshape's do), Reshape.apply
+    otherwise (a copy, another array type, a dispatch hook such as storage codes)."""
+    apply = Reshape.apply
+
+    def run(env):
+        t = env[a]
+        x = t._data
+        if type(x) is np.ndarray and not modes.state.hooked:
+            try:
+                raw = np.reshape(x, shape, copy=False)
+            except ValueError:  # no view: Reshape copies
+                raw = None
+            if raw is not None:
+                v = _make(raw, t._dtype)
+                base = t._base if t._base is not None else t
+                v._version, v._base, v._base_fn = t._version, base, base.grad_fn
+                env[out] = v
+                return
+        env[out] = apply(t, shape)
+    return run
