@@ -511,9 +511,21 @@ class Boolean(Semiring):
                "reduce+mul": "count>0", "mul": "and"}
 
     def prepare(self, t, k):
-        return t if t._dtype is dt.bool else _make(t._data != 0)
+        return t if t._dtype is dt.bool else t != 0
 
     def contract(self, a, sa, b, sb, out, sizes):
+        return BoolContract.apply(a, sa, b, sb, out, sizes)
+
+
+class BoolContract(Function):
+    """One pairwise (or single-operand) contraction of the boolean semiring: a primitive with
+    no gradient, so that a compiled boolean einsum recomputes (it was a wrapped raw array, the
+    trace kept the example's result). ``sizes`` holds label sizes only (shapes, not data)."""
+
+    _differentiable = False
+
+    @staticmethod
+    def forward(ctx, a, sa, b, sb, out, sizes):
         x, y = a._data, (None if b is None else b._data)
         reduced = [c for c in set(sa) | set(sb or "") if c not in out]
         if not reduced:  # a product of bools is their "and"

@@ -576,7 +576,24 @@ def svdvals(A) -> Tensor:
     check_matrix(A, "linalg.svdvals")
     if A.requires_grad and is_grad_enabled():  # U and Vh are needed only for the gradient
         return SVD.apply(A, False)[1]
-    return _make(_svd(A.xp, A._data, compute_uv=False))
+    return SVDVals.apply(A)
+
+
+class SVDVals(Function):
+    """Singular values alone (no U, Vh): the no-grad path of svdvals, a primitive so that a
+    compiled call recomputes them (they were wrapped raw arrays, the trace kept the example's).
+    Its backward recomputes U and Vh with SVD, so it is differentiable to any order."""
+
+    @staticmethod
+    def forward(ctx, a):
+        ctx.save_for_backward(a)
+        return _svd(a.xp, a._data, compute_uv=False)
+
+    @staticmethod
+    def backward(ctx, g):
+        (a,) = ctx.saved_tensors
+        u, _, vh = SVD.apply(a, False)
+        return (u * g.unsqueeze(-2)) @ vh
 
 
 class Eigh(Function):
@@ -630,7 +647,25 @@ def eigvalsh(A, UPLO="L") -> Tensor:
     _check_uplo("linalg.eigvalsh", UPLO)
     if A.requires_grad and is_grad_enabled():
         return Eigh.apply(A, UPLO)[0]
-    return _make(A.xp.linalg.eigvalsh(A._data, UPLO=UPLO))
+    return Eigvalsh.apply(A, UPLO)
+
+
+class Eigvalsh(Function):
+    """Eigenvalues alone: the no-grad path of eigvalsh, a primitive (a compiled call kept the
+    example's eigenvalues when they were a wrapped raw array); its backward recomputes the
+    eigenvectors with Eigh, so it is differentiable to any order."""
+
+    @staticmethod
+    def forward(ctx, a, uplo):
+        ctx.save_for_backward(a)
+        ctx.uplo = uplo
+        return a.xp.linalg.eigvalsh(a._data, UPLO=uplo)
+
+    @staticmethod
+    def backward(ctx, g):
+        (a,) = ctx.saved_tensors
+        _, v = Eigh.apply(a, ctx.uplo)
+        return (v * g.unsqueeze(-2)) @ v.mH, None
 
 
 # -- pinv, matrix_rank, lstsq ----------------------------------------------------------------------
