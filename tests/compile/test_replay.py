@@ -169,7 +169,7 @@ def test_value_only_decompositions_gradients_match_torch():
     compiled call recomputes them); their backward recomputes the vectors with SVD / Eigh, and
     gives torch's gradient, to second order as well."""
     torch = pytest.importorskip("torch")
-    from tensorix.ops.linalg_decomp import SVDVals, Eigvalsh
+    from tensorix.ops.linalg_decomp import Eigvalsh, SVDVals
 
     rng = np.random.default_rng(0)
     a = rng.standard_normal((2, 4, 3))
