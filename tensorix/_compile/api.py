@@ -215,6 +215,7 @@ class CompiledFunction:
                      if not n.name.startswith("effect_")][:len(flat_tensors(flat))]
             return _Pieces(Program(steps, names, module, self._retrace, self.stats)), result
         _rng_restore(rng)  # the entry runs this call again: draw the same numbers
+        tracer.undo_writes()  # and move batch norm's running statistics once
         graph = tracer.graph
         out_nodes = _outputs(tracer, tuple(outs))
         if joint is None:
