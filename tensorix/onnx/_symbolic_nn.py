@@ -141,12 +141,38 @@ def clone(em, node, a):
 
 @symbolic(movement.GetItem)
 def getitem(em, node, a, index, *tensors):
-    """Basic indexing (ints, slices, Ellipsis) as Slice + Squeeze; anything else (None,
-    integer or boolean arrays) by its position table."""
+    """Basic indexing (ints, slices, Ellipsis) as Slice + Squeeze; one integer index tensor
+    (``x[i]``, ``x[:, i]``, ``x[i, 1:]``) as that and a Gather by the tensor, a graph input;
+    anything else (None, several or constant integer arrays, boolean arrays) by its position
+    table."""
     basic = index.basic
-    if index.adv is not None or index.new_dims or any(
-            b is None or not isinstance(b, (int, slice, type(Ellipsis))) for b in basic):
+    plain = not index.new_dims and all(
+        b is not None and isinstance(b, (int, slice, type(Ellipsis))) for b in basic)
+    axis = _gather_axis(index) if plain and len(tensors) == 1 else None
+    if axis is not None:
+        sliced = _basic(em, a, basic)
+        return em.op("Gather", sliced, em.cast(tensors[0], dt.int64), axis=axis)
+    if index.adv is not None or not plain:
         return by_positions(em, node, a, index)
+    out = _basic(em, a, basic)
+    return out if out != a.name else em.op("Identity", a)
+
+
+def _gather_axis(index):
+    """The dim of the basic result that the index's one integer tensor selects along, where
+    every other advanced entry is a full slice (else None)."""
+    if index.masked or len(index.sources) != 1:
+        return None
+    k = index.sources[0]
+    rest = [x for i, x in enumerate(index.adv) if i != k]
+    if not all(isinstance(x, slice) and x == slice(None) for x in rest):
+        return None
+    return k
+
+
+def _basic(em, a, basic):
+    """``a[basic]`` for ints, slices and an Ellipsis: Slice + Squeeze (``a``'s own name where
+    the index takes everything)."""
     starts, ends, axes, steps, drop = [], [], [], [], []
     dim = 0
     for b in basic:
@@ -159,7 +185,7 @@ def getitem(em, node, a, index, *tensors):
         out = em.op("Slice", out, em.ints(starts), em.ints(ends), em.ints(axes), em.ints(steps))
     if drop:
         out = em.op("Squeeze", out, em.ints(drop))
-    return out if out != a.name else em.op("Identity", a)
+    return out
 
 
 def _slice_one(b, dim, a, acc):
