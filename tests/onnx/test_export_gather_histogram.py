@@ -34,7 +34,8 @@ def test_getitem_by_an_index_tensor_is_a_gather_of_that_tensor(case):
     for xs, idx in ((X, other), (X[::-1].copy() + 1.0, first)):
         want = fn(tx.tensor(xs), tx.tensor(idx)).numpy()
         np.testing.assert_array_equal(run_ort(proto, [xs, np.asarray(idx)])[0], want)
-        np.testing.assert_array_equal(load(proto)(tx.tensor(xs), tx.tensor(idx)).detach().numpy(), want)
+        loaded = load(proto)(tx.tensor(xs), tx.tensor(idx))
+        np.testing.assert_array_equal(loaded.detach().numpy(), want)
         np.testing.assert_array_equal(
             want, fn(torch.tensor(xs), torch.tensor(idx)).numpy())
 
