@@ -24,6 +24,7 @@ from ..autograd.function import Function
 from ..autograd.grad_mode import is_grad_enabled
 from ..tensor import Tensor, _make
 from ._common import check_tensor, norm_dim
+from .linalg_values import Eigvalsh, SVDVals
 from .movement import diagonal as _diagonal_view
 from .pointwise import where
 from .shape import cat
@@ -579,23 +580,6 @@ def svdvals(A) -> Tensor:
     return SVDVals.apply(A)
 
 
-class SVDVals(Function):
-    """Singular values alone (no U, Vh): the no-grad path of svdvals, a primitive so that a
-    compiled call recomputes them (they were wrapped raw arrays, the trace kept the example's).
-    Its backward recomputes U and Vh with SVD, so it is differentiable to any order."""
-
-    @staticmethod
-    def forward(ctx, a):
-        ctx.save_for_backward(a)
-        return _svd(a.xp, a._data, compute_uv=False)
-
-    @staticmethod
-    def backward(ctx, g):
-        (a,) = ctx.saved_tensors
-        u, _, vh = SVD.apply(a, False)
-        return (u * g.unsqueeze(-2)) @ vh
-
-
 class Eigh(Function):
     @staticmethod
     def forward(ctx, a, uplo):
@@ -648,24 +632,6 @@ def eigvalsh(A, UPLO="L") -> Tensor:
     if A.requires_grad and is_grad_enabled():
         return Eigh.apply(A, UPLO)[0]
     return Eigvalsh.apply(A, UPLO)
-
-
-class Eigvalsh(Function):
-    """Eigenvalues alone: the no-grad path of eigvalsh, a primitive (a compiled call kept the
-    example's eigenvalues when they were a wrapped raw array); its backward recomputes the
-    eigenvectors with Eigh, so it is differentiable to any order."""
-
-    @staticmethod
-    def forward(ctx, a, uplo):
-        ctx.save_for_backward(a)
-        ctx.uplo = uplo
-        return a.xp.linalg.eigvalsh(a._data, UPLO=uplo)
-
-    @staticmethod
-    def backward(ctx, g):
-        (a,) = ctx.saved_tensors
-        _, v = Eigh.apply(a, ctx.uplo)
-        return (v * g.unsqueeze(-2)) @ v.mH, None
 
 
 # -- pinv, matrix_rank, lstsq ----------------------------------------------------------------------
