@@ -222,18 +222,26 @@ def test_dynamic_axes_bad_axis():
         export(tx.relu, (tx.randn(2, 3),), input_names=["x"], dynamic_axes={"x": [3]})
 
 
-@pytest.mark.parametrize("fn", [lambda x, i: x[i],
-                                lambda x, i: tx.linalg.svdvals(x) + i.sum()],
-                         ids=["index-tensor", "svdvals"])
+@pytest.mark.parametrize("fn", [lambda x, i: x[i, i % 3],
+                                lambda x, i: x[i[:, None], (i % 3)[None, :]]],
+                         ids=["two-index-tensors", "broadcast-index-tensors"])
 def test_graph_replaying_example_values_is_refused(fn):
-    """A trace that bakes the example's data (an index tensor read outside the dispatcher,
-    svdvals computed from raw arrays) is refused, not written as a model wrong at other
-    inputs. (A sort's permutation and cummax's positions were cases here: they are primitives
-    now, and their export is tested on new inputs in test_export_order.py.)"""
+    """A trace that bakes the example's data (two index tensors, written by a position table
+    of the example's index) is refused, not written as a model wrong at other inputs. (A
+    sort's permutation, cummax's positions, svdvals and ``x[i]`` with one index tensor were
+    cases here: they are primitives or a Gather by the tensor now, their export tested on new
+    inputs in test_export_order.py and test_export_gather_histogram.py; svdvals is refused as
+    an op with no ONNX form.)"""
     x, i = tx.randn(5, 3), tx.tensor([0, 2, 4])
     with pytest.raises(UnsupportedOperatorError,
                        match="other input values|raw array argument"):
         export(fn, (x, i))
+
+
+def test_svdvals_is_refused_as_an_op_without_an_onnx_form():
+    x = tx.randn(5, 3)
+    with pytest.raises(UnsupportedOperatorError, match="SVDVals .* no ONNX form"):
+        export(tx.linalg.svdvals, (x,))
 
 
 @pytest.mark.parametrize("reduce", ["amax", "amin"])
