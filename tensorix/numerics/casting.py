@@ -146,6 +146,7 @@ def decode(codes, fmt, out_dtype=np.float32, check=True):
     ``[1., 448., nan]``.
     """
     f = get_format(fmt)
+    untraced("decode", codes)  # returns a backend array: no graph value
     c = raw(codes)
     out = np.dtype(out_dtype)
     if out not in (np.float32, np.float64):

@@ -130,6 +130,9 @@ CASES = {
     "sr_cast-rbits-input": (lambda x: tx.numerics.sr_cast(
         x, "bf16", (x.abs() * 1e9).to(tx.int64)).float(), None),
     "encode": (lambda x: tx.numerics.encode(x * 2.0, "fp8_e4m3"), RAW),
+    "decode": (lambda x: tx.numerics.decode((x.abs() * 2).to(tx.uint8), "fp8_e4m3"), RAW),
+    "mx": (lambda x: tx.numerics.mx_dequantize(tx.numerics.mx_quantize(
+        x.reshape(-1).repeat(6)[:32])), RAW),
     "nvfp4": (lambda x: tx.numerics.nvfp4_dequantize(tx.numerics.nvfp4_quantize(
         x.reshape(-1).repeat(3)[:16])), RAW),
     "add_-on-the-output": (_add_in_place, WRITE),
