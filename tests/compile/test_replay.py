@@ -127,8 +127,9 @@ CASES = {
         mode="mean", padding_idx=1), None),
     "lmul": (lambda x: tx.numerics.lmul(x, x.flip(1), "fp8_e4m3"), None),
     "pack_fp4": (lambda x: tx.numerics.pack_fp4((x.abs() * 2).to(tx.uint8), pad=True), None),
+    # the value is fixed (1 + 2^-10, an eighth of a bf16 step up): only the bits change it
     "sr_cast-rbits-input": (lambda x: tx.numerics.sr_cast(
-        x, "bf16", (x.abs() * 1e9).to(tx.int64)).float(), None),
+        x * 0.0 + (1 + 2**-10), "bf16", (x.abs() * 1.6e9).to(tx.int64)).float(), None),
     "encode": (lambda x: tx.numerics.encode(x * 2.0, "fp8_e4m3"), RAW),
     "decode": (lambda x: tx.numerics.decode((x.abs() * 2).to(tx.uint8), "fp8_e4m3"), RAW),
     "mx": (lambda x: tx.numerics.mx_dequantize(tx.numerics.mx_quantize(
