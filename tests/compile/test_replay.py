@@ -130,6 +130,8 @@ CASES = {
     # the value is fixed (1 + 2^-10, an eighth of a bf16 step up): only the bits change it
     "sr_cast-rbits-input": (lambda x: tx.numerics.sr_cast(
         x * 0.0 + (1 + 2**-10), "bf16", (x.abs() * 1.6e9).to(tx.int64)).float(), None),
+    "einsum-log-sum-exp": (lambda x: tx.einsum("ij,kj->ik", x * 100.0, x,
+                                               semiring="log-sum-exp"), "max shifts"),
     "encode": (lambda x: tx.numerics.encode(x * 2.0, "fp8_e4m3"), RAW),
     "decode": (lambda x: tx.numerics.decode((x.abs() * 2).to(tx.uint8), "fp8_e4m3"), RAW),
     "mx": (lambda x: tx.numerics.mx_dequantize(tx.numerics.mx_quantize(

@@ -45,7 +45,8 @@ def test_registry_coverage_matches_docs():
     documented = sorted(line.split("`")[1] for line in listed.splitlines()
                         if line.startswith("| `"))
     assert documented == missing
-    assert len(OPS) - len(missing) >= 337, "export coverage regressed"
+    # 337 before einsum[log-sum-exp] (its export kept the example's max shifts) was refused
+    assert len(OPS) - len(missing) >= 336, "export coverage regressed"
 
 
 @pytest.mark.parametrize("name", ["add", "softmax", "matmul", "getitem", "cumsum", "tril",
