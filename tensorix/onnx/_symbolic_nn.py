@@ -143,15 +143,18 @@ def clone(em, node, a):
 def getitem(em, node, a, index, *tensors):
     """Basic indexing (ints, slices, Ellipsis) as Slice + Squeeze; one integer index tensor
     (``x[i]``, ``x[:, i]``, ``x[i, 1:]``) as that and a Gather by the tensor, a graph input;
-    anything else (None, several or constant integer arrays, boolean arrays) by its position
-    table."""
+    several at adjacent dims (``x[i, j]``, ``x[:, i, j]``) as a GatherND by them, broadcast;
+    anything else (None, constant integer arrays, index tensors apart, boolean arrays) by its
+    position table."""
     basic = index.basic
     plain = not index.new_dims and all(
         b is not None and isinstance(b, (int, slice, type(Ellipsis))) for b in basic)
-    axis = _gather_axis(index) if plain and len(tensors) == 1 else None
-    if axis is not None:
+    axis = _gather_axis(index) if plain and tensors else None
+    if axis is not None and len(tensors) == 1:
         sliced = _basic(em, a, basic)
         return em.op("Gather", sliced, em.cast(tensors[0], dt.int64), axis=axis)
+    if axis is not None and not em.dynamic:
+        return _gather_nd(em, a, basic, tensors, axis)
     if index.adv is not None or not plain:
         return by_positions(em, node, a, index)
     out = _basic(em, a, basic)
@@ -159,15 +162,39 @@ def getitem(em, node, a, index, *tensors):
 
 
 def _gather_axis(index):
-    """The dim of the basic result that the index's one integer tensor selects along, where
-    every other advanced entry is a full slice (else None)."""
-    if index.masked or len(index.sources) != 1:
+    """The first dim of the basic result that the index's integer tensors select along, where
+    they sit at adjacent dims and every other advanced entry is a full slice (else None)."""
+    if index.masked or not index.sources:
         return None
-    k = index.sources[0]
-    rest = [x for i, x in enumerate(index.adv) if i != k]
+    k, n = index.sources[0], len(index.sources)
+    if tuple(index.sources) != tuple(range(k, k + n)):
+        return None  # apart: NumPy puts the indexed dims first, not written here
+    rest = [x for i, x in enumerate(index.adv) if not k <= i < k + n]
     if not all(isinstance(x, slice) and x == slice(None) for x in rest):
         return None
     return k
+
+
+def _gather_nd(em, a, basic, tensors, k):
+    """``a[basic][..., i, j, ...]`` with index tensors at the adjacent dims ``k, k+1, ...``:
+    those dims moved first, a GatherND by the tensors broadcast and stacked on a last axis,
+    and the broadcast dims moved back to ``k`` (NumPy's placement)."""
+    sliced = _basic(em, a, basic)
+    rank = a.ndim - sum(isinstance(b, int) for b in basic)
+    n = len(tensors)
+    batch = tuple(np.broadcast_shapes(*(t.shape for t in tensors)))
+    parts = [em.op("Unsqueeze", em.op("Expand", em.cast(t, dt.int64), em.ints(batch)),
+                   em.ints([-1])) for t in tensors]
+    stacked = em.op("Concat", *parts, axis=-1)
+    perm = list(range(k, k + n)) + [d for d in range(rank) if not k <= d < k + n]
+    data = sliced if perm == list(range(rank)) else em.op("Transpose", sliced, perm=perm)
+    out = em.op("GatherND", data, stacked)
+    if k == 0:
+        return out
+    nb = len(batch)
+    back = [nb + d for d in range(k)] + list(range(nb)) + \
+        [nb + d for d in range(k, rank - n)]
+    return em.op("Transpose", out, perm=back)
 
 
 def _basic(em, a, basic):

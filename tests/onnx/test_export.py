@@ -223,16 +223,17 @@ def test_dynamic_axes_bad_axis():
         export(tx.relu, (tx.randn(2, 3),), input_names=["x"], dynamic_axes={"x": [3]})
 
 
-@pytest.mark.parametrize("fn", [lambda x, i: x[i, i % 3],
-                                lambda x, i: x[i[:, None], (i % 3)[None, :]]],
-                         ids=["two-index-tensors", "broadcast-index-tensors"])
+@pytest.mark.parametrize("fn", [lambda x, i: x.reshape(5, 3, 1)[i, :, i * 0],
+                                lambda x, i: x[None, i]],
+                         ids=["index-tensors-apart", "index-tensor-and-None"])
 def test_graph_replaying_example_values_is_refused(fn):
-    """A trace that bakes the example's data (two index tensors, written by a position table
-    of the example's index) is refused, not written as a model wrong at other inputs. (A
-    sort's permutation, cummax's positions, svdvals and ``x[i]`` with one index tensor were
-    cases here: they are primitives or a Gather by the tensor now, their export tested on new
-    inputs in test_export_order.py and test_export_gather_histogram.py; svdvals is refused as
-    an op with no ONNX form.)"""
+    """A trace that bakes the example's data (index tensors at dims apart, or beside a None,
+    written by a position table of the example's index) is refused, not written as a model
+    wrong at other inputs. (A sort's permutation, cummax's positions, svdvals and ``x[i]``,
+    ``x[i, j]`` with adjacent index tensors were cases here: they are primitives or a
+    Gather/GatherND by the tensors now, their export tested on new inputs in
+    test_export_order.py and test_export_gather_histogram.py; svdvals is refused as an op with
+    no ONNX form.)"""
     x, i = tx.randn(5, 3), tx.tensor([0, 2, 4])
     with pytest.raises(UnsupportedOperatorError,
                        match="other input values|raw array argument"):

@@ -1,5 +1,6 @@
 """``x[i]`` with an integer index tensor exported as a Gather by that tensor (a graph input:
 export refused it before, as a position table of the example's index would bake it in), and
+``x[i, j]`` with index tensors at adjacent dims as a GatherND by them, and
 histogram exported (tensorix/onnx/_symbolic_count.py); both run in onnxruntime and loaded back
 on inputs other than the traced example, against eager and torch."""
 
@@ -38,6 +39,36 @@ def test_getitem_by_an_index_tensor_is_a_gather_of_that_tensor(case):
         np.testing.assert_array_equal(loaded.detach().numpy(), want)
         np.testing.assert_array_equal(
             want, fn(torch.tensor(xs), torch.tensor(idx)).numpy())
+
+
+X3 = np.arange(60, dtype=np.float32).reshape(3, 4, 5) - 30.0
+ND_CASES = {
+    "two": (lambda x, i, j: x[i, j], [2, 0, 1], [3, -1, 0], [0, 0, -3], [1, 2, -4]),
+    "broadcast after a slice": (lambda x, i, j: x[:, i, j], [[1], [3]], [0, 4, 2], [[0], [2]],
+                                [1, 1, -1]),
+    "after an int": (lambda x, i, j: x[1, i, j], [0, 3], [1], [2, 1], [4]),
+    "before a slice": (lambda x, i, j: x[i, j, 1:], [[0, 2]], [[1], [3]], [[1, 1]],
+                       [[0], [2]]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(ND_CASES))
+def test_getitem_by_adjacent_index_tensors_is_a_gathernd_of_them(case):
+    """Index tensors at adjacent dims: a GatherND by the tensors broadcast (the indexed dims
+    moved first and the broadcast dims back to their place, as NumPy and torch place them)."""
+    fn, i, j, i2, j2 = ND_CASES[case]
+    x = tx.tensor(X3)
+    proto = export(fn, (x, tx.tensor(i), tx.tensor(j)))
+    assert "GatherND" in [n.op_type for n in proto.graph.node]
+    torch = pytest.importorskip("torch")
+    for xs, a, b in ((X3, i2, j2), (X3[::-1].copy() * 2.0, i, j)):
+        want = fn(tx.tensor(xs), tx.tensor(a), tx.tensor(b)).numpy()
+        got = run_ort(proto, [xs, np.asarray(a), np.asarray(b)])[0]
+        np.testing.assert_array_equal(got, want)
+        loaded = load(proto)(tx.tensor(xs), tx.tensor(a), tx.tensor(b))
+        np.testing.assert_array_equal(loaded.detach().numpy(), want)
+        np.testing.assert_array_equal(
+            want, fn(torch.tensor(xs), torch.tensor(a), torch.tensor(b)).numpy())
 
 
 EXAMPLE = np.array([[0.5, -1.0, 2.0, 2.0], [3.0, -0.25, 0.0, 1.0]], np.float32)
