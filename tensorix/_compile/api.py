@@ -35,7 +35,16 @@ from ..fx.tracer import GraphBreak, Tracer, _outputs, _placeholders, flat_tensor
 from ..tensor import Tensor
 from .dynamic import STATIC, DynamicEntry, dynamic_key
 from .executor import CompiledGraph
-from .segments import RECOMPILE_LIMIT, Program, _rng_restore, _rng_save, build, explain_steps
+from .segments import (
+    RECOMPILE_LIMIT,
+    Effect,
+    Program,
+    Read,
+    _rng_restore,
+    _rng_save,
+    build,
+    explain_steps,
+)
 from .tune import TIER_UP
 
 __all__ = ["compile", "OptimizedModule", "CompiledFunction", "Explanation"]
@@ -206,6 +215,7 @@ class CompiledFunction:
                      if not n.name.startswith("effect_")][:len(flat_tensors(flat))]
             return _Pieces(Program(steps, names, module, self._retrace, self.stats)), result
         _rng_restore(rng)  # the entry runs this call again: draw the same numbers
+        tracer.undo_writes()  # and move batch norm's running statistics once
         graph = tracer.graph
         out_nodes = _outputs(tracer, tuple(outs))
         if joint is None:
@@ -433,13 +443,34 @@ def _flatten(result):
     return flat, rebuild
 
 
+def _effects(steps) -> list[str]:
+    """The replayed effects of a tree of steps (each branch of a read too), in order."""
+    out, stack = [], [iter(steps)]
+    while stack:
+        s = next(stack[-1], None)
+        if s is None:
+            stack.pop()
+        elif type(s) is Effect:
+            out.append(s.what)
+        elif type(s) is Read:
+            stack.extend(iter(rest) for rest in reversed(list(s.branches.values())))
+    return out
+
+
 class Explanation:
     """``compiled.explain()``: per guard key, the graphs and the graph breaks with their
     reasons (as ``torch._dynamo.explain``'s ExplainOutput: ``graph_count``,
-    ``graph_break_count``, ``break_reasons``)."""
+    ``graph_break_count``, ``break_reasons``), and apart from them the replayed effects
+    (``effects``, ``effect_count``: ``backward()``, an optimizer's ``step``/``zero_grad``,
+    gradient clipping, an lr scheduler's ``step``), which run eagerly between the graphs
+    but do not break them: a step with effects only is still one graph.
+
+    Example: a compiled training step ``zero_grad(); loss.backward(); opt.step()`` explains
+    as ``Graph Count: 1``, ``Graph Break Count: 0``, ``Effects: 3``."""
 
     def __init__(self, compiled):
         self.lines, self.break_reasons, self.graph_count = [], [], 0
+        self.effects: list[str] = []
         for k, entry in enumerate(compiled.entries.values()):
             self.lines.append(f"guard key {k}:")
             if type(entry) is _Eager:
@@ -450,6 +481,7 @@ class Explanation:
                 self.graph_count += sum(ln.lstrip().startswith("graph of") for ln in body)
                 self.break_reasons += [ln.strip()[len("break: "):] for ln in body
                                        if ln.lstrip().startswith("break:")]
+                self.effects += _effects(entry.program.steps)
                 self.lines += ["  " + ln for ln in body]
             elif type(entry) is DynamicEntry:
                 self.graph_count += len(entry.programs)
@@ -459,11 +491,14 @@ class Explanation:
                 self.graph_count += 1
                 self.lines.append("  one graph, no break")
         self.graph_break_count = len(self.break_reasons)
+        self.effect_count = len(self.effects)
         self.recompiles = compiled.stats["recompiles"]
 
     def __str__(self):
         return (f"Graph Count: {self.graph_count}\nGraph Break Count: "
-                f"{self.graph_break_count}\nRecompiles: {self.recompiles}\n" +
+                f"{self.graph_break_count}\nEffects: {self.effect_count}"
+                f"{' (' + ', '.join(self.effects) + ')' if self.effects else ''}\n"
+                f"Recompiles: {self.recompiles}\n" +
                 "\n".join(self.lines))
 
     __repr__ = __str__

@@ -81,8 +81,8 @@ class Effect:
     def sig(self):
         return ("effect", self.what)
 
-    def describe(self):
-        return f"break: {self.what} runs eagerly"
+    def describe(self):  # not a break: the graph goes on after it (explain lists effects apart)
+        return f"effect: {self.what} replayed eagerly between graphs"
 
 
 class Read:

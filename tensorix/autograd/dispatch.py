@@ -31,6 +31,11 @@ rule              default    meaning
                              device, dtype)`` in forward/backward and keeps its ``xp`` path
                              where that answers None (no kernel for the device or dtype, no CUDA C,
                              no numba)
+``_writes``       ()         positions of Tensor arguments the forward writes in place (batch
+                             norm's running statistics and batch count): a trace keeps their
+                             values from before the op (``tracer.before_write(cls, args)``), so
+                             a compiler that runs the traced call again restores them first
+                             and the writes happen once
 ``_eager``        None       a binary op's forward on its two Tensor arguments' raw arrays, a
                              staticmethod ``(x, y) -> array`` that its forward calls too:
                              where no node is recorded (grad mode off, or neither input
@@ -93,6 +98,10 @@ def route(cls, args, state):
     """``cls.apply(*args)`` where this thread has a hook set or storage codes exist: storage
     codes first, then a GEMM policy, else the op as usual; the tracer sees the result."""
     out = None
+    if cls._writes and state.tracer is not None:
+        before = getattr(state.tracer, "before_write", None)
+        if before is not None:
+            before(cls, args)
     if _CODES[0] and args and (type(a0 := args[0]) is not Tensor or
                                type(a0._data) is not _ndarray):
         out = _untraced(state, codes_route, cls, args)  # "math" reruns the op: report it once

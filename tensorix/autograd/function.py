@@ -85,6 +85,7 @@ class Function:
     _widen16 = False
     _kernels: dict | None = None
     _eager = None
+    _writes: tuple = ()
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)

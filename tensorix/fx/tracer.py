@@ -71,6 +71,7 @@ class Tracer:
         self._grads: dict = {}  # id(leaf) -> (leaf, its .grad when first seen)
         self._arrays: dict = {}  # id(array) -> the entry of the first tensor bound to it
         self._data_nodes: dict = {}  # node -> its "data" node (the raw array)
+        self._written: dict = {}  # id(tensor) -> (tensor, its data before a traced op wrote it)
 
     # -- bookkeeping ---------------------------------------------------------------------
     def bind(self, t: Tensor, node) -> None:
@@ -166,6 +167,25 @@ class Tracer:
         if self.strict:
             raise GraphBreak(f"graph break: {reason}")
         self.breaks.append(reason)
+
+    def before_write(self, cls, args) -> None:
+        """``cls`` is about to write some of ``args`` in place (its ``_writes`` rule): keep
+        their values from before the trace first wrote them, for :meth:`undo_writes`."""
+        for i in cls._writes:
+            t = args[i] if i < len(args) else None
+            if isinstance(t, Tensor) and id(t) not in self._written:
+                self._written[id(t)] = (t, t._data.copy())
+
+    def undo_writes(self) -> None:
+        """Put back what the traced ops wrote in place (a compiler that runs this call again
+        from the graph, so that batch norm's running statistics move once, not twice)."""
+        for t, data in self._written.values():
+            t._data[...] = data
+            t._version[0] += 1
+            entry = self._env.get(id(t))
+            if entry is not None:  # the restore is no write a later check should see
+                self._env[id(t)] = (entry[0], t._data, t._version[0])
+        self._written.clear()
 
     # -- the dispatcher's interface ------------------------------------------------------
     def record(self, cls, args, out) -> None:

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..autograd.grad_mode import modes
 from ..backend import array_module
 from ..tensor import Tensor
 
-__all__ = ["raw", "xp_of", "is_tensor"]
+__all__ = ["raw", "xp_of", "is_tensor", "untraced"]
 
 
 def is_tensor(x) -> bool:
@@ -29,3 +30,17 @@ def raw(x):
 
 def xp_of(a):
     return array_module(a)
+
+
+def untraced(op: str, *xs) -> None:
+    """A graph break for a running trace (tensorix.compile, tensorix.fx) where ``op`` computes
+    on the raw arrays of Tensors among ``xs`` outside any primitive: its result (a backend
+    array, or one wrapped as a new Tensor) would be recorded as the example's constant, so
+    the function runs eagerly instead. Inside a primitive's forward the hooks are off and
+    nothing is reported."""
+    state = modes.state
+    if state.hooked and any(isinstance(x, Tensor) for x in xs):
+        brk = getattr(state.tracer, "graph_break", None)
+        if brk is not None:
+            brk(f"{op}(): computed on raw arrays outside the dispatcher (a backend array "
+                "result, or one wrapped as a new tensor)")

@@ -29,7 +29,7 @@ from ..autograd.function import Function
 from ..formats import ROUNDING_MODES, get_format
 from ..tensor import Tensor, _make
 from . import _jit
-from ._xp import raw, xp_of
+from ._xp import raw, untraced, xp_of
 
 __all__ = ["encode", "decode", "quantize", "cast", "f32_bits"]
 
@@ -113,6 +113,7 @@ def encode(x, fmt, rounding="rne", saturate=False, rbits=None, nan_policy="raise
     Example: ``encode(np.array([17., 19.]), "fp8_e4m3")`` is ``[0x58, 0x5A]`` (16 and 20).
     """
     f = get_format(fmt)
+    untraced("encode", x, rbits)
     a = raw(x)
     rb = None if rbits is None else raw(rbits)
     _check_args(f, rounding, rb, sr_bits, nan_policy, a.shape)
@@ -145,6 +146,7 @@ def decode(codes, fmt, out_dtype=np.float32, check=True):
     ``[1., 448., nan]``.
     """
     f = get_format(fmt)
+    untraced("decode", codes)  # returns a backend array: no graph value
     c = raw(codes)
     out = np.dtype(out_dtype)
     if out not in (np.float32, np.float64):
@@ -162,17 +164,31 @@ def _out_dtype(a):
     return a.dtype if a.dtype in (np.float32, np.float64) else np.dtype(np.float32)
 
 
+def _with_rbits(kw, rbits):
+    """``kw`` with the random bits given to the op as a Tensor argument (an argument, not a
+    value in ``kw``, so that a trace records it as a graph input and not the example's)."""
+    return kw if rbits is None else {**kw, "rbits": rbits._data}
+
+
+def _split_rbits(kw):
+    """``(rbits as a Tensor or None, kw without it)``: arrays stay in ``kw``."""
+    rb = kw.get("rbits")
+    if isinstance(rb, Tensor):
+        return rb, {**kw, "rbits": None}
+    return None, kw
+
+
 class FakeQuantize(Function):
     """x -> decode(encode(x)); the gradient passes straight through (STE)."""
 
     @staticmethod
-    def forward(ctx, x, f, kw):
+    def forward(ctx, x, rbits, f, kw):
         a = x._data
-        return decode(encode(a, f, **kw), f, _out_dtype(a), check=False)
+        return decode(encode(a, f, **_with_rbits(kw, rbits)), f, _out_dtype(a), check=False)
 
     @staticmethod
     def backward(ctx, g):
-        return g, None, None
+        return g, None, None, None
 
 
 def quantize(x, fmt, rounding="rne", saturate=False, rbits=None, nan_policy="raise",
@@ -189,20 +205,21 @@ def quantize(x, fmt, rounding="rne", saturate=False, rbits=None, nan_policy="rai
     if isinstance(x, Tensor):
         if not x.dtype.is_floating_point:
             x = x.to(np.float32)
-        return FakeQuantize.apply(x, f, kw)
+        rb, kw = _split_rbits(kw)
+        return FakeQuantize.apply(x, rb, f, kw)
     a = raw(x)
     return decode(encode(a, f, **kw), f, _out_dtype(a), check=False)
 
 
 class _CastTo(Function):
     @staticmethod
-    def forward(ctx, x, f, kw):
-        codes = encode(x._data, f, **kw)
+    def forward(ctx, x, rbits, f, kw):
+        codes = encode(x._data, f, **_with_rbits(kw, rbits))
         return _make(codes.view(f.tx_dtype.np), f.tx_dtype)
 
     @staticmethod
     def backward(ctx, g):
-        return g, None, None  # the engine casts g back to the input's dtype
+        return g, None, None, None  # the engine casts g back to the input's dtype
 
 
 def cast(x, fmt, rounding="rne", saturate=False, rbits=None, nan_policy="raise", sr_bits=32):
@@ -226,4 +243,5 @@ def cast(x, fmt, rounding="rne", saturate=False, rbits=None, nan_policy="raise",
         x = x.to(np.float64)
     kw = dict(rounding=rounding, saturate=saturate, rbits=rbits, nan_policy=nan_policy,
               sr_bits=sr_bits)
-    return _CastTo.apply(x, f, kw)
+    rb, kw = _split_rbits(kw)
+    return _CastTo.apply(x, rb, f, kw)

@@ -28,10 +28,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..autograd.function import Function
 from ..backend import quiet
 from ..formats import get_format
 from ..tensor import Tensor, _make
-from ._xp import raw, xp_of
+from ._xp import raw, untraced, xp_of
 from .casting import decode, encode
 
 __all__ = ["lmul", "lmul_offset_bits", "lmul_matmul", "lmul_attention"]
@@ -99,7 +100,8 @@ def lmul(x, y, fmt="bf16", variant="bitadd", round_result=False):
     """Elementwise L-Mul of ``x`` and ``y`` (broadcasting) in format ``fmt`` (any element format
     or study format such as ``"e4m4"``, or ``"fp32"``). Returns values; Tensors in, Tensor out
     (no gradient)."""
-    is_t = isinstance(x, Tensor) or isinstance(y, Tensor)
+    if isinstance(x, Tensor) or isinstance(y, Tensor):
+        return LMul.apply(x, y, fmt, variant, round_result)
     a, b = raw(x), raw(y)
     xp = xp_of(a)
     a, b = xp.broadcast_arrays(xp.asarray(a), xp.asarray(b))
@@ -125,13 +127,25 @@ def lmul(x, y, fmt="bf16", variant="bitadd", round_result=False):
         else:
             out = _formula(decode(ca, f, np.float64), decode(cb, f, np.float64), f, f.mbits,
                            round_result)
-    return _make(out) if is_t else out
+    return out
+
+
+class LMul(Function):
+    """lmul on Tensors: a primitive (no gradient), so a compiled call multiplies the values it
+    is given (a wrapped raw array was the example's result to a trace)."""
+
+    _differentiable = False
+
+    @staticmethod
+    def forward(ctx, x, y, fmt, variant, round_result):
+        return _make(lmul(raw(x), raw(y), fmt, variant, round_result))
 
 
 def lmul_matmul(A, B, fmt="bf16", variant="bitadd", acc_dtype=np.float32, chunk=64):
     """``A @ B`` with every product an L-Mul in ``fmt``: ``(..., n, k) @ (k, m)`` or matching
     batch dims. Sums are float64, rounded once to ``acc_dtype``."""
-    is_t = isinstance(A, Tensor) or isinstance(B, Tensor)
+    if isinstance(A, Tensor) or isinstance(B, Tensor):
+        return LMulMatmul.apply(A, B, fmt, variant, acc_dtype, chunk)
     a, b = raw(A), raw(B)
     xp = xp_of(a)
     if a.shape[-1] != b.shape[-2]:
@@ -145,14 +159,24 @@ def lmul_matmul(A, B, fmt="bf16", variant="bitadd", acc_dtype=np.float32, chunk=
         for r in range(0, a.shape[1], chunk):  # bound the (rows, k, m) product tensor
             p = lmul(a[i, r:r + chunk, :, None], b[i, None, :, :], fmt, variant)
             out[i, r:r + chunk] = p.astype(np.float64).sum(axis=1)
-    out = out.reshape(out_shape).astype(acc_dtype)
-    return _make(out) if is_t else out
+    return out.reshape(out_shape).astype(acc_dtype)
+
+
+class LMulMatmul(Function):
+    """lmul_matmul on Tensors: a primitive (no gradient), recomputed by a compiled call."""
+
+    _differentiable = False
+
+    @staticmethod
+    def forward(ctx, a, b, fmt, variant, acc_dtype, chunk):
+        return _make(lmul_matmul(raw(a), raw(b), fmt, variant, acc_dtype, chunk))
 
 
 def lmul_attention(q, k, v, fmt="bf16", variant="bitadd", scale=None, causal=False):
     """Softmax attention ``softmax(q k^T * scale) v`` with both matmuls in L-Mul (spec 4: "L-Mul
     in attention is nearly lossless"). Shapes ``(..., L, d)``; the softmax is float32."""
     is_t = isinstance(q, Tensor)
+    untraced("lmul_attention", q, k, v)
     qa, ka, va = raw(q), raw(k), raw(v)
     xp = xp_of(qa)
     d = qa.shape[-1]

@@ -33,7 +33,7 @@ from ..backend import quiet
 from ..formats import get_format
 from ..tensor import Tensor, _make
 from . import _blocks, _mxfast
-from ._xp import raw, xp_of
+from ._xp import raw, untraced, xp_of
 from .casting import encode
 
 __all__ = ["MXArray", "MX_ELEMENTS", "mx_quantize", "mx_dequantize", "mx_fake_quant",
@@ -177,6 +177,7 @@ def mx_quantize(x, elem="fp8_e4m3", block=32, axis=-1, scale_mode="rceil", round
     The axis length must be a multiple of ``block`` unless ``pad=True`` (zero padding).
     """
     name = _elem_name(elem)
+    untraced("mx_quantize", x, rbits)  # an MXArray of raw codes: no graph value
     a = raw(x)
     if np.dtype(a.dtype).kind != "f" or a.dtype not in (np.float32, np.float64):
         a = a.astype(np.float32)
@@ -256,6 +257,7 @@ def mx_dequantize(mx: MXArray, out_dtype=np.float32) -> Tensor:
     inputs), NaN for blocks with scale 0xFF, padding removed, as a Tensor."""
     if not isinstance(mx, MXArray):
         raise TypeError(f"mx_dequantize(): expected an MXArray, got {type(mx).__name__}")
+    untraced("mx_dequantize", mx.codes, mx.scale_codes)
     out = np.dtype(out_dtype)
     name = _elem_name(mx.elem, "mx_dequantize")
     lay = mx.checked_layout("mx_dequantize", 8 if name == "int8" else get_format(name).bits)

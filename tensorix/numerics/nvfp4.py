@@ -36,7 +36,7 @@ import numpy as np
 from ..backend import quiet
 from ..tensor import Tensor, _make
 from . import _blocks, _jit
-from ._xp import raw, xp_of
+from ._xp import raw, untraced, xp_of
 from .casting import decode, encode
 from .packing import pack_fp4
 
@@ -74,7 +74,9 @@ def nvfp4_quantize(x, axis=-1, per_tensor=True, rounding="rne", pad=False, rbits
                    block=16) -> NVFP4Array:
     """Quantize ``x`` to NVFP4 along ``axis`` (16-element blocks); returns an
     :class:`NVFP4Array`. ``rounding`` applies to the elements (``"sr"`` with ``rbits`` is the
-    gradient recipe); scales are always RNE and saturating."""
+    gradient recipe); scales are always RNE and saturating. A trace breaks the graph here
+    (the tensor scale is a Python float of the data)."""
+    untraced("nvfp4_quantize", x, rbits)
     a = raw(x).astype(F32)
     xp = xp_of(a)
     block = _blocks.check_block(block, "nvfp4_quantize")
@@ -129,6 +131,7 @@ def nvfp4_dequantize(q: NVFP4Array) -> Tensor:
     """``x_hat = (q * s_b) * s_dec`` in float32 (``q * s_b`` is exact), padding removed."""
     if not isinstance(q, NVFP4Array):
         raise TypeError(f"nvfp4_dequantize(): expected an NVFP4Array, got {type(q).__name__}")
+    untraced("nvfp4_dequantize", q.codes, q.scale_codes)
     lay = q.checked_layout("nvfp4_dequantize", 4)
     sc = _blocks.scales_to_blocks(_blocks.field_array(q.scale_codes), lay)
     codes = _blocks.field_array(q.codes)
@@ -181,7 +184,9 @@ class HiF4Array(_blocks.Blocked):
 
 
 def hif4_quantize(x, axis=-1, pad=False) -> HiF4Array:
-    """HiFloat4 [P] quantization in 64-element units along ``axis`` (spec 1.7)."""
+    """HiFloat4 [P] quantization in 64-element units along ``axis`` (spec 1.7); a trace breaks
+    the graph here (computed on raw arrays)."""
+    untraced("hif4_quantize", x)
     a = raw(x).astype(F32)
     xp = xp_of(a)
     if not bool(xp.isfinite(a).all()):
@@ -212,6 +217,7 @@ def hif4_dequantize(h: HiF4Array) -> Tensor:
     """``sign * m * 2^(L2+L3) * sf`` in float32 [P]."""
     if not isinstance(h, HiF4Array):
         raise TypeError(f"hif4_dequantize(): expected a HiF4Array, got {type(h).__name__}")
+    untraced("hif4_dequantize", h.codes, h.scale_codes, h.l2, h.l3)
     lay = h.checked_layout("hif4_dequantize", 4)
     sc = _blocks.scales_to_blocks(_blocks.field_array(h.scale_codes), lay).astype(np.int64)
     xp = xp_of(sc)

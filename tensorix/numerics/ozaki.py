@@ -32,8 +32,9 @@ import math
 
 import numpy as np
 
+from ..autograd.function import Function
 from ..tensor import Tensor, _make
-from ._xp import raw, xp_of
+from ._xp import raw, untraced, xp_of
 
 __all__ = ["ozaki_gemm", "ozaki_moduli", "exact_matmul", "componentwise_error"]
 
@@ -223,7 +224,8 @@ def ozaki_gemm(A, B, scheme="I", slices=8, moduli=15, backend_gemm="f64",
     ``schedule`` ``"triangular"`` or ``"full"``; ``scheme="II"`` uses ``moduli`` CRT moduli.
     Accuracy is componentwise relative to ``|A||B|``: about 3e-16 needs S = 8 or N = 15.
     """
-    is_t = isinstance(A, Tensor)
+    if isinstance(A, Tensor):
+        return OzakiGemm.apply(A, B, scheme, slices, moduli, backend_gemm, schedule, crt)
     a, b = raw(A), raw(B)
     if a.dtype.kind == "c" or b.dtype.kind == "c":  # not np.iscomplexobj: device arrays too
         xp = xp_of(a)
@@ -234,8 +236,7 @@ def ozaki_gemm(A, B, scheme="I", slices=8, moduli=15, backend_gemm="f64",
                         **kw)
         im = ozaki_gemm(xp.concatenate([a.real, a.imag], 1), xp.concatenate([b.imag, b.real]),
                         **kw)
-        out = re + 1j * im
-        return _make(out) if is_t else out
+        return re + 1j * im
     a, b = a.astype(np.float64), b.astype(np.float64)
     if scheme == "I":
         if schedule not in ("triangular", "full"):
@@ -252,7 +253,19 @@ def ozaki_gemm(A, B, scheme="I", slices=8, moduli=15, backend_gemm="f64",
         out = _ozaki2(a, b, int(moduli), backend_gemm, crt)
     else:
         raise ValueError(f"ozaki_gemm(): argument 'scheme' must be 'I' or 'II', got {scheme!r}")
-    return _make(out) if is_t else out
+    return out
+
+
+class OzakiGemm(Function):
+    """ozaki_gemm on Tensors: a primitive (no gradient), so a compiled call multiplies the
+    matrices it is given (a wrapped raw array was the example's product to a trace)."""
+
+    _differentiable = False
+
+    @staticmethod
+    def forward(ctx, a, b, scheme, slices, moduli, backend_gemm, schedule, crt):
+        return _make(ozaki_gemm(raw(a), raw(b), scheme, slices, moduli, backend_gemm, schedule,
+                                crt))
 
 
 def _to_ints(M, axis):
@@ -268,7 +281,9 @@ def _to_ints(M, axis):
 
 def exact_matmul(A, B):
     """``A @ B`` computed exactly (Python integers) and rounded once to float64: the reference
-    for accuracy studies. For small matrices only (it is pure Python)."""
+    for accuracy studies. For small matrices only (it is pure Python). Returns a NumPy
+    array, also for Tensors (a trace breaks the graph here: the array is no graph value)."""
+    untraced("exact_matmul", A, B)
     a = np.asarray(_host(raw(A)), dtype=np.float64)
     b = np.asarray(_host(raw(B)), dtype=np.float64)
     ai, ea = _to_ints(a, 1)
@@ -283,6 +298,7 @@ def exact_matmul(A, B):
 
 def componentwise_error(C, A, B, exact=None) -> float:
     """``max_ij |C - AB|_ij / (|A||B|)_ij`` against the exact product (spec 5.3 metric)."""
+    untraced("componentwise_error", C, A, B, exact)  # a Python float of the data
     a = np.asarray(_host(raw(A)), dtype=np.float64)
     b = np.asarray(_host(raw(B)), dtype=np.float64)
     c = np.asarray(_host(raw(C)))

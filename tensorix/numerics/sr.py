@@ -85,7 +85,8 @@ def sr_cast(x, fmt, rbits=None, *, seed=None, offset=0, saturate=False, sr_bits=
                              "are explicit)")
         dev = x.device if isinstance(x, Tensor) else None
         rbits = random_bits(seed, offset, tuple(raw(x).shape), dev)
-    kw = dict(rounding="sr", saturate=saturate, rbits=raw(rbits), sr_bits=sr_bits,
+    # a Tensor of bits stays one: cast gives it to its primitive as an argument (a graph input)
+    kw = dict(rounding="sr", saturate=saturate, rbits=rbits, sr_bits=sr_bits,
               nan_policy=nan_policy)
     if isinstance(x, Tensor):
         return cast(x, fmt, **kw)

@@ -458,6 +458,18 @@ def _gather(inputs, attrs, opset):
     return out.reshape(*x.shape[:axis], *idx.shape, *x.shape[axis + 1:])
 
 
+@_op("GatherND")
+def _gather_nd(inputs, attrs, opset):
+    """``x[idx[..., 0], idx[..., 1], ...]`` (batch_dims 0, what export writes): the last axis
+    of ``idx`` names the leading dims of ``x`` it indexes, negative counting from the end."""
+    x, idx = inputs
+    if attrs.get("batch_dims", 0):
+        raise NotImplementedError("tensorix.onnx.load: GatherND with batch_dims > 0 is not "
+                                  "supported by the interpreter")
+    idx = idx.long()
+    return x[tuple(idx[..., d] for d in range(idx.shape[-1]))]
+
+
 @_op("GatherElements")
 def _gather_elements(inputs, attrs, opset):
     x, idx = inputs

@@ -141,12 +141,65 @@ def clone(em, node, a):
 
 @symbolic(movement.GetItem)
 def getitem(em, node, a, index, *tensors):
-    """Basic indexing (ints, slices, Ellipsis) as Slice + Squeeze; anything else (None,
-    integer or boolean arrays) by its position table."""
+    """Basic indexing (ints, slices, Ellipsis) as Slice + Squeeze; one integer index tensor
+    (``x[i]``, ``x[:, i]``, ``x[i, 1:]``) as that and a Gather by the tensor, a graph input;
+    several at adjacent dims (``x[i, j]``, ``x[:, i, j]``) as a GatherND by them, broadcast;
+    anything else (None, constant integer arrays, index tensors apart, boolean arrays) by its
+    position table."""
     basic = index.basic
-    if index.adv is not None or index.new_dims or any(
-            b is None or not isinstance(b, (int, slice, type(Ellipsis))) for b in basic):
+    plain = not index.new_dims and all(
+        b is not None and isinstance(b, (int, slice, type(Ellipsis))) for b in basic)
+    axis = _gather_axis(index) if plain and tensors else None
+    if axis is not None and len(tensors) == 1:
+        sliced = _basic(em, a, basic)
+        return em.op("Gather", sliced, em.cast(tensors[0], dt.int64), axis=axis)
+    if axis is not None and not em.dynamic:
+        return _gather_nd(em, a, basic, tensors, axis)
+    if index.adv is not None or not plain:
         return by_positions(em, node, a, index)
+    out = _basic(em, a, basic)
+    return out if out != a.name else em.op("Identity", a)
+
+
+def _gather_axis(index):
+    """The first dim of the basic result that the index's integer tensors select along, where
+    they sit at adjacent dims and every other advanced entry is a full slice (else None)."""
+    if index.masked or not index.sources:
+        return None
+    k, n = index.sources[0], len(index.sources)
+    if tuple(index.sources) != tuple(range(k, k + n)):
+        return None  # apart: NumPy puts the indexed dims first, not written here
+    rest = [x for i, x in enumerate(index.adv) if not k <= i < k + n]
+    if not all(isinstance(x, slice) and x == slice(None) for x in rest):
+        return None
+    return k
+
+
+def _gather_nd(em, a, basic, tensors, k):
+    """``a[basic][..., i, j, ...]`` with index tensors at the adjacent dims ``k, k+1, ...``:
+    those dims moved first, a GatherND by the tensors broadcast and stacked on a last axis,
+    and the broadcast dims moved back to ``k`` (NumPy's placement)."""
+    sliced = _basic(em, a, basic)
+    rank = a.ndim - sum(isinstance(b, int) for b in basic)
+    n = len(tensors)
+    batch = tuple(np.broadcast_shapes(*(t.shape for t in tensors)))
+    parts = [em.op("Unsqueeze", em.op("Expand", em.cast(t, dt.int64), em.ints(batch)),
+                   em.ints([-1])) for t in tensors]
+    stacked = em.op("Concat", *parts, axis=-1)
+    perm = list(range(k, k + n)) + [d for d in range(rank) if not k <= d < k + n]
+    data = sliced if perm == list(range(rank)) else em.op("Transpose", sliced, perm=perm)
+    out = em.op("GatherND", data, stacked)
+    if k == 0:
+        return out
+    nb = len(batch)
+    back = [nb + d for d in range(k)] + list(range(nb)) + \
+        [nb + d for d in range(k, rank - n)]
+    return em.op("Transpose", out, perm=back)
+
+
+def _basic(em, a, basic):
+    """``a[basic]`` for ints, slices and an Ellipsis: Slice + Squeeze (``a``'s own name where
+    the index takes everything)."""
     starts, ends, axes, steps, drop = [], [], [], [], []
     dim = 0
     for b in basic:
@@ -159,7 +212,7 @@ def getitem(em, node, a, index, *tensors):
         out = em.op("Slice", out, em.ints(starts), em.ints(ends), em.ints(axes), em.ints(steps))
     if drop:
         out = em.op("Squeeze", out, em.ints(drop))
-    return out if out != a.name else em.op("Identity", a)
+    return out
 
 
 def _slice_one(b, dim, a, acc):

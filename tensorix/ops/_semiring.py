@@ -28,6 +28,7 @@ import numpy as np
 from .. import _threads, backend
 from .. import dtypes as dt
 from ..autograd.function import Function
+from ..autograd.grad_mode import modes
 from ..tensor import _make
 from ._along import PutAlong, TakeAlong
 from .pointwise import where
@@ -334,6 +335,18 @@ def _safe_log(s):
     return where(_make(zero), one, s).log() + minus_inf
 
 
+def _raw_shift_break():
+    """A graph break for a running trace: log-sum-exp's max shifts (and the choice of entries
+    to repair) are computed on raw arrays, so a traced graph would keep the example's shifts
+    and overflow to inf on inputs of another scale (found by compiling it on x and calling it
+    on x + 200); the function runs eagerly instead."""
+    state = modes.state
+    brk = getattr(state.tracer, "graph_break", None) if state.hooked else None
+    if brk is not None:
+        brk("einsum(semiring='log-sum-exp'): its max shifts are computed on raw arrays "
+            "outside the dispatcher")
+
+
 class LogSumExp(_Combine):
     """log(sum(exp)) as the addition and + as the multiplication (log-space probabilities).
 
@@ -353,6 +366,7 @@ class LogSumExp(_Combine):
         return t if t._dtype.category >= 2 else t.to(dt.get_default_dtype())
 
     def contract(self, a, sa, b, sb, out, sizes):
+        _raw_shift_break()
         a, sa = self._reduce(a, sa, set(out) | set(sb or ""))
         if b is not None:
             b, sb = self._reduce(b, sb, set(out) | set(sa))
@@ -511,9 +525,21 @@ class Boolean(Semiring):
                "reduce+mul": "count>0", "mul": "and"}
 
     def prepare(self, t, k):
-        return t if t._dtype is dt.bool else _make(t._data != 0)
+        return t if t._dtype is dt.bool else t != 0
 
     def contract(self, a, sa, b, sb, out, sizes):
+        return BoolContract.apply(a, sa, b, sb, out, sizes)
+
+
+class BoolContract(Function):
+    """One pairwise (or single-operand) contraction of the boolean semiring: a primitive with
+    no gradient, so that a compiled boolean einsum recomputes (it was a wrapped raw array, the
+    trace kept the example's result). ``sizes`` holds label sizes only (shapes, not data)."""
+
+    _differentiable = False
+
+    @staticmethod
+    def forward(ctx, a, sa, b, sb, out, sizes):
         x, y = a._data, (None if b is None else b._data)
         reduced = [c for c in set(sa) | set(sb or "") if c not in out]
         if not reduced:  # a product of bools is their "and"

@@ -24,6 +24,7 @@ from ..autograd.function import Function
 from ..autograd.grad_mode import is_grad_enabled
 from ..tensor import Tensor, _make
 from ._common import check_tensor, norm_dim
+from .linalg_values import Eigvalsh, SVDVals
 from .movement import diagonal as _diagonal_view
 from .pointwise import where
 from .shape import cat
@@ -576,7 +577,7 @@ def svdvals(A) -> Tensor:
     check_matrix(A, "linalg.svdvals")
     if A.requires_grad and is_grad_enabled():  # U and Vh are needed only for the gradient
         return SVD.apply(A, False)[1]
-    return _make(_svd(A.xp, A._data, compute_uv=False))
+    return SVDVals.apply(A)
 
 
 class Eigh(Function):
@@ -630,7 +631,7 @@ def eigvalsh(A, UPLO="L") -> Tensor:
     _check_uplo("linalg.eigvalsh", UPLO)
     if A.requires_grad and is_grad_enabled():
         return Eigh.apply(A, UPLO)[0]
-    return _make(A.xp.linalg.eigvalsh(A._data, UPLO=UPLO))
+    return Eigvalsh.apply(A, UPLO)
 
 
 # -- pinv, matrix_rank, lstsq ----------------------------------------------------------------------

@@ -125,16 +125,38 @@ class LUFactor(Function):
         m, n = packed.shape[-2], packed.shape[-1]
         k = min(m, n)
         low, up = _unpack(packed, k)
-        p = _make(_permutation(piv._data, m, piv.xp).astype(packed._data.dtype))
+        p = LUPermutation.apply(piv, m, packed._dtype)
         gl, gu = tril(g[..., :, :k], -1), triu(g[..., :k, :])
         return lu_backward(gl, gu, p, low, up)
 
 
+class LUPermutation(Function):
+    """The permutation matrices ``P (..., m, m)`` of LAPACK pivots, in ``dtype``: a primitive
+    (no gradient: P is piecewise constant), so a compiled lu_unpack, lu or lu_solve permutes
+    by the pivots of each call (a wrapped raw array kept the example's P)."""
+
+    _differentiable = False
+
+    @staticmethod
+    def forward(ctx, pivots, m, dtype):
+        return _make(_permutation(pivots._data, m, pivots.xp).astype(dtype.np), dtype)
+
+
+class LUInfo(Function):
+    """LAPACK's info per matrix: 0, or the 1-based index of the first zero on U's diagonal
+    (a primitive for the same reason as LUPermutation)."""
+
+    _differentiable = False
+
+    @staticmethod
+    def forward(ctx, packed):
+        xp = packed.xp
+        zero = xp.diagonal(packed._data, axis1=-2, axis2=-1) == 0
+        return xp.where(zero.any(-1), xp.argmax(zero, -1) + 1, 0).astype(np.int32)
+
+
 def _lu_info(packed):
-    """LAPACK's info per matrix: 0, or the 1-based index of the first zero on U's diagonal."""
-    xp = packed.xp
-    zero = xp.diagonal(packed._data, axis1=-2, axis2=-1) == 0
-    return _make(xp.where(zero.any(-1), xp.argmax(zero, -1) + 1, 0).astype(np.int32))
+    return LUInfo.apply(packed)
 
 
 def lu_factor_ex(A, *, pivot=True, check_errors=False) -> LUFactorExResult:
@@ -201,7 +223,7 @@ def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True) -> LURes
     if unpack_data:
         low, up = _unpack(LU_data, k)
     if unpack_pivots:
-        p = _make(_permutation(LU_pivots._data, m, xp).astype(LU_data._data.dtype))
+        p = LUPermutation.apply(LU_pivots, m, LU_data._dtype)
     return LUResult(p, low, up)
 
 

@@ -12,7 +12,8 @@ def test_compile_tutorial_code_blocks_run(capsys):
     assert "6*batch" in out  # a symbolic shape argument
     assert ns["fast"]._compiled.stats["compiles"] == 1
     assert ns["f"].stats["compiles"] == 2
-    assert "AdamW.step() runs eagerly" in out and "Graph Break Count: 1" in out
+    assert "effect: AdamW.step() replayed eagerly" in out and "Graph Break Count: 1" in out
+    assert "Graph Break Count: 0\nEffects: 3 (AdamW.zero_grad(), backward(), AdamW.step())" in out
     assert ns["cb"].stats["recompiles"] <= 1 and not ns["step"].stats["breaks"]
     assert ns["dyn"].stats["compiles"] == 1 and "dynamic:" in out
     assert "passes over each row" in out and ns["plan"].phased  # the row kernel section

@@ -202,6 +202,9 @@ def test_gather_scatter():
     check(one_node("Gather", [x], {"i": np.array(1, np.int64)}, axis=1), [x])
     idx = np.array([[0, 1, 2, 3], [4, 3, 2, 1]], np.int64)
     check(one_node("GatherElements", [x], {"i": idx}, axis=0), [x])
+    nd = np.array([[[0, -1], [4, 2]], [[1, 1], [-5, 0]]], np.int64)  # (2, 2, 2): pairs
+    check(one_node("GatherND", [x], {"i": nd}), [x])
+    check(one_node("GatherND", [x], {"i": np.array([[3], [-2]], np.int64)}), [x])  # rows
 
 
 @pytest.mark.parametrize("reduction", ["none", "add", "max"])
@@ -326,7 +329,8 @@ def test_handler_table_is_covered():
                            "GlobalMaxPool", "LayerNormalization", "BatchNormalization",
                            "Reshape", "Transpose", "Flatten", "Squeeze", "Unsqueeze", "Expand",
                            "Tile", "Concat", "Split", "Slice", "Gather", "GatherElements",
-                           "ScatterElements", "ScatterND", "Pad", "ReduceSum", "ReduceMean",
+                           "GatherND", "ScatterElements", "ScatterND", "Pad", "ReduceSum",
+                           "ReduceMean",
                            "ReduceMax",
                            "ReduceMin", "ReduceProd", "ReduceLogSumExp", "ReduceL2",
                            "ReduceL1", "ReduceSumSquare", "ArgMax", "ArgMin", "CumSum", "TopK",

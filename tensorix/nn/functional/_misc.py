@@ -10,8 +10,10 @@ import numpy as np
 from ... import backend
 from ... import dtypes as dt
 from ...ops._common import check_tensor
-from ...ops.creation import triu_indices, zeros
+from ...ops.creation import arange, triu_indices, zeros
+from ...ops.pointwise import where
 from ...ops.shape import broadcast_tensors
+from ...ops.sort import searchsorted
 from ...tensor import Tensor, _make
 from ._core import DropoutMask, embedding, padding_index
 
@@ -224,15 +226,16 @@ def channel_shuffle(input, groups) -> Tensor:
 
 
 def _bags(input, offsets, include_last_offset, op):
-    """Flat indices and the bag id of each, plus the bag count."""
-    xp = input.xp
+    """The flat indices and the bag id of each (Tensors: the ids come from ops on ``offsets``,
+    so a compiled call follows new offsets), plus the bag count."""
     if input.ndim == 2:
         if offsets is not None:
             raise ValueError("if input is 2D, then offsets has to be None, as input is treated "
                              "is a mini-batch of fixed length sequences. However, found "
                              f"offsets of type {type(offsets).__name__}")
         b, length = input.shape
-        return input._data.reshape(-1), xp.repeat(xp.arange(b), length), b
+        # row r of the input is bag r: a function of the shape alone
+        return input.reshape(-1), arange(b, device=input.device).repeat_interleave(length), b
     if input.ndim != 1:
         raise ValueError(f"input has to be 1D or 2D Tensor, but got Tensor of dimension "
                          f"{input.ndim}")
@@ -241,6 +244,7 @@ def _bags(input, offsets, include_last_offset, op):
     if offsets.ndim != 1:
         raise ValueError(f"offsets has to be a 1D Tensor, but got Tensor of dimension "
                          f"{offsets.ndim}")
+    # the checks read the values given (a compiled call checks its example's offsets only)
     off = offsets._data.astype(np.int64)
     if off.size and int(off[0]) != 0:
         raise RuntimeError(f"{op}: offsets[0] has to be 0, i.e., the first sequence in the "
@@ -250,10 +254,10 @@ def _bags(input, offsets, include_last_offset, op):
     if off.size and int(off[-1]) > n:
         raise RuntimeError(f"{op}: offsets[-1] can not be greater than input's length {n}, "
                            f"but got offsets[-1] of {int(off[-1])}")
-    starts = off[:-1] if include_last_offset else off
+    starts = (offsets[:-1] if include_last_offset else offsets).to(dt.int64)
     # as PyTorch, the last bag runs to the end of input (include_last_offset's end unused)
-    bag = xp.searchsorted(starts, xp.arange(n), side="right") - 1
-    return input._data, bag, len(starts)
+    bag = searchsorted(starts, arange(n, device=input.device), right=True) - 1
+    return input, bag, starts.shape[0]
 
 
 def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
@@ -280,25 +284,25 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
                              f"({list(per_sample_weights.shape)}) is not None, then it must "
                              f"have the same shape as the input ({list(input.shape)})")
     flat, bag, nbags = _bags(input, offsets, include_last_offset, op)
-    xp = backend.array_module(flat)
-    num = weight.shape[0]
-    keep = bag >= 0
+    num, dim = weight.shape
     padding_idx = padding_index(padding_idx, num, op)
+    # every looked-up row is kept; a row left out (padding, or before the first offset) goes to
+    # an extra bag ``nbags``, cut off at the end: no shape depends on the data, so a compiled
+    # call recomputes the bags of new indices and offsets (a selection of the kept rows did not)
+    keep = bag >= 0
     if padding_idx is not None:
-        keep &= flat != padding_idx
-    sel = xp.nonzero(keep)[0]
-    idx = _make(flat[sel])
-    rows = embedding(idx, weight, None, max_norm, norm_type)
+        keep = keep & (flat != padding_idx)
+    ids = where(keep, bag, nbags)
+    rows = embedding(flat, weight, None, max_norm, norm_type)
     if per_sample_weights is not None:
-        rows = rows * per_sample_weights.reshape(-1)[_make(sel)].unsqueeze(1)
-    dim = weight.shape[1]
-    ids = _make(bag[sel])
-    base = zeros(nbags, dim, dtype=weight.dtype, device=weight.device)
+        rows = rows * per_sample_weights.reshape(-1).unsqueeze(1)
+    base = zeros(nbags + 1, dim, dtype=weight.dtype, device=weight.device)
     if mode == "max":
         return base.scatter_reduce(0, ids.unsqueeze(1).expand(-1, dim), rows, "amax",
-                                   include_self=False)
-    out = base.index_add(0, ids, rows)
+                                   include_self=False)[:nbags]
+    out = base.index_add(0, ids, rows)[:nbags]
     if mode == "sum":
         return out
-    counts = xp.maximum(xp.bincount(bag[sel], minlength=nbags), 1).astype(weight.dtype.np)
-    return out / _make(counts[:, None])
+    counts = zeros(nbags + 1, dtype=weight.dtype, device=weight.device).index_add(
+        0, ids, keep.to(weight.dtype))[:nbags]
+    return out / counts.clamp(min=1).unsqueeze(1)

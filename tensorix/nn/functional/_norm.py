@@ -164,12 +164,24 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5) -> Ten
 
 
 class BatchNorm(Function):
-    """Training-mode batch norm over every dim but 1; updates the running stats in place."""
+    """Training-mode batch norm over every dim but 1; updates the running stats in place.
+
+    ``num_batches`` (the module's ``num_batches_tracked``, or None) is counted up in place here
+    too, and ``momentum=None`` then means the cumulative average ``1 / count``: inside the
+    primitive, a compiled training step counts and averages on every call (the module's
+    ``+= 1`` outside it was a write no graph recorded, so a graph break)."""
 
     _widen16 = (0, 1, 2)  # input, weight, bias in float32; the running stats are written as are
+    _writes = (3, 4, 7)  # running_mean, running_var, num_batches (autograd/dispatch.py)
 
     @staticmethod
-    def forward(ctx, x, weight, bias, running_mean, running_var, momentum, eps):
+    def forward(ctx, x, weight, bias, running_mean, running_var, momentum, eps, num_batches):
+        if num_batches is not None:
+            num_batches._data += 1
+            num_batches._version[0] += 1
+            if momentum is None:
+                momentum = 1.0 / float(num_batches._data)
+        momentum = 0.0 if momentum is None else momentum
         data = x._data
         axes = (0,) + tuple(range(2, data.ndim))
         mu, xc, var, rstd = _raw_stats(data, axes, eps)
@@ -195,9 +207,9 @@ class BatchNorm(Function):
         if not is_grad_enabled():
             w = None if weight is None else weight._data.reshape(ctx.shape)
             return _raw_backward(g, x, w, mu, rstd, axes, axes, (nx, nw, nb)) + \
-                (None,) * 4
+                (None,) * 5
         w = None if weight is None else weight.reshape(ctx.shape)
-        return _graph_backward(ctx, g, x, w, mu, rstd, axes, (nx, nw, nb)) + (None,) * 4
+        return _graph_backward(ctx, g, x, w, mu, rstd, axes, (nx, nw, nb)) + (None,) * 5
 
 
 def _update(stat, value, momentum):
@@ -219,7 +231,7 @@ def _per_channel_size(x):
 
 
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False,
-               momentum=0.1, eps=1e-5) -> Tensor:
+               momentum=0.1, eps=1e-5, *, _num_batches=None) -> Tensor:
     """Normalise each channel (dim 1) over the batch and spatial dims, then scale and shift.
 
     Training uses the batch statistics and updates ``running_mean``/``running_var`` in place
@@ -227,6 +239,8 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     uses the running statistics.
     Shapes: input (N, C) or (N, C, *); running stats, weight and bias (C,).
     Example: ``F.batch_norm(x, None, None, training=True)``.
+    (``_num_batches``, private: the BatchNorm modules' counter, counted up in training, with
+    ``momentum=None`` the cumulative average; see the BatchNorm primitive.)
     """
     check_tensor(input, "batch_norm")
     if input.ndim < 2:
@@ -253,7 +267,8 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     if _per_channel_size(input) <= 1:
         raise ValueError(f"Expected more than 1 value per channel when training, got input "
                          f"size {list(input.shape)}")
-    return BatchNorm.apply(input, weight, bias, running_mean, running_var, momentum, eps)
+    return BatchNorm.apply(input, weight, bias, running_mean, running_var, momentum, eps,
+                           _num_batches)
 
 
 def _affine(out, weight, bias):

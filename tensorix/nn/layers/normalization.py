@@ -81,15 +81,16 @@ class _BatchNorm(_NormBase):
     def forward(self, input):
         self._check_input_dim(input)
         factor = 0.0 if self.momentum is None else self.momentum
+        counter = None
         if self.training and self.track_running_stats and self.num_batches_tracked is not None:
-            self.num_batches_tracked.add_(1)
-            if self.momentum is None:  # cumulative moving average
-                factor = 1.0 / float(self.num_batches_tracked)
+            # counted up by the BatchNorm primitive (with momentum=None, the cumulative
+            # average 1 / count), so a compiled training step records the count as an op
+            counter, factor = self.num_batches_tracked, self.momentum
         use_batch = self.training or (self.running_mean is None and self.running_var is None)
         track = not self.training or self.track_running_stats
         return F.batch_norm(input, self.running_mean if track else None,
                             self.running_var if track else None, self.weight, self.bias,
-                            use_batch, factor, self.eps)
+                            use_batch, factor, self.eps, _num_batches=counter)
 
 
 class BatchNorm1d(_BatchNorm):
