@@ -39,6 +39,7 @@ from ..autograd.dispatch import gemm_hook
 from ..autograd.grad_mode import is_grad_enabled
 from ..backend import array_module
 from ..tensor import Tensor, _make
+from ._fused import int_linear_fused
 from .kernels import _int_mm_groups, _int_mm_raw, _int_mm_scaled, _rescale, pack_weight
 from .quantizer import QScheme, compute_qparams, quantize
 
@@ -115,6 +116,11 @@ def int_linear(a, weight: IntWeight, act: QScheme, act_qparams=None, bias=None):
     xp = array_module(a)
     m, k = a.shape
     chunk = _chunks(k, act, weight.scheme)
+    # the VNNI route: the input quantized in one compiled pass, no NumPy pass in between (the
+    # same bits as the passes below)
+    out = int_linear_fused(a, weight, act, act_qparams, chunk, bias)
+    if out is not None:
+        return out
     if act_qparams is None:
         sa, za = compute_qparams(_make(a), act)
     else:

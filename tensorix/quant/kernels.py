@@ -157,11 +157,22 @@ class PackedWeight:
     def __init__(self, kind, panels, n, k):
         self.kind, self.panels, self.n, self.k, self._starts = kind, panels, n, k, {}
 
-    def start(self, groups: int):
-        """(groups, 32 P) int32 starts of the VNNI kernel for ``groups`` equal runs of K."""
+    def start(self, groups: int, z: int = 0):
+        """(groups, 32 P) int32 starts of the VNNI kernel for ``groups`` equal runs of K:
+        ``-(128 + z) sum_k w[n, k]`` over each run, wrapping modulo 2^32 as the int32 sums do
+        (``z``: one zero point of the activations; its starts are made per call from the
+        exact int64 sums kept beside, ~6 us at N = 4096)."""
         if groups not in self._starts:
             self._starts[groups] = _vnni().start_rows(self.panels, groups)
-        return self._starts[groups]
+        if z == 0:
+            return self._starts[groups]
+        key = ("sums", groups)
+        if key not in self._starts:
+            p, kq = self.panels.shape[:2]
+            q = self.panels.reshape(p, groups, kq // groups, -1, 4)
+            self._starts[key] = np.ascontiguousarray(
+                q.sum(axis=(2, 4), dtype=np.int64).transpose(1, 0, 2)).reshape(groups, -1)
+        return (self._starts[key] * -(128 + z)).astype(np.int32)
 
     @property
     def nbytes(self) -> int:
@@ -259,11 +270,8 @@ def _int_mm_scaled(a, packed, group, s_a, s_b, z_a=None):
     panels = packed.panels
     kp, n_pad = 4 * panels.shape[1], panels.shape[0] * vnni.TILE_N
     u = _shifted(a, kp)
-    start = packed.start(groups)
-    if z_a is not None:  # the zero point's share joins the start: -(128 + z) rowsum(W_g),
-        # wrapping modulo 2^32 as the int32 sums do
-        z = int(np.asarray(z_a).reshape(-1)[0])
-        start = ((start // np.int32(-128)).astype(np.int64) * -(128 + z)).astype(np.int32)
+    # the zero point's share joins the start: -(128 + z) rowsum(W_g)
+    start = packed.start(groups, 0 if z_a is None else int(np.asarray(z_a).reshape(-1)[0]))
     s_a = np.ascontiguousarray(np.broadcast_to(s_a, (m, groups)), dtype=np.float32)
     s_b_pad = np.zeros((groups, n_pad), np.float32)
     s_b_pad[:, :n] = np.broadcast_to(s_b, (groups, n))

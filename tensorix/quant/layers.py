@@ -131,10 +131,11 @@ class QuantizedLinear(_QuantizedWeight):
         return self._int8_forward(input)
 
     def _int8_forward(self, input):
-        x = input.detach().reshape(-1, self.in_features)
+        # the raw array, reshaped by NumPy: no autograd op (nothing flows back through here)
+        x = input._data.reshape(-1, self.in_features)
         static = (self.act_scale._data, self.act_zero_point._data) \
             if "act_scale" in self._buffers else None
-        out = int_linear(x._data, self._int_weight(), self.act_scheme, static,
+        out = int_linear(x, self._int_weight(), self.act_scheme, static,
                          None if self.bias is None else self.bias._data)
         return _make(out.reshape(tuple(input.shape[:-1]) + (self.out_features,)))
 

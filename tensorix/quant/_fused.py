@@ -1,0 +1,129 @@
+"""The fast route of ``gemm.int_linear`` on the VNNI kernel: the float32 input quantized to the
+kernel's uint8 operand in one compiled pass (``_act_kernels``), then one pass of the kernel
+with the rescale in its tiles, with no NumPy pass or Tensor in between.
+
+It takes int activations of at most 8 bits per tensor (dynamic or static; symmetric or affine:
+one zero point joins the outputs' start) or per token (dynamic, symmetric: a zero point per
+row would need a start per row), on a weight the VNNI kernel packed (whole K, or the weight's
+groups along K); a float32 input. Elsewhere :func:`int_linear_fused` returns None and
+int_linear runs its NumPy route, which gives the same bits (tested).
+
+Why: at 4096 x 4096 the NumPy route's passes over the input, its Tensors and its per-call
+arrays cost 0.2-0.4 ms a call beside a kernel of 0.3 ms (batch 1) to 3 ms (batch 64), where
+torch.ao's whole call is 0.6-4 ms (docs/quant.md, "Measured").
+"""
+
+from __future__ import annotations
+
+import threading
+import warnings
+
+import numpy as np
+
+from .. import _threads
+from . import kernels
+
+_state: dict = {}
+_lock = threading.Lock()
+
+
+def _act():
+    """The compiled quantizing pass (``_act_kernels``), or None where numba fails (cached)."""
+    if "act" not in _state:
+        with _lock:
+            if "act" not in _state:
+                try:
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore")
+                        from . import _act_kernels
+                except Exception:  # noqa: BLE001 - int_linear's NumPy route gives the same bits
+                    _act_kernels = None
+                _state["act"] = _act_kernels
+    return _state["act"]
+
+
+def _scheme_kind(act):
+    # "tensor" / "token" where this route takes the activation scheme, else None
+    if not (act.is_int and act.bits <= 8):
+        return None
+    if act.granularity == "per_tensor":
+        return "tensor"
+    if act.granularity == "per_channel" and act.axis in (0, -2) and act.symmetric:
+        return "token"
+    return None
+
+
+def _s_b(weight, groups, n_pad):
+    """The weight's scales as the tiles read them, (G, 32 P) float32 zero-padded past N: made
+    once per group count and kept on the IntWeight with the bytes of the scales it was made
+    from (a scale buffer written in place is seen: one copy and compare of 4 N bytes, ~2 us
+    at N = 4096, where np.array_equal took ~10 us)."""
+    cache = weight.__dict__.setdefault("_fused", {})
+    src = np.asarray(weight.scale)
+    key = src.tobytes()
+    hit = cache.get(groups)
+    if hit is not None and hit[0] == key and hit[1] == src.shape:
+        return hit[2]
+    n = weight.packed.n
+    s_b = np.asarray(src, np.float32).reshape(-1)
+    s_b = s_b.reshape(1, 1) if s_b.size == 1 else s_b.reshape(n, -1 if s_b.size != n else 1)
+    pad = np.zeros((groups, n_pad), np.float32)
+    pad[:, :n] = np.broadcast_to(s_b.T, (groups, n))
+    cache[groups] = (key, src.shape, pad)
+    return pad
+
+
+def int_linear_fused(a, weight, act, act_qparams, chunk, bias):
+    """``gemm.int_linear(a, weight, act, act_qparams, bias)`` (``chunk``: its K-chunk) on this
+    route, the same float32 bits; None where the route does not take the call (see the
+    module's docstring), and where a dynamic input holds Inf or NaN (int_linear's own
+    route raises then)."""
+    kind = _scheme_kind(act)
+    packed = weight.packed
+    if kind is None or not isinstance(a, np.ndarray) or a.dtype != np.float32 or \
+            not kernels._applies(a, packed, chunk) or \
+            (act_qparams is not None and (kind != "tensor" or any(
+                np.size(v) != 1 for v in act_qparams))):
+        return None
+    mod = _act()
+    if mod is None or not kernels.compiled_available():
+        return None
+    vnni = kernels._vnni()
+    kernels._check_k(a.shape[1], "int_mm")
+    a = np.ascontiguousarray(a)
+    m, k = a.shape
+    groups = packed.k // chunk
+    panels = packed.panels
+    kp, n_pad = 4 * panels.shape[1], panels.shape[0] * vnni.TILE_N
+    u = np.empty((m, kp), np.uint8)
+    if kp > k:
+        u[:, k:] = 0  # the padded weight is zero there
+    rows = m if kind == "token" else 1
+    s_a, z_a = np.empty(rows, np.float32), np.empty(rows, np.float32)
+    if act_qparams is None:
+        denom = 2 ** (act.bits - 1) if act.full_range else act.qmax
+        if not mod.quantize_dynamic(a, u, s_a, z_a, act.qmin, act.qmax, denom, act.symmetric,
+                                    kind == "token"):
+            return None
+    else:  # as quantizer.quantize casts them: the scale to float32, the zero point to float32
+        s_a[0] = np.asarray(act_qparams[0]).astype(np.float32).reshape(-1)[0]
+        z = np.asarray(act_qparams[1]).reshape(-1)[0]
+        z_a[0] = np.float32(z)
+        if not np.isfinite(a).all():
+            return None  # NaN's codes are NumPy's cast's to decide: its route
+        mod.quantize_static(a, u, s_a[0], z_a[0], act.qmin, act.qmax)
+    # the zero point's share joins the outputs' start
+    start = packed.start(groups, 0 if act.symmetric else int(z_a[0] if act_qparams is None
+                                                             else z))
+    s_rows = np.empty((m, groups), np.float32)
+    s_rows[:] = s_a[:, None]
+    s_b = _s_b(weight, groups, n_pad)
+    scratch = np.empty((1, m, n_pad) if chunk > 4 * vnni.K_BLOCK else (1, 1, 1), np.int32)
+    out = np.empty((m, n_pad), np.float32)
+    per_part = max(1, kernels._MIN_PART_MACS // max(1, m * kp * vnni.TILE_N))
+    _threads.parallel(panels.shape[0], lambda lo, hi: vnni.int_mm_packed_scaled(
+        u, panels, start, scratch, out, s_rows, s_b, lo, hi), per_part)
+    out = out[:, :packed.n]
+    if bias is not None:
+        out += bias  # as int_linear: in bias's dtype, rounded once to float32
+    return out
