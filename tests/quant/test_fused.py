@@ -8,8 +8,7 @@ import pytest
 
 import tensorix as tx
 from tensorix import nn
-from tensorix.quant import QScheme, compute_qparams, kernels, quantize, quantize_dynamic
-from tensorix.quant import _fused
+from tensorix.quant import QScheme, _fused, compute_qparams, kernels, quantize, quantize_dynamic
 from tensorix.quant.gemm import IntWeight, int_linear
 from tensorix.quant.methods import token_scheme
 
@@ -114,7 +113,8 @@ def test_fused_route_declines_what_it_does_not_take(rng):
     x = rng.standard_normal((3, 64)).astype(np.float32)
     f = _fused.int_linear_fused
     assert f(x.astype(np.float64), w, QScheme(8, False), None, 64, None) is None  # float64
-    assert f(x, w, QScheme(8, False, "per_channel", axis=0), None, 64, None) is None  # zero point a row
+    per_token_affine = QScheme(8, False, "per_channel", axis=0)  # a zero point a row
+    assert f(x, w, per_token_affine, None, 64, None) is None
     assert f(x, w, QScheme(8, True, "per_group", group_size=32), None, 32, None) is None
     odd = IntWeight.from_float(rng.standard_normal((8, 63)).astype(np.float32))
     assert f(x[:, :63], odd, QScheme(8, False), None, 63, None) is None  # K off the quads
