@@ -256,6 +256,13 @@ def _applies(a, packed, group):
         not group % 4 and not packed.k % group and array_module(a) is np
 
 
+def _vnni_whole(packed) -> bool:
+    """Whether the VNNI kernel takes products with ``packed`` from its panels alone (a K of
+    whole quads: every group that divides K into quads is taken too)."""
+    return packed is not None and packed.kind == "vnni" and _vnni() is not None and \
+        not packed.k % 4
+
+
 def _int_mm_scaled(a, packed, group, s_a, s_b, z_a=None):
     """float32 ``sum_g f32(a_g @ W_g^T - z_a rowsum(W_g)) * s_a[:, g] * s_b[g]`` over groups
     of ``group`` along K (``gemm.int_linear``'s product: ``s_a`` (M or 1, G or 1), ``s_b``
