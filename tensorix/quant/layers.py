@@ -159,7 +159,7 @@ class QuantizedLinear(_QuantizedWeight):
         """Bytes this layer holds for its weight once it has run: the buffers (codes, scales,
         zero points, row sums; not the bias) plus the integer kernel's own copies, made on the
         first call of an int8-activation layer: the micro-kernel's packed panels of the codes
-        (as many bytes as int8 codes, padded to its tile; a zero point's int64 row sums, 8
+        (as many bytes as int8 codes, padded to its tile; a zero point's row sums, 4
         bytes a column) and, for packed int4 codes on a CPU without the VNNI kernel, their
         int8 unpacking (the VNNI kernel reads only its panels: the unpacking is let go).
         Example: after ``lin(x)``, an int8 dynamic 4096 x 4096 layer holds about 2 x 16 MiB."""
