@@ -25,6 +25,13 @@ from . import kernels
 
 _state: dict = {}
 _lock = threading.Lock()
+# multiply-adds per thread part of the fused call: at the VNNI kernel's ~400 G a second a core,
+# kernels._MIN_PART_MACS (2^22, ~1 ms of the portable loops) is 10 us of work, far below what a
+# hand-off to the pool repays. 2^25 (~0.1 ms): batch 1 (2^24) runs on the calling thread, and
+# on a busy machine batches 4-16 do too (_threads' BUSY_FACTOR); measured against 2^22 in the
+# bench's rounds (load 5): 0.97 / 0.81 / 0.92x the time at batches 1 / 4 / 16, and one thread
+# 0.95 / 0.74 / 0.94x. Batch 64 splits as before.
+_MIN_PART_MACS = 1 << 25
 
 
 def _act():
@@ -120,7 +127,7 @@ def int_linear_fused(a, weight, act, act_qparams, chunk, bias):
     s_b = _s_b(weight, groups, n_pad)
     scratch = np.empty((1, m, n_pad) if chunk > 4 * vnni.K_BLOCK else (1, 1, 1), np.int32)
     out = np.empty((m, n_pad), np.float32)
-    per_part = max(1, kernels._MIN_PART_MACS // max(1, m * kp * vnni.TILE_N))
+    per_part = max(1, _MIN_PART_MACS // max(1, m * kp * vnni.TILE_N))
     _threads.parallel(panels.shape[0], lambda lo, hi: vnni.int_mm_packed_scaled(
         u, panels, start, scratch, out, s_rows, s_b, lo, hi), per_part)
     out = out[:, :packed.n]
