@@ -91,10 +91,11 @@ class IntWeight:
         """A layer's stored codes (N, K) int8 and scales, packed for the kernel. With
         ``keep_codes=False`` and ``codes`` a function making them, the codes are made to pack
         and then let go where the VNNI kernel takes the whole product from its panels
-        (:meth:`int8` makes them again for another route); else kept."""
+        (:meth:`int8` makes them again for another route), and int4 codes (a scheme of at
+        most 4 bits) are packed two a byte; else kept."""
         make = codes if callable(codes) else None
         codes = make() if make is not None else codes
-        packed = pack_weight(codes)
+        packed = pack_weight(codes, int4=not keep_codes and scheme.is_int and scheme.bits <= 4)
         if not keep_codes and make is not None and _vnni_whole(packed):
             codes = None
         return cls(codes, scale.astype(np.float32, copy=False), scheme, packed, row_sums, make)

@@ -155,3 +155,31 @@ def test_quantize_dynamic_layer_takes_the_fused_route(monkeypatch):
     monkeypatch.setattr(gemm, "int_linear_fused", lambda *a: None)
     with tx.no_grad():
         np.testing.assert_array_equal(q(x).numpy(), y.numpy())
+
+
+@pytest.mark.parametrize("act_name", ["per tensor affine (quantize_dynamic's)",
+                                      "per token symmetric"])
+def test_int4_layer_panels_two_codes_a_byte_same_bits(act_name, rng):
+    # a packed int4 layer's VNNI panels hold two codes a byte (half the bytes) and give the
+    # bits of the int8 panels of the same codes, on the fused route and the planes route
+    # (per-token affine: a zero point a row), M across tiles, K over a block, N off the panels
+    _need_route()
+    from tensorix.quant.layers import QuantizedLinear
+
+    for act in (ACTS[act_name], QScheme(8, False, "per_channel", axis=0)):
+        for m, k, n in ((1, 64, 5), (13, 4128, 70), (64, 512, 33)):
+            lin = nn.Linear(k, n)
+            q = QuantizedLinear.from_float(lin, QScheme(4, True, "per_channel", axis=0), act)
+            x = _input(rng, m, k)
+            with tx.no_grad():
+                y = q(tx.tensor(x)).numpy()
+            w = q._int_weight()
+            assert w.packed.panels.dtype == np.uint8 and w.codes is None
+            assert w.packed.panels.nbytes == -(-n // 32) * 32 * k // 2
+            ref = int_linear(x, IntWeight.from_codes(q._codes(), q.weight_scale.numpy(),
+                                                     q.weight_scheme, q.weight_row_sums.numpy()),
+                             act, None, q.bias.numpy())
+            assert IntWeight.from_codes(q._codes(), q.weight_scale.numpy(),
+                                        q.weight_scheme).packed.panels.dtype == np.int8
+            np.testing.assert_array_equal(y.view(np.int32), ref.view(np.int32),
+                                          err_msg=f"{act} M={m} K={k} N={n}")
