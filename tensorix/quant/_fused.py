@@ -87,7 +87,7 @@ def int_linear_fused(a, weight, act, act_qparams, chunk, bias):
     route raises then)."""
     kind = _scheme_kind(act)
     packed = weight.packed
-    if kind is None or not isinstance(a, np.ndarray) or a.dtype != np.float32 or \
+    if kind is None or not isinstance(a, np.ndarray) or a.dtype != np.float32 or not a.size or \
             not kernels._applies(a, packed, chunk) or \
             (act_qparams is not None and (kind != "tensor" or any(
                 np.size(v) != 1 for v in act_qparams))):

@@ -118,6 +118,9 @@ def test_fused_route_declines_what_it_does_not_take(rng):
     assert f(x, w, QScheme(8, True, "per_group", group_size=32), None, 32, None) is None
     odd = IntWeight.from_float(rng.standard_normal((8, 63)).astype(np.float32))
     assert f(x[:, :63], odd, QScheme(8, False), None, 63, None) is None  # K off the quads
+    assert f(x[:0], w, QScheme(8, False), None, 64, None) is None  # empty: the route's error
+    with pytest.raises(ValueError, match="empty"):
+        int_linear(x[:0], w, QScheme(8, False))
     x[1, 5] = np.nan  # the NumPy route's error
     assert f(x, w, QScheme(8, False), None, 64, None) is None
     with pytest.raises(ValueError, match="NaN or Inf"):
