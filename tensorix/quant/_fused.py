@@ -87,50 +87,51 @@ def int_linear_fused(a, weight, act, act_qparams, chunk, bias):
     route raises then)."""
     kind = _scheme_kind(act)
     packed = weight.packed
-    if kind is None or not isinstance(a, np.ndarray) or a.dtype != np.float32 or not a.size or \
-            not kernels._applies(a, packed, chunk) or \
-            (act_qparams is not None and (kind != "tensor" or any(
+    # (the checks of kernels._applies, written out: each Python step counts from cold caches)
+    if kind is None or packed is None or packed.kind != "vnni" or chunk % 4 or \
+            packed.k % chunk or type(a) is not np.ndarray or a.dtype != np.float32 or \
+            not a.size or (act_qparams is not None and (kind != "tensor" or any(
                 np.size(v) != 1 for v in act_qparams))):
         return None
-    mod = _act()
-    if mod is None or not kernels.compiled_available():
+    mod, vnni = _act(), kernels._vnni()
+    if mod is None or vnni is None or not kernels.compiled_available():
         return None
-    vnni = kernels._vnni()
     kernels._check_k(a.shape[1], "int_mm")
-    a = np.ascontiguousarray(a)
-    m, k = a.shape
+    if not a.flags.c_contiguous:
+        a = np.ascontiguousarray(a)
+    m = a.shape[0]
     groups = packed.k // chunk
     panels = packed.panels
     kp, n_pad = 4 * panels.shape[1], panels.shape[0] * vnni.TILE_N
     u = np.empty((m, kp), np.uint8)
-    if kp > k:
-        u[:, k:] = 0  # the padded weight is zero there
-    rows = m if kind == "token" else 1
-    s_a, z_a = np.empty(rows, np.float32), np.empty(rows, np.float32)
-    if act_qparams is None:
-        denom = 2 ** (act.bits - 1) if act.full_range else act.qmax
-        if not mod.quantize_dynamic(a, u, s_a, z_a, act.qmin, act.qmax, denom, act.symmetric,
-                                    kind == "token"):
-            return None
-    else:  # as quantizer.quantize casts them: the scale to float32, the zero point to float32
-        s_a[0] = np.asarray(act_qparams[0]).astype(np.float32).reshape(-1)[0]
-        z = np.asarray(act_qparams[1]).reshape(-1)[0]
-        z_a[0] = np.float32(z)
+    s_rows = np.empty((m, groups), np.float32)
+    static_s = static_z = np.float32(0)
+    if act_qparams is not None:  # as quantizer.quantize casts them: both to float32
         if not np.isfinite(a).all():
             return None  # NaN's codes are NumPy's cast's to decide: its route
-        mod.quantize_static(a, u, s_a[0], z_a[0], act.qmin, act.qmax)
-    # the zero point's share joins the outputs' start
-    start = packed.start(groups, 0 if act.symmetric else int(z_a[0] if act_qparams is None
-                                                             else z))
-    s_rows = np.empty((m, groups), np.float32)
-    s_rows[:] = s_a[:, None]
+        static_s = np.asarray(act_qparams[0]).astype(np.float32).reshape(-1)[0]
+        static_z = np.float32(np.asarray(act_qparams[1]).reshape(-1)[0])
+    sums = packed.sums(groups) if not act.symmetric else _NO_SUMS
+    start = np.empty(sums.shape, np.int32)
+    ok, z = mod.prepare(a, u, s_rows, act.qmin, act.qmax,
+                        2 ** (act.bits - 1) if act.full_range else act.qmax, act.symmetric,
+                        kind == "token", act_qparams is not None, static_s, static_z, sums,
+                        start)
+    if not ok:
+        return None
+    if z == 0:  # else prepare made the start, the zero point's share joined
+        start = packed.start(groups)
     s_b = _s_b(weight, groups, n_pad)
     scratch = np.empty((1, m, n_pad) if chunk > 4 * vnni.K_BLOCK else (1, 1, 1), np.int32)
     out = np.empty((m, n_pad), np.float32)
     per_part = max(1, _MIN_PART_MACS // max(1, m * kp * vnni.TILE_N))
     _threads.parallel(panels.shape[0], lambda lo, hi: vnni.int_mm_packed_scaled(
         u, panels, start, scratch, out, s_rows, s_b, lo, hi), per_part)
-    out = out[:, :packed.n]
+    if n_pad != packed.n:
+        out = out[:, :packed.n]
     if bias is not None:
         out += bias  # as int_linear: in bias's dtype, rounded once to float32
     return out
+
+
+_NO_SUMS = np.zeros((0, 0), np.uint32)  # symmetric activations: no zero point, no start made

@@ -68,9 +68,12 @@ def _compiled():
 
 def compiled_available() -> bool:
     """Whether :func:`int_mm` runs the compiled CPU kernel (numba present and working)."""
-    from ..numerics import _jit
+    jit = _state.get("jit")
+    if jit is None:  # the module kept: an import statement per call cost ~30 us from cold caches
+        from ..numerics import _jit as jit
 
-    return _jit.ENABLED and _compiled() is not None
+        _state["jit"] = jit
+    return jit.ENABLED and _compiled() is not None
 
 
 def _raw_int8(x, op, name):
@@ -174,13 +177,18 @@ class PackedWeight:
             self._starts[groups] = _vnni().start_rows(self._int8_panels(), groups)
         if z == 0:
             return self._starts[groups]
+        return (self.sums(groups) * np.uint32((-(128 + z)) % (1 << 32))).view(np.int32)
+
+    def sums(self, groups: int):
+        """(groups, 32 P) uint32: each run's ``sum_k w[n, k]`` (exact: ``|sum| <= 2^24``), what
+        a zero point's start is made from (:meth:`start`)."""
         key = ("sums", groups)
         if key not in self._starts:
             p, kq = self.panels.shape[:2]
             q = self._int8_panels().reshape(p, groups, kq // groups, -1, 4)
             sums = q.sum(axis=(2, 4), dtype=np.int64).transpose(1, 0, 2).reshape(groups, -1)
             self._starts[key] = sums.astype(np.int32).view(np.uint32)
-        return (self._starts[key] * np.uint32((-(128 + z)) % (1 << 32))).view(np.int32)
+        return self._starts[key]
 
     def _int8_panels(self):
         # int4 panels (uint8, two codes a byte) unpacked for the sums, made once per start
