@@ -6,7 +6,9 @@ cases alike; each round starts at the next case, and each call follows 20 ms of 
 every call starts from idle threads - torch's OpenMP threads spin on after each of its calls):
 tensorix's ``quantize_dynamic`` Linear (int8 weights per channel, int8 activations per tensor
 quantized per call, the exact integer GEMM of ``tensorix.quant.int_mm``), torch.ao's
-``quantize_dynamic`` Linear (fbgemm), and float32 ``nn.Linear`` of both, at ``--size`` x
+``quantize_dynamic`` Linear (fbgemm), and float32 ``nn.Linear`` of both, and last the same
+tensorix layer on ``int_linear``'s NumPy route (the input quantized by NumPy passes rather
+than the fused compiled pass of ``quant/_fused.py``; the same bits), at ``--size`` x
 ``--size`` for batches 1 to 64. Each row: the median ms over the rounds, the median of the
 per-round ratios to torch.ao, and the CPU ms per call of both (all threads; wall time above
 CPU time / threads is time the machine gave to others).
@@ -80,6 +82,18 @@ def speed(size, batches, repeat):
         tq = torch.ao.quantization.quantize_dynamic(torch.nn.Sequential(tlin), {torch.nn.Linear},
                                                     dtype=torch.qint8)
     q = quantize_dynamic(nn.Sequential(lin))
+    from tensorix.quant import gemm
+
+    fused = gemm.int_linear_fused
+
+    def numpy_route(x):
+        # the same layer on int_linear's NumPy route (the input quantized by NumPy passes,
+        # then the same kernel): what the fused pass saves, in the same rounds
+        gemm.int_linear_fused = lambda *a: None
+        try:
+            return q(x)
+        finally:
+            gemm.int_linear_fused = fused
     rows = []
     for b in batches:
         x = np.random.default_rng(b).standard_normal((b, size)).astype(np.float32)
@@ -90,10 +104,12 @@ def speed(size, batches, repeat):
             # OpenMP threads spin on for a while after a call, on the cores the next case
             # needs: measured +5 ms CPU in tensorix's batch-64 call right after torch.ao's)
             times, cpu = rounds([lambda: q(xx), lambda: tq(xt), lambda: lin(xx),
-                                 lambda: tlin(xt)], repeat, gap=0.02)
+                                 lambda: tlin(xt), lambda: numpy_route(xx)], repeat, gap=0.02)
             err = float(np.abs(q(xx).numpy() - tq(xt).numpy()).max())
-        rows.append((b, *(statistics.median(t) for t in times), _ratio(times[0], times[1]),
-                     statistics.median(cpu[0]), statistics.median(cpu[1]), err))
+            same = bool((q(xx).numpy() == numpy_route(xx).numpy()).all())
+        rows.append((b, *(statistics.median(t) for t in times[:4]), _ratio(times[0], times[1]),
+                     statistics.median(cpu[0]), statistics.median(cpu[1]), err,
+                     statistics.median(times[4]), _ratio(times[4], times[1]), same))
     return rows
 
 
@@ -239,11 +255,13 @@ def main(argv=None):
 
     if want("speed"):
         print("\n| batch | tx int8 dyn ms | torch.ao int8 dyn ms | tx fp32 ms | torch fp32 ms | "
-              "tx / torch.ao | tx CPU ms | torch.ao CPU ms | max abs diff |")
-        print("|---|---|---|---|---|---|---|---|---|")
-        for b, t_q, t_tq, t_f, t_tf, ratio, c_q, c_tq, err in speed(size, batches, repeat):
+              "tx / torch.ao | tx CPU ms | torch.ao CPU ms | max abs diff | tx NumPy-route "
+              "ms | NumPy route / torch.ao | same bits |")
+        print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+        for b, t_q, t_tq, t_f, t_tf, ratio, c_q, c_tq, err, t_np, r_np, same in speed(
+                size, batches, repeat):
             print(f"| {b} | {t_q:.3f} | {t_tq:.3f} | {t_f:.3f} | {t_tf:.3f} | {ratio:.2f}x | "
-                  f"{c_q:.3f} | {c_tq:.3f} | {err:.2e} |")
+                  f"{c_q:.3f} | {c_tq:.3f} | {err:.2e} | {t_np:.3f} | {r_np:.2f}x | {same} |")
     if want("routes"):
         print("\n| batch | int8 GEMM, VNNI kernel ms | AVX2 kernel ms | float32-chunk BLAS ms | "
               "one float32 GEMM, weight converted before ms |")

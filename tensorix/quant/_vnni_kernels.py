@@ -12,10 +12,12 @@ sum_k a_k w_k``. Every add wraps modulo 2^32 and the true result fits in int32 (
 so the result is exact even where a partial sum of the shifted products leaves int32. (fbgemm,
 torch.ao's CPU engine, runs the same instruction on its uint8 activations.)
 
-Measured (one core, 4096 x 4096 weight, load 2-4): 5.4-5.9 ms at batch 64 (about 190 G
-multiply-adds a second, the one ``vpdpbusd`` a cycle this core issues), 2.5x faster than
+Measured (one core, 4096 x 4096 weight, load 2-4): 5.4-5.9 ms at batch 64, 2.5x faster than
 the AVX2 kernel on both cores; a dot-product form on the weight's own (N, K) rows (no packed
-copy) took 1.12-1.26x this kernel's CPU time at batches 4-64.
+copy) took 1.12-1.26x this kernel's CPU time at batches 4-64. With the panel prefetch, one
+core, the weight in cache (load 6, best of 30): 2.80 ms at batch 64 and 0.66 ms at 16, 384-408
+G multiply-adds a second, about two ``vpdpbusd`` a cycle: the load-2-4 figure was a core
+shared with others, not this core's rate.
 
 The weight is packed once (:func:`pack_b`) into panels of 32 columns: for each quad of k, the
 32 columns' four bytes side by side (128 bytes: two zmm loads). The micro-tile keeps R x 2
@@ -39,6 +41,11 @@ _jit = numba.njit(boundscheck=False, cache=True, nogil=True)
 TILE_M, TILE_N = 8, 32  # rows of ``a`` and weight columns per micro-tile: 16 zmm accumulators
 K_BLOCK = 1024  # k-quads per pass over a panel (K <= 4096 in one pass; 256, a panel block in L1,
 # measured 1.0-1.1x the time at batches 16-64, load 5.8, same run)
+PREFETCH = 8192  # bytes of the panel stream fetched into L1 ahead of the tile (prefetcht0, two
+# lines a k-quad): a weight that comes from DRAM (a layer among others: 4096 x 4096, one core,
+# caches flushed between calls, interleaved, load 8-15) took 0.61-0.84x the time without at
+# batches 4-16, 0.89-0.96x at 64, the same at 1; 2 KiB ahead gained less (0.81-0.97x), 16 KiB
+# and an L2 hint (prefetcht1) about as much. A prefetch past the panels' end does not fault.
 
 
 def vnni() -> bool:
@@ -71,6 +78,22 @@ def start_rows(panels, groups):
     return np.ascontiguousarray(sums.transpose(1, 0, 2)).reshape(groups, -1) * np.int32(-128)
 
 
+def pack_b4(panels):
+    """int8 panels of int4 codes (in [-8, 7]) -> (P, KQ, 64) uint8, half the bytes: byte j of a
+    k-quad holds byte j of the 128 (columns 0-15) in its low nibble and byte 64 + j (columns
+    16-31) in its high one, so the tile unpacks both zmm operands from one 64-byte load with
+    an and, a shift and a sign extension ``(v ^ 8) - 8`` per byte."""
+    u = panels.view(np.uint8)
+    return (u[..., :64] & np.uint8(0x0F)) | (u[..., 64:] << np.uint8(4))
+
+
+def unpack_b4(nib):
+    """Inverse of :func:`pack_b4`: (P, KQ, 64) nibbles -> (P, KQ, 128) int8 panels."""
+    halves = [(nib & np.uint8(0x0F)), (nib >> np.uint8(4))]
+    out = np.concatenate(halves, axis=-1).view(np.int8)
+    return (out ^ np.int8(8)) - np.int8(8)
+
+
 _I32, _I8 = ir.IntType(32), ir.IntType(8)
 _V16I32 = ir.VectorType(_I32, 16)
 
@@ -79,13 +102,14 @@ _F32 = ir.FloatType()
 _V16F32 = ir.VectorType(_F32, 16)
 
 
-def _tile_ir(rows, context, builder, args):
+def _tile_ir(rows, nibble, context, builder, args):
     # acc[r, 0:32] = init[r, 0:32] + sum_kq u[r, kq] . panel[kq] for ``rows`` (1-8) rows: per
     # k-quad two 64-byte panel loads, and per row one broadcast of its four bytes and two
     # vpdpbusd; the accumulators start from ``init`` (row stride ``i_stride``: 0 repeats one
     # row) and end in ``out``: as int32 (mode 0), or rescaled to float32, ``f32(acc) * s_a[r]
     # * s_b[0:32]`` (s_a at ``sa_ptr`` with row stride ``sa_stride``, s_b at ``sb_ptr``),
-    # stored (mode 1) or added to ``out`` (mode 2) - gemm.int_linear's rescale, in its order
+    # stored (mode 1) or added to ``out`` (mode 2) - gemm.int_linear's rescale, in its order.
+    # ``nibble``: the panel holds int4 codes two a byte (pack_b4), 64 bytes a k-quad
     a_ptr, a_stride, b_ptr, i_ptr, i_stride, o_ptr, o_stride, kq, sa_ptr, sa_stride, sb_ptr, \
         mode = args
     i64 = a_ptr.type
@@ -103,8 +127,23 @@ def _tile_ir(rows, context, builder, args):
     builder.position_at_end(loop)
     i = builder.phi(i64)
     accs = [builder.phi(_V16I32) for _ in init]
-    base = builder.mul(i, c(128))
-    panel = [builder.load(at(b_ptr, _V16I32, base, c(64 * h)), align=1) for h in range(2)]
+    quad_bytes = 64 if nibble else 128
+    base = builder.mul(i, c(quad_bytes))
+    if nibble:  # one load; the low nibbles are columns 0-15, the high ones 16-31
+        v64 = ir.VectorType(_I8, 64)
+        raw = builder.load(at(b_ptr, v64, base), align=1)
+        low, eight = ir.Constant(v64, [0x0F] * 64), ir.Constant(v64, [8] * 64)
+        halves = (builder.and_(raw, low), builder.and_(builder.lshr(raw, ir.Constant(
+            v64, [4] * 64)), low))
+        panel = [builder.bitcast(builder.sub(builder.xor(x, eight), eight), _V16I32)
+                 for x in halves]
+    else:
+        panel = [builder.load(at(b_ptr, _V16I32, base, c(64 * h)), align=1) for h in range(2)]
+    prefetch = builder.module.declare_intrinsic(
+        "llvm.prefetch", fnty=ir.FunctionType(ir.VoidType(), [_I8.as_pointer(), _I32, _I32, _I32]))
+    for h in range(quad_bytes // 64):  # read (0), keep in L1 (3), data (1)
+        builder.call(prefetch, [at(b_ptr, _I8, base, c(PREFETCH + 64 * h)), ir.Constant(_I32, 0),
+                                ir.Constant(_I32, 3), ir.Constant(_I32, 1)])
     new = []
     for r in range(rows):
         quad = builder.load(at(a_ptr, _I32, builder.mul(a_stride, c(r)), builder.mul(i, c(4))),
@@ -137,22 +176,47 @@ def _tile_ir(rows, context, builder, args):
     return context.get_dummy_value()
 
 
-def _tile_rows(rows):
+def _tile_rows(rows, nibble=False):
     @intrinsic
     def tile(typingctx, a_ptr, a_stride, b_ptr, i_ptr, i_stride, o_ptr, o_stride, kq, sa_ptr,
              sa_stride, sb_ptr, mode):
         return types.void(*([types.intp] * 12)), \
-            lambda context, builder, signature, args: _tile_ir(rows, context, builder, args)
+            lambda context, builder, signature, args: _tile_ir(rows, nibble, context, builder,
+                                                               args)
     return tile
 
 
 _t1, _t2, _t3, _t4, _t5, _t6, _t7, _t8 = (_tile_rows(r) for r in range(1, 9))
+_n1, _n2, _n3, _n4, _n5, _n6, _n7, _n8 = (_tile_rows(r, True) for r in range(1, 9))
 
 
 @_jit
-def _tile(rows, a, sa, b, i, si, o, so, kq, fa, fsa, fb, mode):
-    # numba needs the tile's row count as a compile-time constant: one call site per count
+def _tile4(rows, a, sa, b, i, si, o, so, kq, fa, fsa, fb, mode):
+    # the tiles on int4 panels (pack_b4)
     if rows == 8:
+        _n8(a, sa, b, i, si, o, so, kq, fa, fsa, fb, mode)
+    elif rows == 7:
+        _n7(a, sa, b, i, si, o, so, kq, fa, fsa, fb, mode)
+    elif rows == 6:
+        _n6(a, sa, b, i, si, o, so, kq, fa, fsa, fb, mode)
+    elif rows == 5:
+        _n5(a, sa, b, i, si, o, so, kq, fa, fsa, fb, mode)
+    elif rows == 4:
+        _n4(a, sa, b, i, si, o, so, kq, fa, fsa, fb, mode)
+    elif rows == 3:
+        _n3(a, sa, b, i, si, o, so, kq, fa, fsa, fb, mode)
+    elif rows == 2:
+        _n2(a, sa, b, i, si, o, so, kq, fa, fsa, fb, mode)
+    else:
+        _n1(a, sa, b, i, si, o, so, kq, fa, fsa, fb, mode)
+
+
+@_jit
+def _tile(rows, a, sa, b, i, si, o, so, kq, fa, fsa, fb, mode, nibble=False):
+    # numba needs the tile's row count as a compile-time constant: one call site per count
+    if nibble:
+        _tile4(rows, a, sa, b, i, si, o, so, kq, fa, fsa, fb, mode)
+    elif rows == 8:
         _t8(a, sa, b, i, si, o, so, kq, fa, fsa, fb, mode)
     elif rows == 7:
         _t7(a, sa, b, i, si, o, so, kq, fa, fsa, fb, mode)
@@ -190,7 +254,8 @@ def int_mm_packed_scaled(a_u8, panels, start, scratch, out, s_a, s_b, p_lo, p_hi
 @_jit
 def _packed(a_u8, panels, start, out, fout, s_a, s_b, p_lo, p_hi, scaled):
     m_rows = a_u8.shape[0]
-    kq = panels.shape[1]
+    kq, qb = panels.shape[1], panels.shape[2]  # qb: bytes a k-quad, 128 (int8) or 64 (int4)
+    nibble = qb == 64
     groups = start.shape[0]
     gq = kq // groups
     a0, b0, o0 = a_u8.ctypes.data, panels.ctypes.data, out.ctypes.data
@@ -203,7 +268,7 @@ def _packed(a_u8, panels, start, out, fout, s_a, s_b, p_lo, p_hi, scaled):
             sb_g = s_b.ctypes.data + g * s_b.strides[0] + p * 4 * TILE_N if scaled else 0
             for k0 in range(g * gq, (g + 1) * gq, K_BLOCK):
                 kn = min(K_BLOCK, (g + 1) * gq - k0)
-                b_ptr = b0 + (p * kq + k0) * 4 * TILE_N
+                b_ptr = b0 + (p * kq + k0) * qb
                 last = scaled and k0 + kn == (g + 1) * gq
                 for m in range(0, m_rows, TILE_M):
                     rows = min(TILE_M, m_rows - m)
@@ -214,6 +279,6 @@ def _packed(a_u8, panels, start, out, fout, s_a, s_b, p_lo, p_hi, scaled):
                     if last:
                         _tile(rows, a_m, sa, b_ptr, i_m, i_s, f0 + m * sf + p * 4 * TILE_N, sf,
                               kn, s_a.ctypes.data + m * s_a.strides[0] + g * 4, s_a.strides[0],
-                              sb_g, 1 if g == 0 else 2)
+                              sb_g, 1 if g == 0 else 2, nibble)
                     else:
-                        _tile(rows, a_m, sa, b_ptr, i_m, i_s, o_m, so, kn, 0, 0, 0, 0)
+                        _tile(rows, a_m, sa, b_ptr, i_m, i_s, o_m, so, kn, 0, 0, 0, 0, nibble)

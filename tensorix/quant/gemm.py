@@ -39,7 +39,8 @@ from ..autograd.dispatch import gemm_hook
 from ..autograd.grad_mode import is_grad_enabled
 from ..backend import array_module
 from ..tensor import Tensor, _make
-from .kernels import _int_mm_groups, _int_mm_raw, _int_mm_scaled, _rescale, pack_weight
+from ._fused import int_linear_fused
+from .kernels import _int_mm_groups, _int_mm_raw, _int_mm_scaled, _rescale, _vnni_whole, pack_weight
 from .quantizer import QScheme, compute_qparams, quantize
 
 __all__ = ["IntGemm", "IntWeight", "int_gemm", "int_linear", "int_path_supported"]
@@ -72,7 +73,9 @@ class IntWeight:
     per-channel or per-group scales (compute_qparams shapes), ``scheme``; ``packed`` the
     CPU micro-kernel's :class:`~tensorix.quant.kernels.PackedWeight` of the codes (or None);
     ``row_sums`` the int32 sums of the codes' rows (what an affine input's zero point
-    multiplies), made on first use.
+    multiplies), made on first use; ``unpack``: where ``codes`` is None, a function that
+    makes them (a packed int4 layer's, on the VNNI kernel: its panels are all a call reads,
+    so no int8 copy is held; a route that needs the codes makes them once, :meth:`int8`).
     Example: ``IntWeight.from_float(w, QScheme(8, True, "per_channel", axis=0))``."""
 
     codes: object
@@ -80,12 +83,34 @@ class IntWeight:
     scheme: QScheme
     packed: object = None
     row_sums: object = None
+    unpack: object = None
 
     @classmethod
-    def from_codes(cls, codes, scale, scheme: QScheme, row_sums=None) -> IntWeight:
-        """A layer's stored codes (N, K) int8 and scales, packed for the kernel."""
-        return cls(codes, scale.astype(np.float32, copy=False), scheme, pack_weight(codes),
-                   row_sums)
+    def from_codes(cls, codes, scale, scheme: QScheme, row_sums=None,
+                   keep_codes: bool = True) -> IntWeight:
+        """A layer's stored codes (N, K) int8 and scales, packed for the kernel. With
+        ``keep_codes=False`` and ``codes`` a function making them, the codes are made to pack
+        and then let go where the VNNI kernel takes the whole product from its panels
+        (:meth:`int8` makes them again for another route), and int4 codes (a scheme of at
+        most 4 bits) are packed two a byte; else kept."""
+        make = codes if callable(codes) else None
+        codes = make() if make is not None else codes
+        packed = pack_weight(codes, int4=not keep_codes and scheme.is_int and scheme.bits <= 4)
+        if not keep_codes and make is not None and _vnni_whole(packed):
+            codes = None
+        return cls(codes, scale.astype(np.float32, copy=False), scheme, packed, row_sums, make)
+
+    @property
+    def shape(self):
+        """(N, K)."""
+        return tuple(self.codes.shape) if self.codes is not None else \
+            (self.packed.n, self.packed.k)
+
+    def int8(self):
+        """The int8 codes (N, K), made once from ``unpack`` where they were let go."""
+        if self.codes is None:
+            self.codes = self.unpack()
+        return self.codes
 
     @classmethod
     def from_float(cls, w, scheme: QScheme = _CHANNEL8) -> IntWeight:
@@ -115,6 +140,11 @@ def int_linear(a, weight: IntWeight, act: QScheme, act_qparams=None, bias=None):
     xp = array_module(a)
     m, k = a.shape
     chunk = _chunks(k, act, weight.scheme)
+    # the VNNI route: the input quantized in one compiled pass, no NumPy pass in between (the
+    # same bits as the passes below)
+    out = int_linear_fused(a, weight, act, act_qparams, chunk, bias)
+    if out is not None:
+        return out
     if act_qparams is None:
         sa, za = compute_qparams(_make(a), act)
     else:
@@ -123,7 +153,7 @@ def int_linear(a, weight: IntWeight, act: QScheme, act_qparams=None, bias=None):
     groups = k // chunk
     s_a = _scales_2d(xp.asarray(sa._data, dtype=np.float32), m, groups)
     z_a = None if act.symmetric else _scales_2d(xp.asarray(za._data), m, groups)
-    s_b = _scales_2d(xp.asarray(weight.scale), weight.codes.shape[0], groups).T  # (G, N)
+    s_b = _scales_2d(xp.asarray(weight.scale), weight.shape[0], groups).T  # (G, N)
     # on VNNI (symmetric activations, or one zero point): the integer product and the rescale
     # in one pass of the kernel over the weight packed once
     out = _int_mm_scaled(aq, weight.packed, chunk, s_a, s_b, z_a)
@@ -136,17 +166,17 @@ def int_linear(a, weight: IntWeight, act: QScheme, act_qparams=None, bias=None):
     # else group by group
     planes = _int_mm_groups(aq, weight.packed, chunk)
     if planes is None:
+        codes = weight.int8()
         planes = [_int_mm_raw(aq if whole else
                               xp.ascontiguousarray(aq[:, c * chunk:(c + 1) * chunk]),
-                              (weight.codes if whole else
-                               weight.codes[:, c * chunk:(c + 1) * chunk]).T,
+                              (codes if whole else codes[:, c * chunk:(c + 1) * chunk]).T,
                               weight.packed if whole else None) for c in range(groups)]
     sums = None
     if z_a is not None:  # the zero point's share: z_a times each weight row's sum
         if whole and weight.row_sums is None:
-            weight.row_sums = weight.codes.sum(1, dtype=np.int32)
+            weight.row_sums = weight.int8().sum(1, dtype=np.int32)
         sums = weight.row_sums[None] if whole else \
-            weight.codes.reshape(weight.codes.shape[0], groups, chunk).sum(2, dtype=np.int32).T
+            weight.int8().reshape(weight.shape[0], groups, chunk).sum(2, dtype=np.int32).T
     # grouped: one compiled pass over all planes (no numba, or CuPy: the NumPy passes below)
     out = None if whole else _rescale(planes if not isinstance(planes, list) else
                                       xp.stack(planes), s_a, s_b, z_a, sums)
@@ -207,7 +237,7 @@ class IntGemm:
             return out if bias is None else out + bias
         a2 = a._data.reshape(-1, a.shape[-1])
         w = self.weight
-        if w is None or tuple(w.codes.shape) != (b.shape[1], b.shape[0]):
+        if w is None or w.shape != (b.shape[1], b.shape[0]):
             w = IntWeight.from_float(b._data.T, self.weight_scheme)
         y = int_linear(a2, w, self.act_scheme, self.act_qparams,
                        None if bias is None else bias._data)

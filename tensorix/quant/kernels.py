@@ -68,9 +68,12 @@ def _compiled():
 
 def compiled_available() -> bool:
     """Whether :func:`int_mm` runs the compiled CPU kernel (numba present and working)."""
-    from ..numerics import _jit
+    jit = _state.get("jit")
+    if jit is None:  # the module kept: an import statement per call cost ~30 us from cold caches
+        from ..numerics import _jit as jit
 
-    return _jit.ENABLED and _compiled() is not None
+        _state["jit"] = jit
+    return jit.ENABLED and _compiled() is not None
 
 
 def _raw_int8(x, op, name):
@@ -142,26 +145,54 @@ def _vnni_works(mod) -> bool:
     mod.int_mm_packed_scaled(u, panels, start, np.empty((1, 1, 1), np.int32), out,
                              np.ones((3, 2), np.float32), np.ones((2, 32), np.float32), 0, 1)
     ref = [a[:, :4].astype(np.int64) @ w[:, :4].T, a[:, 4:].astype(np.int64) @ w[:, 4:].T]
+    # and the int4 panels' tiles, on codes in [-8, 7]
+    w4 = (w >> 4).astype(np.int8)
+    nib = np.empty((2, 3, 32), np.int32)
+    mod.int_mm_packed(u, mod.pack_b4(mod.pack_b(w4)), mod.start_rows(mod.pack_b(w4), 2), nib,
+                      0, 1)
+    ref4 = a.astype(np.int64) @ w4.T
     return bool((planes[0, :, :5] == ref[0]).all() and (planes[1, :, :5] == ref[1]).all() and
-                (out[:, :5] == ref[0] + ref[1]).all())
+                (out[:, :5] == ref[0] + ref[1]).all() and (nib.sum(0)[:, :5] == ref4).all())
 
 
 class PackedWeight:
     """An int8 weight (N, K) in one micro-kernel's panel layout, made once by
-    :func:`pack_weight`: ``kind`` ``"vnni"`` (32-column panels of k-quads) or ``"avx2"``
-    (16-column panels of k-pairs). The VNNI kernel starts each output from ``-128 * sum_k
-    w[n, k]`` over its group of K (:meth:`start`, made once per group count)."""
+    :func:`pack_weight`: ``kind`` ``"vnni"`` (32-column panels of k-quads: int8, or uint8 with
+    two int4 codes a byte) or ``"avx2"`` (16-column panels of k-pairs). The VNNI kernel starts
+    each output from ``-128 * sum_k w[n, k]`` over its group of K (:meth:`start`, made once per
+    group count)."""
 
     __slots__ = ("kind", "panels", "n", "k", "_starts")
 
     def __init__(self, kind, panels, n, k):
         self.kind, self.panels, self.n, self.k, self._starts = kind, panels, n, k, {}
 
-    def start(self, groups: int):
-        """(groups, 32 P) int32 starts of the VNNI kernel for ``groups`` equal runs of K."""
+    def start(self, groups: int, z: int = 0):
+        """(groups, 32 P) int32 starts of the VNNI kernel for ``groups`` equal runs of K:
+        ``-(128 + z) sum_k w[n, k]`` over each run, wrapping modulo 2^32 as the int32 sums do
+        (``z``: one zero point of the activations; its starts are made per call, ~2 us at
+        N = 4096, from the sums kept beside as uint32: exact, since ``|sum| <= 2^24``, and
+        their products wrap modulo 2^32 by definition, as the int32 sums do)."""
         if groups not in self._starts:
-            self._starts[groups] = _vnni().start_rows(self.panels, groups)
-        return self._starts[groups]
+            self._starts[groups] = _vnni().start_rows(self._int8_panels(), groups)
+        if z == 0:
+            return self._starts[groups]
+        return (self.sums(groups) * np.uint32((-(128 + z)) % (1 << 32))).view(np.int32)
+
+    def sums(self, groups: int):
+        """(groups, 32 P) uint32: each run's ``sum_k w[n, k]`` (exact: ``|sum| <= 2^24``), what
+        a zero point's start is made from (:meth:`start`)."""
+        key = ("sums", groups)
+        if key not in self._starts:
+            p, kq = self.panels.shape[:2]
+            q = self._int8_panels().reshape(p, groups, kq // groups, -1, 4)
+            sums = q.sum(axis=(2, 4), dtype=np.int64).transpose(1, 0, 2).reshape(groups, -1)
+            self._starts[key] = sums.astype(np.int32).view(np.uint32)
+        return self._starts[key]
+
+    def _int8_panels(self):
+        # int4 panels (uint8, two codes a byte) unpacked for the sums, made once per start
+        return self.panels if self.panels.dtype == np.int8 else _vnni().unpack_b4(self.panels)
 
     @property
     def nbytes(self) -> int:
@@ -169,23 +200,26 @@ class PackedWeight:
         return self.panels.nbytes + sum(v.nbytes for v in self._starts.values())
 
 
-def _pack(kern, wt):
+def _pack(kern, wt, int4=False):
     # wt: (N, K) int8 rows of the weight; the fastest micro-kernel this CPU runs
     vnni = _vnni()
     if vnni is not None:
-        return PackedWeight("vnni", vnni.pack_b(wt), *wt.shape)
+        panels = vnni.pack_b(wt)
+        return PackedWeight("vnni", vnni.pack_b4(panels) if int4 else panels, *wt.shape)
     if _avx2(kern):
         return PackedWeight("avx2", kern.pack_b(wt), *wt.shape)
     return None
 
 
-def pack_weight(w):
+def pack_weight(w, int4=False):
     """The int8 weight ``w`` (N, K) (rows = output features) as a :class:`PackedWeight` for
     the CPU's micro-kernel (AVX-512 VNNI, else AVX2), or None where neither runs (no numba, no
     AVX2, or a CuPy array). Layers pack once and pass it to ``_int_mm_raw(a, w.T, packed)``:
-    packing costs a pass over the weight, as much as a GEMM of a few rows."""
+    packing costs a pass over the weight, as much as a GEMM of a few rows. ``int4``: the codes
+    lie in [-8, 7], and the VNNI panels keep two a byte (half the bytes held and read; the
+    tiles unpack them)."""
     kern = _compiled() if array_module(w) is np and compiled_available() else None
-    return None if kern is None else _pack(kern, np.ascontiguousarray(w))
+    return None if kern is None else _pack(kern, np.ascontiguousarray(w), int4)
 
 
 def _int_mm_raw(a, b, packed=None):
@@ -245,6 +279,13 @@ def _applies(a, packed, group):
         not group % 4 and not packed.k % group and array_module(a) is np
 
 
+def _vnni_whole(packed) -> bool:
+    """Whether the VNNI kernel takes products with ``packed`` from its panels alone (a K of
+    whole quads: every group that divides K into quads is taken too)."""
+    return packed is not None and packed.kind == "vnni" and _vnni() is not None and \
+        not packed.k % 4
+
+
 def _int_mm_scaled(a, packed, group, s_a, s_b, z_a=None):
     """float32 ``sum_g f32(a_g @ W_g^T - z_a rowsum(W_g)) * s_a[:, g] * s_b[g]`` over groups
     of ``group`` along K (``gemm.int_linear``'s product: ``s_a`` (M or 1, G or 1), ``s_b``
@@ -259,11 +300,8 @@ def _int_mm_scaled(a, packed, group, s_a, s_b, z_a=None):
     panels = packed.panels
     kp, n_pad = 4 * panels.shape[1], panels.shape[0] * vnni.TILE_N
     u = _shifted(a, kp)
-    start = packed.start(groups)
-    if z_a is not None:  # the zero point's share joins the start: -(128 + z) rowsum(W_g),
-        # wrapping modulo 2^32 as the int32 sums do
-        z = int(np.asarray(z_a).reshape(-1)[0])
-        start = ((start // np.int32(-128)).astype(np.int64) * -(128 + z)).astype(np.int32)
+    # the zero point's share joins the start: -(128 + z) rowsum(W_g)
+    start = packed.start(groups, 0 if z_a is None else int(np.asarray(z_a).reshape(-1)[0]))
     s_a = np.ascontiguousarray(np.broadcast_to(s_a, (m, groups)), dtype=np.float32)
     s_b_pad = np.zeros((groups, n_pad), np.float32)
     s_b_pad[:, :n] = np.broadcast_to(s_b, (groups, n))

@@ -29,3 +29,5 @@ def test_bench_quant_quick():
     assert all(line.endswith("| True |") for line in rows)  # one pass: the same bits
     only = _run("--only", "speed")
     assert "| batch | tx int8 dyn ms |" in only and "bytes (codes)" not in only
+    speed = [line for line in only.splitlines() if line[:4] in ("| 1 ", "| 4 ", "| 16", "| 64")]
+    assert len(speed) == 4 and all(line.endswith("| True |") for line in speed), only

@@ -195,17 +195,24 @@ def test_runtime_nbytes_counts_the_kernels_copies():
     from tensorix.quant import QScheme
     from tensorix.quant.layers import QuantizedLinear
 
+    # (on the VNNI kernel, which reads only its panels, the int4 codes' int8 copy is let go
+    # once packed, and made again only for a route that reads the codes)
     lin, x = nn.Linear(64, 32), tx.randn(4, 64)
-    for bits, extra_codes in ((8, 0), (4, 32 * 64)):
+    vnni = kernels.compiled_available() and kernels._vnni() is not None
+    for bits, extra_codes in ((8, 0), (4, 0 if vnni else 32 * 64)):
         q = QuantizedLinear.from_float(lin, QScheme(bits, True, "per_channel", axis=0),
                                        QScheme(8, False))
         stored = q.weight_nbytes() + q.weight_row_sums.numpy().nbytes
         assert q.runtime_nbytes() == stored  # nothing made before the first call
         with tx.no_grad():
-            q(x)
+            y = q(x)
         w = q._int_weight()
         panels = 0 if w.packed is None else w.packed.nbytes
         assert q.runtime_nbytes() == stored + panels + extra_codes
+        assert (w.codes is None) == (bits == 4 and vnni)
+        np.testing.assert_array_equal(w.int8(), q._codes())  # made again on demand
+        with tx.no_grad():
+            np.testing.assert_array_equal(q(x).numpy(), y.numpy())
     wo = QuantizedLinear.from_float(lin, QScheme(8, True, "per_channel", axis=0))
     with tx.no_grad():
         wo(x)
