@@ -141,7 +141,10 @@ class NLLLoss(Function):
         if tgt.size and bool(((safe < 0) | (safe >= c)).any()):  # one device sync, not two
             bad = int(safe.max()) if int(safe.max()) >= c else int(safe.min())
             raise IndexError(f"nll_loss(): target {bad} is out of bounds for {c} classes")
-        picked = xp.take_along_axis(lp, safe[..., None], axis=-1)[..., 0]
+        if lp.ndim == 2:  # (N, C): a fancy index, ~2 us against ~14 for take_along_axis
+            picked = lp[xp.arange(lp.shape[0]), safe]
+        else:
+            picked = xp.take_along_axis(lp, safe[..., None], axis=-1)[..., 0]
         w = valid.astype(lp.dtype) if weight is None else weight._data[safe] * valid
         losses = -picked * w
         ctx.shape, ctx.reduction, ctx.dtype = logp._data.shape, reduction, lp.dtype
@@ -184,6 +187,10 @@ class NLLLossCoeff(Function):
             else None
         if fused is not None and scale.dtype == like._data.dtype:  # (N, C): one pass
             return fused(safe, scale, shape[1])
+        if len(shape) == 2:  # (N, C): a fancy-index write (the put below costs ~7x more)
+            onehot = xp.zeros(shape, dtype=w.dtype)
+            onehot[xp.arange(shape[0]), safe] = scale
+            return onehot
         onehot = xp.moveaxis(xp.zeros(shape, dtype=w.dtype), 1, -1)
         xp.put_along_axis(onehot, safe[..., None], scale[..., None], axis=-1)
         return xp.ascontiguousarray(xp.moveaxis(onehot, -1, 1))
