@@ -64,6 +64,48 @@ def test_large_relu_matches_torch_bits(dtype):
     assert t.grad.numpy().tobytes() == ref.grad.numpy().tobytes()
 
 
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
+@pytest.mark.parametrize("shape", [(3, 5), (64, 100), ()])
+def test_relu_backward_pass_matches_torch_bits(dtype, shape):
+    """ReluBackward (first order: one bit mask) against torch's threshold_backward, with
+    -0.0, nan and infinities in the input and in the upstream gradient, and a transposed
+    (non-contiguous) upstream gradient."""
+    torch = pytest.importorskip("torch")
+    x = RNG.standard_normal(shape).astype(dtype)
+    g = RNG.standard_normal(shape[::-1]).astype(dtype).T  # non-contiguous where 2-d
+    if shape:
+        x, g = _specials(x), _specials(g.T.copy()).T
+        x.reshape(-1)[4:6] = [0.0, -0.0]
+    t = tx.from_numpy(x.copy()).requires_grad_()
+    F.relu(t).backward(tx.from_numpy(g))
+    ref = torch.from_numpy(x.copy()).requires_grad_()
+    torch.relu(ref).backward(torch.from_numpy(np.array(g, order="C")))
+    assert t.grad.numpy().tobytes() == ref.grad.numpy().tobytes()
+
+
+def test_relu_double_backward_matches_torch():
+    """With create_graph the composite backward runs; ReluBackward's own backward (applied
+    directly) gives the same gradient of the gradient."""
+    torch = pytest.importorskip("torch")
+    from tensorix.ops._relu_grad import ReluBackward
+
+    x = RNG.standard_normal((6, 7))
+    g = RNG.standard_normal((6, 7))
+    t, tg = tx.from_numpy(x.copy()).requires_grad_(), tx.from_numpy(g.copy()).requires_grad_()
+    (gx,) = tx.autograd.grad(F.relu(t), t, tg, create_graph=True)
+    (gx * gx).sum().backward()
+    ref, rg = torch.from_numpy(x.copy()).requires_grad_(), torch.from_numpy(g.copy())
+    rg.requires_grad_()
+    (rgx,) = torch.autograd.grad(torch.relu(ref), ref, rg, create_graph=True)
+    (rgx * rgx).sum().backward()
+    assert np.allclose(gx.detach().numpy(), rgx.detach().numpy(), rtol=0, atol=0)
+    assert np.allclose(tg.grad.numpy(), rg.grad.numpy(), rtol=1e-12, atol=0)
+    out = F.relu(tx.from_numpy(x))
+    tg2 = tx.from_numpy(g.copy()).requires_grad_()
+    (ReluBackward.apply(tg2, out) ** 2).sum().backward()
+    assert np.array_equal(tg2.grad.numpy(), tg.grad.numpy())
+
 def _pool_run(x, kernel, stride, general):
     """max_pool2d value, input gradient and saved argmax, on the fast or the general path."""
     orig = _pool._tiled
