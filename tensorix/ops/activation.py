@@ -101,8 +101,8 @@ class Relu(Function):
     @staticmethod
     def backward(ctx, g):
         (out,) = ctx.saved_tensors
-        if not is_grad_enabled() and relu_grad_fusable(g, out):
-            return ReluBackward.apply(g, out)  # first order: one bit-mask pass, same bits
+        if relu_grad_fusable(g, out):  # first order, untraced: one bit-mask pass, same bits
+            return ReluBackward.apply(g, out)
         return g.where((out <= 0).logical_not(), 0)  # PyTorch: out <= 0 ? 0 : g
 
 
