@@ -7,6 +7,7 @@ these tests feed such inputs and compare with the plain NumPy / general path.
 
 from __future__ import annotations
 
+import importlib
 import os
 import pathlib
 import subprocess
@@ -258,3 +259,29 @@ def test_fold_split_by_samples_is_bit_identical(monkeypatch, counted_parts, insi
         for j in range(3):
             ref[:, :, i:i + 6, j:j + 7] += t.numpy()[:, :, i, j]
     np.testing.assert_allclose(got, ref[:, :, 1:9], rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("name", ["softmax", "log_softmax"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape,dim", [((32, 10), 1), ((4, 5, 6), 0), ((4, 5, 6), -1), ((7,), 0)])
+def test_softmax_raw_backward_equals_op_form(name, dtype, shape, dim, monkeypatch):
+    """The first-order (log_)softmax backward on raw arrays gives the bits of the op form
+    (which runs where a graph is recorded: create_graph), and torch's values."""
+    torch = pytest.importorskip("torch")
+    sm = importlib.import_module("tensorix.ops.softmax")  # (tensorix.ops.softmax: the function)
+    taken, raw_grad = [], sm._raw_grad
+    monkeypatch.setattr(sm, "_raw_grad", lambda *a: taken.append(raw_grad(*a)) or taken[-1])
+    x = (RNG.standard_normal(shape) * 3).astype(dtype)
+    g = RNG.standard_normal(shape).astype(dtype)
+    fn = getattr(F, name)
+    grads = []
+    for create_graph in (False, True):
+        t = tx.from_numpy(x.copy()).requires_grad_()
+        (gx,) = tx.autograd.grad(fn(t, dim), t, tx.from_numpy(g), create_graph=create_graph)
+        grads.append(gx.detach().numpy())
+    assert taken[0] is not None and taken[1] is None  # raw, then the op form
+    assert grads[0].tobytes() == grads[1].tobytes()
+    ref = torch.from_numpy(x.copy()).requires_grad_()
+    getattr(torch, name)(ref, dim).backward(torch.from_numpy(g))
+    np.testing.assert_allclose(grads[0], ref.grad.numpy(), rtol=1e-5 if dtype == np.float32
+                               else 1e-12, atol=1e-6 if dtype == np.float32 else 1e-13)
