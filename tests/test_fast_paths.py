@@ -285,3 +285,34 @@ def test_softmax_raw_backward_equals_op_form(name, dtype, shape, dim, monkeypatc
     getattr(torch, name)(ref, dim).backward(torch.from_numpy(g))
     np.testing.assert_allclose(grads[0], ref.grad.numpy(), rtol=1e-5 if dtype == np.float32
                                else 1e-12, atol=1e-6 if dtype == np.float32 else 1e-13)
+
+
+@pytest.mark.parametrize("kw", [{}, dict(reduction="sum"), dict(reduction="none"),
+                                dict(ignore_index=1, weight=True)])
+@pytest.mark.parametrize("shape", [(6, 4), (3, 4, 5)])
+def test_nll_raw_backward_equals_op_form(kw, shape, monkeypatch):
+    """nll_loss's first-order backward on raw arrays gives the bits of the op form (which
+    runs where a graph is recorded: create_graph), and torch's values."""
+    torch = pytest.importorskip("torch")
+    from tensorix.nn.functional import _core
+
+    calls, orig = [], _core.NLLLossCoeff.apply
+    monkeypatch.setattr(_core.NLLLossCoeff, "apply",
+                        staticmethod(lambda *a: calls.append(1) or orig(*a)))
+    kw = dict(kw)
+    w = RNG.uniform(0.5, 2, shape[1]).astype(np.float32) if kw.pop("weight", None) else None
+    x = RNG.standard_normal(shape).astype(np.float32)
+    y = RNG.integers(0, shape[1], (shape[0],) + shape[2:])
+    g = RNG.standard_normal(y.shape if kw.get("reduction") == "none" else ()).astype(np.float32)
+    grads = []
+    for create_graph in (False, True):
+        t = tx.from_numpy(x.copy()).requires_grad_()
+        loss = F.nll_loss(t, tx.from_numpy(y), None if w is None else tx.from_numpy(w), **kw)
+        (gx,) = tx.autograd.grad(loss, t, tx.from_numpy(g), create_graph=create_graph)
+        grads.append(gx.detach().numpy())
+        assert len(calls) == create_graph  # the op form only where a graph is recorded
+    assert grads[0].tobytes() == grads[1].tobytes()
+    ref = torch.from_numpy(x.copy()).requires_grad_()
+    torch.nn.functional.nll_loss(ref, torch.from_numpy(y), None if w is None else
+                                 torch.from_numpy(w), **kw).backward(torch.from_numpy(g))
+    np.testing.assert_allclose(grads[0], ref.grad.numpy(), rtol=1e-6, atol=1e-7)
