@@ -133,7 +133,7 @@ class NLLLoss(Function):
     @staticmethod
     def forward(ctx, logp, target, weight, ignore_index, reduction):
         xp = logp.xp
-        lp = xp.moveaxis(logp._data, 1, -1)  # (N, *, C)
+        lp = logp._data if logp._data.ndim == 2 else xp.moveaxis(logp._data, 1, -1)  # (N, *, C)
         tgt = target._data
         valid = tgt != ignore_index
         safe = xp.where(valid, tgt, 0)
