@@ -7,6 +7,7 @@ these tests feed such inputs and compare with the plain NumPy / general path.
 
 from __future__ import annotations
 
+import importlib
 import os
 import pathlib
 import subprocess
@@ -63,6 +64,48 @@ def test_large_relu_matches_torch_bits(dtype):
     torch.relu(ref).backward(torch.ones_like(ref))
     assert t.grad.numpy().tobytes() == ref.grad.numpy().tobytes()
 
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
+@pytest.mark.parametrize("shape", [(3, 5), (64, 100), ()])
+def test_relu_backward_pass_matches_torch_bits(dtype, shape):
+    """ReluBackward (first order: one bit mask) against torch's threshold_backward, with
+    -0.0, nan and infinities in the input and in the upstream gradient, and a transposed
+    (non-contiguous) upstream gradient."""
+    torch = pytest.importorskip("torch")
+    x = RNG.standard_normal(shape).astype(dtype)
+    g = RNG.standard_normal(shape[::-1]).astype(dtype).T  # non-contiguous where 2-d
+    if shape:
+        x, g = _specials(x), _specials(g.T.copy()).T
+        x.reshape(-1)[4:6] = [0.0, -0.0]
+    t = tx.from_numpy(x.copy()).requires_grad_()
+    F.relu(t).backward(tx.from_numpy(g))
+    ref = torch.from_numpy(x.copy()).requires_grad_()
+    torch.relu(ref).backward(torch.from_numpy(np.array(g, order="C")))
+    assert t.grad.numpy().tobytes() == ref.grad.numpy().tobytes()
+
+
+def test_relu_double_backward_matches_torch():
+    """With create_graph the composite backward runs; ReluBackward's own backward (applied
+    directly) gives the same gradient of the gradient."""
+    torch = pytest.importorskip("torch")
+    from tensorix.ops._relu_grad import ReluBackward
+
+    x = RNG.standard_normal((6, 7))
+    g = RNG.standard_normal((6, 7))
+    t, tg = tx.from_numpy(x.copy()).requires_grad_(), tx.from_numpy(g.copy()).requires_grad_()
+    (gx,) = tx.autograd.grad(F.relu(t), t, tg, create_graph=True)
+    (gx * gx).sum().backward()
+    ref, rg = torch.from_numpy(x.copy()).requires_grad_(), torch.from_numpy(g.copy())
+    rg.requires_grad_()
+    (rgx,) = torch.autograd.grad(torch.relu(ref), ref, rg, create_graph=True)
+    (rgx * rgx).sum().backward()
+    assert np.allclose(gx.detach().numpy(), rgx.detach().numpy(), rtol=0, atol=0)
+    assert np.allclose(tg.grad.numpy(), rg.grad.numpy(), rtol=1e-12, atol=0)
+    out = F.relu(tx.from_numpy(x))
+    tg2 = tx.from_numpy(g.copy()).requires_grad_()
+    (ReluBackward.apply(tg2, out) ** 2).sum().backward()
+    assert np.array_equal(tg2.grad.numpy(), tg.grad.numpy())
 
 def _pool_run(x, kernel, stride, general):
     """max_pool2d value, input gradient and saved argmax, on the fast or the general path."""
@@ -216,3 +259,60 @@ def test_fold_split_by_samples_is_bit_identical(monkeypatch, counted_parts, insi
         for j in range(3):
             ref[:, :, i:i + 6, j:j + 7] += t.numpy()[:, :, i, j]
     np.testing.assert_allclose(got, ref[:, :, 1:9], rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("name", ["softmax", "log_softmax"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape,dim", [((32, 10), 1), ((4, 5, 6), 0), ((4, 5, 6), -1), ((7,), 0)])
+def test_softmax_raw_backward_equals_op_form(name, dtype, shape, dim, monkeypatch):
+    """The first-order (log_)softmax backward on raw arrays gives the bits of the op form
+    (which runs where a graph is recorded: create_graph), and torch's values."""
+    torch = pytest.importorskip("torch")
+    sm = importlib.import_module("tensorix.ops.softmax")  # (tensorix.ops.softmax: the function)
+    taken, raw_grad = [], sm._raw_grad
+    monkeypatch.setattr(sm, "_raw_grad", lambda *a: taken.append(raw_grad(*a)) or taken[-1])
+    x = (RNG.standard_normal(shape) * 3).astype(dtype)
+    g = RNG.standard_normal(shape).astype(dtype)
+    fn = getattr(F, name)
+    grads = []
+    for create_graph in (False, True):
+        t = tx.from_numpy(x.copy()).requires_grad_()
+        (gx,) = tx.autograd.grad(fn(t, dim), t, tx.from_numpy(g), create_graph=create_graph)
+        grads.append(gx.detach().numpy())
+    assert taken[0] is not None and taken[1] is None  # raw, then the op form
+    assert grads[0].tobytes() == grads[1].tobytes()
+    ref = torch.from_numpy(x.copy()).requires_grad_()
+    getattr(torch, name)(ref, dim).backward(torch.from_numpy(g))
+    np.testing.assert_allclose(grads[0], ref.grad.numpy(), rtol=1e-5 if dtype == np.float32
+                               else 1e-12, atol=1e-6 if dtype == np.float32 else 1e-13)
+
+
+@pytest.mark.parametrize("kw", [{}, dict(reduction="sum"), dict(reduction="none"),
+                                dict(ignore_index=1, weight=True)])
+@pytest.mark.parametrize("shape", [(6, 4), (3, 4, 5)])
+def test_nll_raw_backward_equals_op_form(kw, shape, monkeypatch):
+    """nll_loss's first-order backward on raw arrays gives the bits of the op form (which
+    runs where a graph is recorded: create_graph), and torch's values."""
+    torch = pytest.importorskip("torch")
+    from tensorix.nn.functional import _core
+
+    calls, orig = [], _core.NLLLossCoeff.apply
+    monkeypatch.setattr(_core.NLLLossCoeff, "apply",
+                        staticmethod(lambda *a: calls.append(1) or orig(*a)))
+    kw = dict(kw)
+    w = RNG.uniform(0.5, 2, shape[1]).astype(np.float32) if kw.pop("weight", None) else None
+    x = RNG.standard_normal(shape).astype(np.float32)
+    y = RNG.integers(0, shape[1], (shape[0],) + shape[2:])
+    g = RNG.standard_normal(y.shape if kw.get("reduction") == "none" else ()).astype(np.float32)
+    grads = []
+    for create_graph in (False, True):
+        t = tx.from_numpy(x.copy()).requires_grad_()
+        loss = F.nll_loss(t, tx.from_numpy(y), None if w is None else tx.from_numpy(w), **kw)
+        (gx,) = tx.autograd.grad(loss, t, tx.from_numpy(g), create_graph=create_graph)
+        grads.append(gx.detach().numpy())
+        assert len(calls) == create_graph  # the op form only where a graph is recorded
+    assert grads[0].tobytes() == grads[1].tobytes()
+    ref = torch.from_numpy(x.copy()).requires_grad_()
+    torch.nn.functional.nll_loss(ref, torch.from_numpy(y), None if w is None else
+                                 torch.from_numpy(w), **kw).backward(torch.from_numpy(g))
+    np.testing.assert_allclose(grads[0], ref.grad.numpy(), rtol=1e-6, atol=1e-7)

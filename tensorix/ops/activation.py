@@ -40,6 +40,7 @@ from ..tensor import Tensor, _make
 from ._act_pass import Elu, Hardswish
 from ._common import check_tensor, float_input
 from ._erf import erf_kernel
+from ._relu_grad import ReluBackward, relu_grad_fusable
 from .pointwise import clamp, where
 from .unary import erf, tanh
 
@@ -100,6 +101,8 @@ class Relu(Function):
     @staticmethod
     def backward(ctx, g):
         (out,) = ctx.saved_tensors
+        if relu_grad_fusable(g, out):  # first order, untraced: one bit-mask pass, same bits
+            return ReluBackward.apply(g, out)
         return g.where((out <= 0).logical_not(), 0)  # PyTorch: out <= 0 ? 0 : g
 
 
