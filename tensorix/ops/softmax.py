@@ -41,12 +41,13 @@ def _fused_grad(y, g, dim, log):
 
 def _raw_grad(y, g, dim, log):
     """(log_)softmax's first-order backward on NumPy float32/float64 arrays where no graph is
-    recorded and no dispatch hook is set (tracer, GEMM policy): the op form's formula and
+    recorded and no tracer records (storage codes elsewhere in the process do not matter:
+    both are float arrays; a GEMM policy has no GEMM here to take): the op form's formula and
     NumPy calls, in place, so the same bits, without its four dispatches (on a small model's
     (32, 10) logits they cost ~4x the arithmetic). None elsewhere."""
     state = modes.state
     yd, gd = y._data, g._data
-    if state.enabled or state.hooked or type(yd) is not np.ndarray or \
+    if state.enabled or state.tracer is not None or type(yd) is not np.ndarray or \
             type(gd) is not np.ndarray or yd.dtype != gd.dtype or yd.shape != gd.shape or \
             yd.dtype not in _RAW_TYPES or not yd.ndim:
         return None

@@ -161,7 +161,7 @@ class NLLLoss(Function):
     @staticmethod
     def backward(ctx, g):
         state = modes.state
-        if not state.enabled and not state.hooked and type(g._data) is np.ndarray and \
+        if not state.enabled and state.tracer is None and type(g._data) is np.ndarray and \
                 g._data.dtype == ctx.dtype and ctx.dtype in _RAW_TYPES:
             # first order, nothing recording or tracing: the two ops below on raw arrays
             # (the same NumPy calls, so the same bits; two dispatches fewer)
