@@ -20,6 +20,7 @@ from .. import functional as F
 from .. import init
 from ..module import Module
 from ._recurrence import GRUGates, LSTMGates, _cell, _Steps, recurrence  # noqa: F401
+from ._recurrence import layer as layer_fn
 from ._util import new_param, optional_param
 
 __all__ = ["RNN", "LSTM", "GRU", "RNNCell", "LSTMCell", "GRUCell"]
@@ -88,8 +89,8 @@ class RNNBase(Module):
 
     def _run_direction(self, x, h, c, layer, d):
         w_ih, w_hh, b_ih, b_hh, w_hr = self._weights(layer, d)
-        gi = F.linear(x, w_ih, b_ih)  # all steps' input projections at once
-        return recurrence(self.mode, gi, h, c, w_hh, b_hh, w_hr, bool(d))
+        # the input projections of all steps, beside the time loop where it can
+        return layer_fn(self.mode, x, h, c, w_ih, w_hh, b_ih, b_hh, w_hr, bool(d))
 
     def _check_hidden(self, hx, expected, batched, what="hidden"):
         if not batched and hx.ndim != 2:
