@@ -2,12 +2,15 @@
 
 - :class:`Recurrence`: one direction of one RNN/LSTM/GRU layer over the whole sequence as one
   graph node. Its forward runs the time loop on raw arrays: per step one GEMM of the hidden
-  state with all gates' weights (the input part of every step is one GEMM done before, by
-  ``F.linear``), then the gate math in a few in-place passes into preallocated buffers. Its
-  backward runs the loop backwards the same way, keeps every step's gate gradients, and forms
-  the hidden-to-hidden weight gradient as one (G, T*N) @ (T*N, H) GEMM (split over the thread
-  pool) instead of T small GEMMs and T accumulations into ``.grad``, as cuDNN and PyTorch's
-  CPU kernels do.
+  state with all gates' weights, then the gate math in one numba pass (or a few in-place
+  NumPy passes) into preallocated buffers. Its backward runs the loop backwards the same way,
+  keeps every step's gate gradients, and forms the weight gradients as GEMMs over all steps
+  instead of T small GEMMs and T accumulations into ``.grad``, as cuDNN and PyTorch's CPU
+  kernels do. The input part of every step (``x W_ih^T + b``) comes either as ``gi``,
+  computed before (``recurrence``), or from ``x`` and ``W_ih`` (``layer``, the modules' path
+  on the CPU): the node then computes it in chunks on a second thread while the loop runs,
+  and in the backward the W_hh, W_ih and x gradients likewise behind the loop
+  (``_overlap.py``).
 - :class:`LSTMGates`, :class:`GRUGates`: one step's gate math as one node (the cells, LSTM
   projections, and the sequence path when a graph of the backward is recorded);
   :class:`_Steps`: a sequence's steps as one node.

@@ -3,10 +3,11 @@ layers, LSTM projections) and their cells, with PyTorch's parameter names (``wei
 ``bias_hh_l1_reverse``, ...), gate order (LSTM: i, f, g, o; GRU: r, z, n) and init
 U(-1/sqrt(hidden), 1/sqrt(hidden)).
 
-The input-to-hidden products of a layer are one matmul over all time steps; the time loop of
-each direction is one fused node (``Recurrence`` in ``_recurrence.py``: per step one GEMM for
-all gates and a few in-place passes; the weight gradient as one GEMM over all steps), and a
-cell's gate math is one node (``LSTMGates``, ``GRUGates``).
+Each direction of a layer is one fused node (``Recurrence`` in ``_recurrence.py``, through
+``layer``): the input-to-hidden products of all time steps in chunks of GEMMs beside the time
+loop (per step one GEMM for all gates and one gate pass), and in the backward the weight and
+input gradients as GEMMs over chunks of steps beside the backward loop; a cell's gate math is
+one node (``LSTMGates``, ``GRUGates``).
 """
 
 from __future__ import annotations
