@@ -266,7 +266,9 @@ class Recurrence(Function):
         # the input part in chunks, computed beside the loop (nn/layers/_overlap.py)
         n = h0.shape[0]
         chunks = _overlap.spans(t_len, n)
-        inp = xp.ascontiguousarray(x._data).reshape(t_len * n, -1)  # (T N, I)
+        # (T N, I); kept for the backward's GEMMs (x is saved too, so an in-place change of
+        # x is still caught there)
+        inp = ctx.inp = xp.ascontiguousarray(x._data).reshape(t_len * n, -1)
         steps = xp.empty((t_len,) + h0.shape[:1] + w_ih.shape[:1], dtype=inp.dtype)
         bias = _input_bias(b_ih, b_hh, mode)
         pipe = _overlap.Pipe(len(chunks))
@@ -384,7 +386,7 @@ def _pipelined_backward(ctx, grads, dgh, dgi, x, w_ih, b_ih, b_hh):
     t_len, n, hid = hs.shape[0] - 1, hs.shape[1], hs.shape[-1]
     chunks = _overlap.spans(t_len, n)[::-1]  # in the order the backward loop finishes them
     g = dgh.shape[-1]
-    inp = np.ascontiguousarray(x._data).reshape(t_len * n, -1)
+    inp = ctx.inp
     # the input part's gradient in time order (the loop fills dgi in processing order)
     dgi_t = np.empty_like(dgi) if reverse else dgi
     dx = np.empty(inp.shape, inp.dtype) if need[7] else None
