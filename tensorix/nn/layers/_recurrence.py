@@ -237,6 +237,11 @@ class Recurrence(Function):
     Modes and gate order as PyTorch's: "RNN_TANH", "RNN_RELU", "LSTM" (i, f, g, o), "GRU"
     (r, z, n). Float32 and float64 only (the caller checks, :func:`recurrence`).
 
+    With ``x`` (T, N, I), ``w_ih`` (G, I) and ``b_ih`` (G,) or None given instead of ``gi``
+    (None), NumPy arrays only (:func:`layer`), the node computes the input part itself, in
+    chunks of steps on a second thread while the loop runs, and its backward the gradients
+    of ``x``, ``w_ih`` and ``b_ih`` too (nn/layers/_overlap.py).
+
     On the CPU with the ``jit`` extra each step's LSTM/GRU gate math is one numba pass
     (kernels/_gates.py: within 6 ulp of the NumPy passes per step, which stay the fallback;
     the backward passes give the same bits), split over the pool by batch rows when large.
