@@ -1,8 +1,8 @@
 """A recurrent layer whose input projection and weight/input gradients run in chunks beside
 its time loop (nn/layers/_overlap.py, ``_recurrence.layer``): values and gradients against
 torch in float64 with several chunks (also a short last one), reverse directions, no bias,
-GRU's b_hn; the same bits on one thread, on two with the pool forced to take a part, and
-on a busy machine; double backward through the composite."""
+GRU's b_hn; the same bits on one thread, on two with the pool offered a part, and with the
+work too small to split; a failing producer; double backward through the composite."""
 
 import numpy as np
 import pytest
@@ -56,7 +56,7 @@ def _run(kind, x, state):
 
 
 @pytest.mark.parametrize("kind", ["LSTM", "GRU"])
-def test_same_bits_on_one_thread_two_threads_and_a_busy_machine(kind, monkeypatch):
+def test_same_bits_on_one_thread_two_threads_and_unsplit(kind, monkeypatch):
     rng = np.random.default_rng(4)
     x = rng.standard_normal((11, 64, 6)).astype(np.float32)
     state = {k: tx.tensor(v.numpy()) for k, v in getattr(tx.nn, kind)(
@@ -69,18 +69,19 @@ def test_same_bits_on_one_thread_two_threads_and_a_busy_machine(kind, monkeypatc
         ran = []
         real = _overlap.run_pair
 
-        def spy(producer, consumer):
-            ran.append(_threads.parts_for(2, 1))
-            real(producer, consumer)
+        def spy(producer, consumer, work):
+            ran.append(_threads.parts_for(work, _overlap.MIN_PART))
+            real(producer, consumer, work)
 
         monkeypatch.setattr(_overlap, "run_pair", spy)
+        monkeypatch.setattr(_overlap, "MIN_PART", 1)  # this small layer split too
         monkeypatch.setattr(_threads, "_machine_busy", lambda: False)  # the pool takes a part
         two = _run(kind, x, state)
-        monkeypatch.setattr(_threads, "_machine_busy", lambda: True)  # all on this thread
+        monkeypatch.setattr(_overlap, "MIN_PART", 1 << 40)  # too small to split: one thread
         busy = _run(kind, x, state)
     finally:
         tx.set_num_threads(before)
-    assert ran and set(ran) == {2}  # both tasks offered to the pool
+    assert ran and set(ran) == {2, 1}  # both tasks offered to the pool, then not
     for a, b, c in zip(one, two, busy):
         np.testing.assert_array_equal(a, b)
         np.testing.assert_array_equal(a, c)
@@ -101,6 +102,7 @@ def test_a_failing_projection_raises_and_does_not_hang(monkeypatch):
     lstm = tx.nn.LSTM(6, 5)
     x = tx.randn(9, 64, 6)
     monkeypatch.setattr(_threads, "_machine_busy", lambda: False)
+    monkeypatch.setattr(_overlap, "MIN_PART", 1)
     real, calls = np.matmul, []
 
     def matmul(a, b, **kw):  # the first chunk's projection (the first GEMM with out=) fails

@@ -21,7 +21,7 @@ import threading
 
 from ... import _threads
 
-__all__ = ["spans", "Pipe", "Tasks", "run_pair"]
+__all__ = ["spans", "Pipe", "Tasks", "run_pair", "MIN_PART"]
 
 
 def spans(t_len, n):
@@ -75,10 +75,24 @@ class Tasks:
             fn()
 
 
-def run_pair(producer, consumer):
+# Multiply-adds per part below which a split does not pay (as _threads' GEMM split); while the
+# machine is busy the pool takes a part only of work BUSY_FACTOR times that per thread, as it
+# does for one large GEMM (a layer's overlapped GEMMs are ~2^29-2^31 at width 256).
+MIN_PART = 1 << 23
+
+
+def run_pair(producer, consumer, work):
     """``producer()`` and ``consumer()`` at once on this thread and a pool thread; on one
-    thread (one configured, inside a pool worker, or a busy machine) the producer first. The
-    first of the two that a thread claims is always the producer, so a consumer never waits
-    for a producer that no thread has started."""
-    tasks = (producer, consumer)
-    _threads.parallel(2, lambda lo, hi: [tasks[i]() for i in range(lo, hi)], 1, pieces=1)
+    thread (one configured, inside a pool worker, or ``work`` multiply-adds too few for a
+    busy machine: ``_threads.parallel``'s rules) the producer first. The first of the two
+    that a thread claims is always the producer, so a consumer never waits for a producer
+    that no thread has started."""
+    work = max(int(work), 1)
+
+    def part(lo, hi):  # two parts: the producer's and the consumer's; one part: both
+        if lo == 0:
+            producer()
+        if hi == work:
+            consumer()
+
+    _threads.parallel(work, part, MIN_PART, pieces=1)

@@ -293,7 +293,7 @@ class Recurrence(Function):
         _pin_blas()
         _overlap.run_pair(lambda: pipe.produce(project), lambda: res.append(_forward_loop(
             ctx, steps, h0, c0, w_hh, b_hh, mode, reverse,
-            lambda k: k not in first or pipe.wait(first[k]))))
+            lambda k: k not in first or pipe.wait(first[k]))), inp.size * steps.shape[-1])
         return res[0] if res else None
 
     @staticmethod
@@ -436,7 +436,8 @@ def _pipelined_backward(ctx, grads, dgh, dgi, x, w_ih, b_ih, b_hh):
         tasks.drain()  # what the other thread has not taken yet
 
     _pin_blas()
-    _overlap.run_pair(producer, tasks.drain)
+    _overlap.run_pair(producer, tasks.drain, len(jobs) // len(chunks) * inp.shape[0] * g *
+                      max(hid, inp.shape[1]))
     dh, dc = res[0]
     with quiet():
         dw_hh = _sum(parts_hh)
