@@ -24,10 +24,12 @@ from ... import _threads
 __all__ = ["spans", "Pipe", "Tasks", "run_pair", "MIN_PART"]
 
 
-def spans(t_len, n):
+def spans(t_len, n, rows=256):
     """Chunks of the time loop in its processing order, as (lo, hi) ranges of steps: about
-    eight, each at least 256 rows (``n`` per step) so each chunk's GEMM stays efficient."""
-    size = max(-(-t_len // 8), -(-256 // max(1, n)), 1)
+    eight, each at least ``rows`` rows (``n`` per step) so each chunk's GEMM stays efficient
+    (the backward's weight gradients, whose chunks add up, take 512: 5-10% less CPU than
+    256 in a measurement at width 256)."""
+    size = max(-(-t_len // 8), -(-rows // max(1, n)), 1)
     return [(lo, min(t_len, lo + size)) for lo in range(0, t_len, size)]
 
 

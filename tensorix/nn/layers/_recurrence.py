@@ -389,7 +389,7 @@ def _pipelined_backward(ctx, grads, dgh, dgi, x, w_ih, b_ih, b_hh):
     gradient is the sum of its chunks' GEMMs in a fixed order."""
     hs, need, reverse = ctx.buffers[0], ctx.needs_input_grad, ctx.reverse
     t_len, n, hid = hs.shape[0] - 1, hs.shape[1], hs.shape[-1]
-    chunks = _overlap.spans(t_len, n)[::-1]  # in the order the backward loop finishes them
+    chunks = _overlap.spans(t_len, n, 512)[::-1]  # in the order the backward loop ends them
     g = dgh.shape[-1]
     inp = ctx.inp
     # the input part's gradient in time order (the loop fills dgi in processing order)
