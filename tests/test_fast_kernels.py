@@ -234,7 +234,9 @@ def test_logcumsumexp_scan_kernel_is_its_numpy_body_in_order(rng):
     k = jit_kernel("logcumsumexp32", np.empty((1, 2, 1), np.float32),
                    np.ones((1, 2, 1), np.float32))
     assert k is not None
-    for v in (x, np.ascontiguousarray(x.transpose(0, 2, 1)).reshape(12, 200, 1)):
+    rows = rng.uniform(-30, 30, (37, 50, 1)).astype(np.float32)  # blocks of 16 rows, 5 left
+    rows[20, 3, 0], rows[36, 0, 0] = np.nan, -np.inf
+    for v in (x, np.ascontiguousarray(x.transpose(0, 2, 1)).reshape(12, 200, 1), rows):
         got = np.empty_like(v)
         k(got, v)
         want = v.copy()
