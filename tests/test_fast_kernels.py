@@ -67,8 +67,15 @@ def _cum_inputs(rng):
     nans = rng.standard_normal((4, 7, 33)).astype(np.float64)
     nans[rng.random(nans.shape) < 0.05] = np.nan
     ints = rng.integers(-3, 3, (6, 40))
+    # last-axis rows with a nan first, last, alone or twice, signed zeros tying, infinities
+    edge = np.float32([[np.nan, 1, 2, np.nan, 0], [0.0, -0.0, 0.0, -0.0, np.nan],
+                       [np.nan] * 5, [-np.inf, np.inf, np.inf, -np.inf, 1],
+                       [-0.0, 0.0, -np.inf, -0.0, -1], [3, 2, 1, 0, -1]])
+    wide = rng.standard_normal((300, 700)).astype(np.float32)  # split over the pool
+    wide[rng.random(wide.shape) < 1e-3] = np.nan
     return [(ties, 1), (ties, 0), (ties, -1), (nans, 2), (nans, 1), (ints, 1), (ints, 0),
-            (np.float32([2.0]), 0)]
+            (np.float32([2.0]), 0), (edge, 1), (edge, 0), (ints.astype(np.int32), 1),
+            (wide, 1), (np.sort(wide, 1), 1)]
 
 
 @pytest.mark.parametrize("op", ["cummax", "cummin"])
@@ -80,6 +87,8 @@ def test_cum_extreme_kernel_matches_the_numpy_path_and_torch(rng, op, monkeypatc
         got = getattr(tx, op)(tx.tensor(x), d)
         want = getattr(torch, op)(torch.tensor(x), d)
         np.testing.assert_array_equal(got.values.numpy(), want.values.numpy())
+        np.testing.assert_array_equal(np.signbit(got.values.numpy()),
+                                      np.signbit(want.values.numpy()))  # -0.0 kept
         np.testing.assert_array_equal(got.indices.numpy(), want.indices.numpy())
         with monkeypatch.context() as m:  # the NumPy passes, as where no kernel serves
             m.setattr(_along, "running_extreme", lambda *a: None)
@@ -225,7 +234,9 @@ def test_logcumsumexp_scan_kernel_is_its_numpy_body_in_order(rng):
     k = jit_kernel("logcumsumexp32", np.empty((1, 2, 1), np.float32),
                    np.ones((1, 2, 1), np.float32))
     assert k is not None
-    for v in (x, np.ascontiguousarray(x.transpose(0, 2, 1)).reshape(12, 200, 1)):
+    rows = rng.uniform(-30, 30, (37, 50, 1)).astype(np.float32)  # blocks of 16 rows, 5 left
+    rows[20, 3, 0], rows[36, 0, 0] = np.nan, -np.inf
+    for v in (x, np.ascontiguousarray(x.transpose(0, 2, 1)).reshape(12, 200, 1), rows):
         got = np.empty_like(v)
         k(got, v)
         want = v.copy()

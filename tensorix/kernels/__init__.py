@@ -14,7 +14,8 @@ On the CPU, ``jit(name, dtypes, example)`` declares a numba one-pass kernel of `
 (the ``jit`` extra), served only where numba compiles it; each gives the bits of the NumPy
 kernel it replaces (igamma's to the C library's exp/log, logcumsumexp's scan that of its body
 applied in order): igamma64, cumextreme, hardshrink, softshrink, threshold, logcumsumexp32,
-angle_real, hardswish, elu32 (on ``_math32``'s expm1_32). ``float32_math(name, *xs)`` runs a
+angle_real, hardswish, elu32 (on ``_math32``'s expm1_32), fmod32 and remainder32 (exact
+float64 arithmetic, NumPy's bits). ``float32_math(name, *xs)`` runs a
 float32 function of ``_math32.py`` (expm1, log1p, sinh, cosh, atanh, softplus, lgamma, digamma,
 i0, silu, tan, atan2, erf, erfc, logaddexp, logaddexp2) as numba's pass or NumPy blocks;
 ``float32_pass(compiled, name, *arrays)`` does so for a primitive's declared kernel (exact

@@ -19,6 +19,7 @@ from ..autograd.function import Function, binary
 from ..backend import quiet
 from ..tensor import Tensor, _make
 from ._common import check_tensor, float_input, lift, promote, same_device
+from ._modulo import modulo
 
 __all__ = ["add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide", "neg",
            "negative", "pow", "exp", "log", "rsub", "to", "fmod", "remainder", "maximum",
@@ -203,9 +204,8 @@ class _Modulo(Function):
         if a._dtype.category < 2 and bool((b._data == 0).any()):
             raise ZeroDivisionError(f"{cls.fn}(): integer division by zero")
         ctx.save_for_backward(a, b)
-        with quiet():
-            return _threads.ufunc(getattr(a.xp, cls.fn), a._data,
-                                  b._data, min_part=_threads.CHEAP)
+        with quiet():  # float32: one numba pass (ops/_modulo.py)
+            return modulo(cls.fn, a._data, b._data, a.xp)
 
     @classmethod
     def backward(cls, ctx, g):

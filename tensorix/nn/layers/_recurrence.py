@@ -2,12 +2,15 @@
 
 - :class:`Recurrence`: one direction of one RNN/LSTM/GRU layer over the whole sequence as one
   graph node. Its forward runs the time loop on raw arrays: per step one GEMM of the hidden
-  state with all gates' weights (the input part of every step is one GEMM done before, by
-  ``F.linear``), then the gate math in a few in-place passes into preallocated buffers. Its
-  backward runs the loop backwards the same way, keeps every step's gate gradients, and forms
-  the hidden-to-hidden weight gradient as one (G, T*N) @ (T*N, H) GEMM (split over the thread
-  pool) instead of T small GEMMs and T accumulations into ``.grad``, as cuDNN and PyTorch's
-  CPU kernels do.
+  state with all gates' weights, then the gate math in one numba pass (or a few in-place
+  NumPy passes) into preallocated buffers. Its backward runs the loop backwards the same way,
+  keeps every step's gate gradients, and forms the weight gradients as GEMMs over all steps
+  instead of T small GEMMs and T accumulations into ``.grad``, as cuDNN and PyTorch's CPU
+  kernels do. The input part of every step (``x W_ih^T + b``) comes either as ``gi``,
+  computed before (``recurrence``), or from ``x`` and ``W_ih`` (``layer``, the modules' path
+  on the CPU): the node then computes it in chunks on a second thread while the loop runs,
+  and in the backward the W_hh, W_ih and x gradients likewise behind the loop
+  (``_overlap.py``).
 - :class:`LSTMGates`, :class:`GRUGates`: one step's gate math as one node (the cells, LSTM
   projections, and the sequence path when a graph of the backward is recorded);
   :class:`_Steps`: a sequence's steps as one node.
@@ -32,8 +35,9 @@ from ...ops.creation import zeros
 from ...ops.shape import cat, stack
 from ...tensor import _make
 from .. import functional as F
+from . import _overlap
 
-__all__ = ["Recurrence", "LSTMGates", "GRUGates", "recurrence"]
+__all__ = ["Recurrence", "LSTMGates", "GRUGates", "recurrence", "layer"]
 
 
 def _sigmoid(xp, x):
@@ -233,6 +237,11 @@ class Recurrence(Function):
     Modes and gate order as PyTorch's: "RNN_TANH", "RNN_RELU", "LSTM" (i, f, g, o), "GRU"
     (r, z, n). Float32 and float64 only (the caller checks, :func:`recurrence`).
 
+    With ``x`` (T, N, I), ``w_ih`` (G, I) and ``b_ih`` (G,) or None given instead of ``gi``
+    (None), NumPy arrays only (:func:`layer`), the node computes the input part itself, in
+    chunks of steps on a second thread while the loop runs, and its backward the gradients
+    of ``x``, ``w_ih`` and ``b_ih`` too (nn/layers/_overlap.py).
+
     On the CPU with the ``jit`` extra each step's LSTM/GRU gate math is one numba pass
     (kernels/_gates.py: within 6 ulp of the NumPy passes per step, which stay the fallback;
     the backward passes give the same bits), split over the pool by batch rows when large.
@@ -245,151 +254,308 @@ class Recurrence(Function):
                 "gru_backward": (_gate_kernel("gru_backward", 3, 3, 1, 3, 3, 1, 1),)}
 
     @staticmethod
-    def forward(ctx, gi, h0, c0, w_hh, b_hh, mode, reverse):
-        ctx.save_for_backward(gi, h0, c0, w_hh, b_hh)
+    def forward(ctx, gi, h0, c0, w_hh, b_hh, mode, reverse, x=None, w_ih=None, b_ih=None):
+        ctx.save_for_backward(gi, h0, c0, w_hh, b_hh, x, w_ih, b_ih)
         ctx.mode, ctx.reverse = mode, reverse
         ctx.set_materialize_grads(False)
-        xp = gi.xp
-        x = gi._data
-        t_len, hid = x.shape[0], h0.shape[-1]
-        hs = xp.empty((t_len + 1,) + h0.shape, dtype=x.dtype)  # h before/after each step
-        hs[0] = h0._data
-        wt = w_hh._data.T
-        # the per-step bias joins the input part once, not once per step (GRU keeps b_hn
-        # apart: r multiplies it)
-        if b_hh is not None and mode != "GRU":
-            x = x + b_hh._data
-        x = xp.ascontiguousarray(x)  # the gate loops take C-contiguous steps
-        acts = xp.empty((t_len,) + x.shape[1:], dtype=x.dtype)  # activated gates per step
-        order = range(t_len - 1, -1, -1) if reverse else range(t_len)
-        with quiet():
-            if mode == "LSTM":
-                cs = xp.empty((t_len + 1,) + h0.shape, dtype=x.dtype)
-                cs[0] = c0._data
-                tcs = xp.empty((t_len,) + h0.shape, dtype=x.dtype)  # tanh(c) per step
-                fused = kernel(Recurrence, "lstm_forward", gi.device, gi._dtype)
-                for k, t in enumerate(order):
-                    a = acts[k]
-                    if fused is not None:  # one pass: gates, c, tanh(c), h
-                        _by_rows(fused, a, _threads.matmul(hs[k], wt), x[t], cs[k], cs[k + 1],
-                                 tcs[k], hs[k + 1])
-                        continue
-                    xp.add(_threads.matmul(hs[k], wt), x[t], out=a)
-                    i, f, g, o = a[:, :hid], a[:, hid:2 * hid], a[:, 2 * hid:3 * hid], \
-                        a[:, 3 * hid:]
-                    _sigmoid(xp, a[:, :2 * hid])
-                    _sigmoid(xp, o)
-                    xp.tanh(g, out=g)
-                    c = cs[k + 1]
-                    xp.multiply(f, cs[k], out=c)
-                    c += i * g
-                    xp.tanh(c, out=tcs[k])
-                    xp.multiply(o, tcs[k], out=hs[k + 1])
-                ctx.buffers = (hs, acts, cs, tcs)
-            elif mode == "GRU":
-                ghs = xp.empty_like(acts)  # h W_hh^T + b_hh per step (backward needs n's part)
-                b = None if b_hh is None else b_hh._data
-                fused = kernel(Recurrence, "gru_forward", gi.device, gi._dtype)
-                for k, t in enumerate(order):
-                    gh, a = ghs[k], acts[k]
-                    if b is None:
-                        gh[...] = _threads.matmul(hs[k], wt)
-                    else:
-                        xp.add(_threads.matmul(hs[k], wt), b, out=gh)
-                    if fused is not None:  # one pass: gates and h
-                        _by_rows(fused, a, gh, x[t], hs[k], hs[k + 1])
-                        continue
-                    rz, n = a[:, :2 * hid], a[:, 2 * hid:]
-                    xp.add(x[t, :, :2 * hid], gh[:, :2 * hid], out=rz)
-                    _sigmoid(xp, rz)
-                    xp.multiply(a[:, :hid], gh[:, 2 * hid:], out=n)
-                    n += x[t, :, 2 * hid:]
-                    xp.tanh(n, out=n)
-                    h = hs[k + 1]
-                    xp.subtract(hs[k], n, out=h)
-                    h *= a[:, hid:2 * hid]
-                    h += n
-                ctx.buffers = (hs, acts, ghs)
-            else:
-                for k, t in enumerate(order):
-                    a = acts[k]
-                    xp.add(_threads.matmul(hs[k], wt), x[t], out=a)
-                    if mode == "RNN_TANH":
-                        xp.tanh(a, out=hs[k + 1])
-                    else:
-                        xp.maximum(a, 0, out=hs[k + 1])
-                ctx.buffers = (hs,)
-        out = hs[1:][::-1] if reverse else hs[1:]
-        # outputs are copies: a caller's in-place change must not reach the saved states
-        res = (xp.ascontiguousarray(out) if reverse else out.copy(), hs[-1].copy())
-        return res + (cs[-1].copy(),) if mode == "LSTM" else res
+        xp = h0.xp
+        t_len = len(gi) if x is None else len(x)
+        if x is None:
+            x = gi._data
+            # the per-step bias joins the input part once, not once per step (GRU keeps b_hn
+            # apart: r multiplies it)
+            if b_hh is not None and mode != "GRU":
+                x = x + b_hh._data
+            x = xp.ascontiguousarray(x)  # the gate loops take C-contiguous steps
+            return _forward_loop(ctx, x, h0, c0, w_hh, b_hh, mode, reverse)
+        # the input part in chunks, computed beside the loop (nn/layers/_overlap.py)
+        n = h0.shape[0]
+        chunks = _overlap.spans(t_len, n)
+        # (T N, I); kept for the backward's GEMMs (x is saved too, so an in-place change of
+        # x is still caught there)
+        inp = ctx.inp = xp.ascontiguousarray(x._data).reshape(t_len * n, -1)
+        steps = xp.empty((t_len,) + h0.shape[:1] + w_ih.shape[:1], dtype=inp.dtype)
+        bias = _input_bias(b_ih, b_hh, mode)
+        pipe = _overlap.Pipe(len(chunks))
+        wt_ih = w_ih._data.T
+
+        def project():
+            for i, (lo, hi) in enumerate(chunks):
+                tlo, thi = _t_span(lo, hi, t_len, reverse)
+                out = steps[tlo:thi].reshape(-1, steps.shape[-1])
+                xp.matmul(inp[tlo * n:thi * n], wt_ih, out=out)
+                if bias is not None:
+                    out += bias
+                pipe.done(i)
+
+        first = {lo: i for i, (lo, _) in enumerate(chunks)}  # step -> chunk it opens
+        res = []
+        _pin_blas()
+        _overlap.run_pair(lambda: pipe.produce(project), lambda: res.append(_forward_loop(
+            ctx, steps, h0, c0, w_hh, b_hh, mode, reverse,
+            lambda k: k not in first or pipe.wait(first[k]))), inp.size * steps.shape[-1])
+        return res[0] if res else None
 
     @staticmethod
     def backward(ctx, g_out, g_h, g_c=None):
-        gi, h0, c0, w_hh, b_hh = saved = ctx.saved_tensors
+        gi, h0, c0, w_hh, b_hh, x, w_ih, b_ih = saved = ctx.saved_tensors
         if is_grad_enabled():  # a recorded backward: differentiate the composite
             return _recorded_backward(ctx, saved, (g_out, g_h, g_c))
-        mode, hs = ctx.mode, ctx.buffers[0]
+        hs = ctx.buffers[0]
         xp = backend.array_module(hs)
-        t_len, hid = hs.shape[0] - 1, hs.shape[-1]
-        order = range(t_len - 1, -1, -1) if ctx.reverse else range(t_len)
-        w, go = w_hh._data, None if g_out is None else g_out._data
-        dh = xp.zeros_like(hs[0]) if g_h is None else g_h._data.copy()
-        dc = None if g_c is None else g_c._data
-        dgh = dgi = xp.empty((t_len,) + hs.shape[1:-1] + w.shape[:1], dtype=hs.dtype)
-        if mode == "GRU":
+        t_len, need = hs.shape[0] - 1, ctx.needs_input_grad
+        g = w_hh.shape[0]
+        dgh = dgi = xp.empty((t_len,) + hs.shape[1:-1] + (g,), dtype=hs.dtype)
+        if ctx.mode == "GRU":
             dgi = xp.empty_like(dgh)
-        fused = None if mode.startswith("RNN") else kernel(
-            Recurrence, mode.lower() + "_backward", w_hh.device, w_hh._dtype)
-        if fused is not None:
-            scratch = (xp.empty_like(dh), xp.empty_like(dh))  # c's gradient (LSTM) or dz (GRU)
-            if mode == "LSTM":
-                dc = xp.zeros_like(dh) if dc is None else xp.ascontiguousarray(dc)
-        with quiet():
-            for k in range(t_len - 1, -1, -1):
-                if go is not None:
-                    dh += go[order[k]]
-                if fused is not None and mode == "LSTM":
-                    _, a, cs, tcs = ctx.buffers
-                    dc_new = scratch[k % 2]  # never the dc it reads
-                    _by_rows(fused, dgh[k], dc_new, a[k], tcs[k], cs[k], dh, dc)
-                    dc = dc_new
-                    dh = _threads.matmul(dgh[k], w)
-                elif fused is not None:
-                    _, a, ghs = ctx.buffers
-                    _by_rows(fused, dgi[k], dgh[k], scratch[0], a[k], ghs[k], hs[k], dh)
-                    dh = _threads.matmul(dgh[k], w)
-                    dh += scratch[0]
-                elif mode == "LSTM":
-                    _, a, cs, tcs = ctx.buffers
-                    a = a[k]
-                    _, dc = _lstm_grads(a[:, :hid], a[:, hid:2 * hid], a[:, 2 * hid:3 * hid],
-                                        a[:, 3 * hid:], tcs[k], cs[k], dh, dc,
-                                        _into(xp, [dgh[k]]))
-                    dh = _threads.matmul(dgh[k], w)
-                elif mode == "GRU":
-                    _, a, ghs = ctx.buffers
-                    a = a[k]
-                    _, _, dz = _gru_grads(a[:, :hid], a[:, hid:2 * hid], a[:, 2 * hid:],
-                                          ghs[k][:, 2 * hid:], hs[k], dh,
-                                          _into(xp, [dgi[k], dgh[k]]))
-                    dh = _threads.matmul(dgh[k], w)
-                    dh += dz
-                else:
-                    h = hs[k + 1]
-                    xp.multiply(dh, 1 - h * h if mode == "RNN_TANH" else h > 0, out=dgh[k])
-                    dh = _threads.matmul(dgh[k], w)
-        need = ctx.needs_input_grad
-        flat = dgh.reshape(-1, dgh.shape[-1])
-        # the weight's gradient over all steps at once: one large GEMM, split over the pool
-        dw = _threads.matmul(flat.T, hs[:-1].reshape(-1, hid)) if need[3] else None
-        db = flat.sum(0) if b_hh is not None and need[4] else None
-        if ctx.reverse:
-            dgi = xp.ascontiguousarray(dgi[::-1])
-        return (_make(dgi), _make(dh), None if dc is None else _make(dc),
-                None if dw is None else _make(dw), None if db is None else _make(db), None,
-                None)
+        if x is None:
+            dh, dc = _backward_loop(ctx, g_out, g_h, g_c, dgh, dgi)
+            flat = dgh.reshape(-1, g)
+            # the weight's gradient over all steps at once: one large GEMM, split over the pool
+            dw = _threads.matmul(flat.T, hs[:-1].reshape(-1, hs.shape[-1])) if need[3] \
+                else None
+            db = flat.sum(0) if b_hh is not None and need[4] else None
+            if ctx.reverse:
+                dgi = xp.ascontiguousarray(dgi[::-1])
+            return (_make(dgi), _make(dh), _maybe(dc), _maybe(dw), _maybe(db), None, None,
+                    None, None, None)
+        return _pipelined_backward(ctx, (g_out, g_h, g_c), dgh, dgi, x, w_ih, b_ih, b_hh)
 
+
+def _maybe(a):
+    return None if a is None else _make(a)
+
+
+def _backward_loop(ctx, g_out, g_h, g_c, dgh, dgi, tick=None):
+    """Recurrence's time loop backwards: fills the gate gradients ``dgh`` (and GRU's input
+    part's ``dgi``) per processed step, and returns (h0's gradient, c0's or None);
+    ``tick(k)`` (if given) after the k-th step."""
+    mode, hs, w_hh = ctx.mode, ctx.buffers[0], ctx.saved_tensors[3]
+    xp = backend.array_module(hs)
+    t_len, hid = hs.shape[0] - 1, hs.shape[-1]
+    order = range(t_len - 1, -1, -1) if ctx.reverse else range(t_len)
+    w, go = w_hh._data, None if g_out is None else g_out._data
+    dh = xp.zeros_like(hs[0]) if g_h is None else g_h._data.copy()
+    dc = None if g_c is None else g_c._data
+    fused = None if mode.startswith("RNN") else kernel(
+        Recurrence, mode.lower() + "_backward", w_hh.device, w_hh._dtype)
+    if fused is not None:
+        scratch = (xp.empty_like(dh), xp.empty_like(dh))  # c's gradient (LSTM) or dz (GRU)
+        if mode == "LSTM":
+            dc = xp.zeros_like(dh) if dc is None else xp.ascontiguousarray(dc)
+    with quiet():
+        for k in range(t_len - 1, -1, -1):
+            if go is not None:
+                dh += go[order[k]]
+            if fused is not None and mode == "LSTM":
+                _, a, cs, tcs = ctx.buffers
+                dc_new = scratch[k % 2]  # never the dc it reads
+                _by_rows(fused, dgh[k], dc_new, a[k], tcs[k], cs[k], dh, dc)
+                dc = dc_new
+                dh = _threads.matmul(dgh[k], w)
+            elif fused is not None:
+                _, a, ghs = ctx.buffers
+                _by_rows(fused, dgi[k], dgh[k], scratch[0], a[k], ghs[k], hs[k], dh)
+                dh = _threads.matmul(dgh[k], w)
+                dh += scratch[0]
+            elif mode == "LSTM":
+                _, a, cs, tcs = ctx.buffers
+                a = a[k]
+                _, dc = _lstm_grads(a[:, :hid], a[:, hid:2 * hid], a[:, 2 * hid:3 * hid],
+                                    a[:, 3 * hid:], tcs[k], cs[k], dh, dc,
+                                    _into(xp, [dgh[k]]))
+                dh = _threads.matmul(dgh[k], w)
+            elif mode == "GRU":
+                _, a, ghs = ctx.buffers
+                a = a[k]
+                _, _, dz = _gru_grads(a[:, :hid], a[:, hid:2 * hid], a[:, 2 * hid:],
+                                      ghs[k][:, 2 * hid:], hs[k], dh,
+                                      _into(xp, [dgi[k], dgh[k]]))
+                dh = _threads.matmul(dgh[k], w)
+                dh += dz
+            else:
+                h = hs[k + 1]
+                xp.multiply(dh, 1 - h * h if mode == "RNN_TANH" else h > 0, out=dgh[k])
+                dh = _threads.matmul(dgh[k], w)
+            if tick is not None:
+                tick(k)
+    return dh, dc
+
+
+def _pipelined_backward(ctx, grads, dgh, dgi, x, w_ih, b_ih, b_hh):
+    """Recurrence's backward where it computed the input part itself (``x``, ``w_ih``): the
+    loop runs on one thread while the other takes, chunk by chunk as the loop finishes them,
+    the GEMMs over all steps (W_hh's, W_ih's and x's gradients; _overlap.py). Each weight
+    gradient is the sum of its chunks' GEMMs in a fixed order."""
+    hs, need, reverse = ctx.buffers[0], ctx.needs_input_grad, ctx.reverse
+    t_len, n, hid = hs.shape[0] - 1, hs.shape[1], hs.shape[-1]
+    chunks = _overlap.spans(t_len, n, 512)[::-1]  # in the order the backward loop ends them
+    g = dgh.shape[-1]
+    inp = ctx.inp
+    # the input part's gradient in time order (the loop fills dgi in processing order)
+    dgi_t = np.empty_like(dgi) if reverse else dgi
+    dx = np.empty(inp.shape, inp.dtype) if need[7] else None
+    parts_hh = [None] * len(chunks) if need[3] else None
+    parts_ih = [None] * len(chunks) if need[8] else None
+    ends = {lo: i for i, (lo, _) in enumerate(chunks)}  # the step that ends a chunk
+    pipe = _overlap.Pipe(len(chunks))
+
+    def tick(k):
+        i = ends.get(k)
+        if i is None:
+            return
+        lo, hi = chunks[i]
+        if reverse:
+            tlo, thi = _t_span(lo, hi, t_len, True)
+            dgi_t[tlo:thi] = dgi[lo:hi][::-1]
+        pipe.done(i)
+
+    def hh_part(i, lo, hi):
+        parts_hh[i] = np.matmul(dgh[lo:hi].reshape(-1, g).T, hs[lo:hi].reshape(-1, hid))
+
+    def ih_part(i, lo, hi):
+        tlo, thi = _t_span(lo, hi, t_len, reverse)
+        parts_ih[i] = np.matmul(dgi_t[tlo:thi].reshape(-1, g).T, inp[tlo * n:thi * n])
+
+    def x_part(i, lo, hi):
+        tlo, thi = _t_span(lo, hi, t_len, reverse)
+        np.matmul(dgi_t[tlo:thi].reshape(-1, g), w_ih._data, out=dx[tlo * n:thi * n])
+
+    jobs = [(i, lambda f=f, i=i, lo=lo, hi=hi: f(i, lo, hi))
+            for i, (lo, hi) in enumerate(chunks)
+            for f, wanted in ((x_part, dx), (hh_part, parts_hh), (ih_part, parts_ih))
+            if wanted is not None]
+    tasks = _overlap.Tasks(pipe, jobs)
+    res = []
+
+    def loop():
+        res.append(_backward_loop(ctx, *grads, dgh, dgi, tick))
+
+    def producer():
+        pipe.produce(loop)
+        tasks.drain()  # what the other thread has not taken yet
+
+    _pin_blas()
+    _overlap.run_pair(producer, tasks.drain, len(jobs) // len(chunks) * inp.shape[0] * g *
+                      max(hid, inp.shape[1]))
+    dh, dc = res[0]
+    with quiet():
+        dw_hh = _sum(parts_hh)
+        dw_ih = _sum(parts_ih)
+        flat_h, flat_i = dgh.reshape(-1, g), dgi_t.reshape(-1, g)
+        db_hh = flat_h.sum(0) if b_hh is not None and need[4] else None
+        db_ih = flat_i.sum(0) if b_ih is not None and need[9] else None
+    return (None, _make(dh), _maybe(dc), _maybe(dw_hh), _maybe(db_hh), None, None,
+            None if dx is None else _make(dx.reshape(x.shape)), _maybe(dw_ih), _maybe(db_ih))
+
+
+def _sum(parts):
+    """The chunks' partial GEMMs added in their fixed order (None: not wanted)."""
+    if parts is None:
+        return None
+    total = parts[0]
+    for p in parts[1:]:
+        total += p
+    return total
+
+
+def _pin_blas():
+    """The BLAS at one thread per call before the first raw GEMM of a layer (what
+    ``_threads.matmul`` does on its first call)."""
+    if not _threads._blas_pinned:
+        _threads._pin_blas()
+
+
+def _input_bias(b_ih, b_hh, mode):
+    """The bias added to the input part of every step: b_ih, and b_hh where it adds to the
+    input part (not GRU's: r multiplies b_hn)."""
+    if b_ih is None:
+        return None if b_hh is None or mode == "GRU" else b_hh._data
+    return b_ih._data if b_hh is None or mode == "GRU" else b_ih._data + b_hh._data
+
+
+def _t_span(lo, hi, t_len, reverse):
+    """The time steps of the processing steps [lo, hi) (reverse: counted from the end)."""
+    return (t_len - hi, t_len - lo) if reverse else (lo, hi)
+
+
+def _forward_loop(ctx, x, h0, c0, w_hh, b_hh, mode, reverse, ready=None):
+    """Recurrence's time loop over the input part ``x`` (T, N, G) of every step (biases
+    included but GRU's b_hn); ``ready(k)`` (if given) before the k-th step: False stops."""
+    order = range(len(x) - 1, -1, -1) if reverse else range(len(x))
+    xp = h0.xp
+    t_len, hid = x.shape[0], h0.shape[-1]
+    hs = xp.empty((t_len + 1,) + h0.shape, dtype=x.dtype)  # h before/after each step
+    hs[0] = h0._data
+    wt = w_hh._data.T
+    acts = xp.empty((t_len,) + x.shape[1:], dtype=x.dtype)  # activated gates per step
+    with quiet():
+        if mode == "LSTM":
+            cs = xp.empty((t_len + 1,) + h0.shape, dtype=x.dtype)
+            cs[0] = c0._data
+            tcs = xp.empty((t_len,) + h0.shape, dtype=x.dtype)  # tanh(c) per step
+            fused = kernel(Recurrence, "lstm_forward", h0.device, h0._dtype)
+            for k, t in enumerate(order):
+                if ready is not None and not ready(k):
+                    return None
+                a = acts[k]
+                if fused is not None:  # one pass: gates, c, tanh(c), h
+                    _by_rows(fused, a, _threads.matmul(hs[k], wt), x[t], cs[k], cs[k + 1],
+                             tcs[k], hs[k + 1])
+                    continue
+                xp.add(_threads.matmul(hs[k], wt), x[t], out=a)
+                i, f, g, o = a[:, :hid], a[:, hid:2 * hid], a[:, 2 * hid:3 * hid], \
+                    a[:, 3 * hid:]
+                _sigmoid(xp, a[:, :2 * hid])
+                _sigmoid(xp, o)
+                xp.tanh(g, out=g)
+                c = cs[k + 1]
+                xp.multiply(f, cs[k], out=c)
+                c += i * g
+                xp.tanh(c, out=tcs[k])
+                xp.multiply(o, tcs[k], out=hs[k + 1])
+            ctx.buffers = (hs, acts, cs, tcs)
+        elif mode == "GRU":
+            ghs = xp.empty_like(acts)  # h W_hh^T + b_hh per step (backward needs n's part)
+            b = None if b_hh is None else b_hh._data
+            fused = kernel(Recurrence, "gru_forward", h0.device, h0._dtype)
+            for k, t in enumerate(order):
+                if ready is not None and not ready(k):
+                    return None
+                gh, a = ghs[k], acts[k]
+                if b is None:
+                    gh[...] = _threads.matmul(hs[k], wt)
+                else:
+                    xp.add(_threads.matmul(hs[k], wt), b, out=gh)
+                if fused is not None:  # one pass: gates and h
+                    _by_rows(fused, a, gh, x[t], hs[k], hs[k + 1])
+                    continue
+                rz, n = a[:, :2 * hid], a[:, 2 * hid:]
+                xp.add(x[t, :, :2 * hid], gh[:, :2 * hid], out=rz)
+                _sigmoid(xp, rz)
+                xp.multiply(a[:, :hid], gh[:, 2 * hid:], out=n)
+                n += x[t, :, 2 * hid:]
+                xp.tanh(n, out=n)
+                h = hs[k + 1]
+                xp.subtract(hs[k], n, out=h)
+                h *= a[:, hid:2 * hid]
+                h += n
+            ctx.buffers = (hs, acts, ghs)
+        else:
+            for k, t in enumerate(order):
+                if ready is not None and not ready(k):
+                    return None
+                a = acts[k]
+                xp.add(_threads.matmul(hs[k], wt), x[t], out=a)
+                if mode == "RNN_TANH":
+                    xp.tanh(a, out=hs[k + 1])
+                else:
+                    xp.maximum(a, 0, out=hs[k + 1])
+            ctx.buffers = (hs,)
+    out = hs[1:][::-1] if reverse else hs[1:]
+    # outputs are copies: a caller's in-place change must not reach the saved states
+    res = (xp.ascontiguousarray(out) if reverse else out.copy(), hs[-1].copy())
+    return res + (cs[-1].copy(),) if mode == "LSTM" else res
 
 def _into(xp, outs):
     """A ``concat`` for the gate-gradient formulas that writes each result into the next of
@@ -400,18 +566,40 @@ def _into(xp, outs):
 
 def _recorded_backward(ctx, inputs, grads):
     """Recurrence's backward when it is itself recorded (double backward): the gradients of
-    the step-by-step composite, whose nodes are differentiable again."""
+    the step-by-step composite, whose nodes are differentiable again. ``inputs``: the saved
+    (gi, h0, c0, w_hh, b_hh, x, w_ih, b_ih), gi None where the node took x and w_ih."""
+    gi, h0, c0, w_hh, b_hh, x, w_ih, b_ih = inputs
     with enable_grad():
-        outs = _unfused(ctx.mode, *inputs, reverse=ctx.reverse)
+        if gi is None:
+            gi = F.linear(x, w_ih, b_ih)
+        outs = _unfused(ctx.mode, gi, h0, c0, w_hh, b_hh, reverse=ctx.reverse)
     pairs = [(o, g) for o, g in zip(outs, grads) if g is not None and o is not None]
+    slots = (0, 1, 2, 3, 4, 7, 8, 9)  # the argument position of each saved input
     wanted = [i for i, t in enumerate(inputs) if t is not None and t.requires_grad]
-    res = [None] * 7
+    res = [None] * 10
     if pairs and wanted:
         got = _autograd_grad([o for o, _ in pairs], [inputs[i] for i in wanted],
                              [g for _, g in pairs], create_graph=True, allow_unused=True)
         for i, g in zip(wanted, got):
-            res[i] = g
+            res[slots[i]] = g
     return tuple(res)
+
+
+def layer(mode, x, h, c, w_ih, w_hh, b_ih, b_hh, w_hr=None, reverse=False):
+    """One direction of a recurrent layer from its input ``x`` (T, N, I): returns (output
+    (T, N, H or proj), h_n, c_n or None), as :func:`recurrence` of ``F.linear(x, w_ih,
+    b_ih)``. For float32/float64 NumPy tensors without projection one :class:`Recurrence`
+    node computes the input part too, in chunks beside its time loop (and the weight and
+    input gradients beside the backward loop: ``_overlap.py``).
+
+    Example: ``layer("LSTM", x, h0, c0, w_ih, w_hh, b_ih, b_hh)`` with x (T, N, I).
+    """
+    ts = [t for t in (x, h, c, w_ih, w_hh, b_ih, b_hh) if t is not None]
+    if w_hr is None and len(x) and x.shape[1] and _fusable(*ts) and \
+            all(type(t._data) is np.ndarray for t in ts):
+        res = Recurrence.apply(None, h, c, w_hh, b_hh, mode, reverse, x, w_ih, b_ih)
+        return res if mode == "LSTM" else (res[0], res[1], None)
+    return recurrence(mode, F.linear(x, w_ih, b_ih), h, c, w_hh, b_hh, w_hr, reverse)
 
 
 def recurrence(mode, gi, h, c, w_hh, b_hh, w_hr=None, reverse=False):

@@ -3,10 +3,11 @@ layers, LSTM projections) and their cells, with PyTorch's parameter names (``wei
 ``bias_hh_l1_reverse``, ...), gate order (LSTM: i, f, g, o; GRU: r, z, n) and init
 U(-1/sqrt(hidden), 1/sqrt(hidden)).
 
-The input-to-hidden products of a layer are one matmul over all time steps; the time loop of
-each direction is one fused node (``Recurrence`` in ``_recurrence.py``: per step one GEMM for
-all gates and a few in-place passes; the weight gradient as one GEMM over all steps), and a
-cell's gate math is one node (``LSTMGates``, ``GRUGates``).
+Each direction of a layer is one fused node (``Recurrence`` in ``_recurrence.py``, through
+``layer``): the input-to-hidden products of all time steps in chunks of GEMMs beside the time
+loop (per step one GEMM for all gates and one gate pass), and in the backward the weight and
+input gradients as GEMMs over chunks of steps beside the backward loop; a cell's gate math is
+one node (``LSTMGates``, ``GRUGates``).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from .. import functional as F
 from .. import init
 from ..module import Module
 from ._recurrence import GRUGates, LSTMGates, _cell, _Steps, recurrence  # noqa: F401
+from ._recurrence import layer as layer_fn
 from ._util import new_param, optional_param
 
 __all__ = ["RNN", "LSTM", "GRU", "RNNCell", "LSTMCell", "GRUCell"]
@@ -88,8 +90,8 @@ class RNNBase(Module):
 
     def _run_direction(self, x, h, c, layer, d):
         w_ih, w_hh, b_ih, b_hh, w_hr = self._weights(layer, d)
-        gi = F.linear(x, w_ih, b_ih)  # all steps' input projections at once
-        return recurrence(self.mode, gi, h, c, w_hh, b_hh, w_hr, bool(d))
+        # the input projections of all steps, beside the time loop where it can
+        return layer_fn(self.mode, x, h, c, w_ih, w_hh, b_ih, b_hh, w_hr, bool(d))
 
     def _check_hidden(self, hx, expected, batched, what="hidden"):
         if not batched and hx.ndim != 2:
