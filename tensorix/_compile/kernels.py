@@ -170,10 +170,28 @@ def _build_numba(plan):
     read = [(j, r.meta["dtype"].np, r.meta["shape"]) for j, (r, *_) in
             enumerate(plan.reductions) if r in plan.group.outputs]
     empty, zeros, f64 = np.empty, np.zeros, np.float64
+    # A "mat" input is copied broadcast to the kernel's shape; one that is a constant of the
+    # graph (attention's causal mask, 16x its size in a GPT's scores) is the same array at
+    # every call: its copy is kept (with the array, so the identity test cannot be fooled).
+    const = {j for j, (s, n) in enumerate(zip(prep, plan.group.inputs))
+             if s is None and getattr(n, "op", None) == "constant"}
+    kept = {}
+
+    def mat(j, x):
+        hit = kept.get(j)
+        if hit is not None and hit[0] is x:
+            return hit[1]
+        y = np.ascontiguousarray(np.broadcast_to(x, plan.shape)).reshape(o, i)
+        if j in const:
+            kept[j] = (x, y)
+        return y
 
     def run(arrays):
-        ins = [x.reshape(s) for x, s in zip(arrays, prep)] if simple else \
-            run_prepare(plan, arrays, np)
+        if simple:
+            ins = [x.reshape(s) for x, s in zip(arrays, prep)]
+        else:
+            ins = [x.reshape(s) if s is not None else mat(j, x)
+                   for j, (x, s) in enumerate(zip(arrays, prep))]
         outs = [empty(s, d) for s, d in outs_spec]
         sums = [zeros(n, f64) for n in sums_len]
         fn(o, i, *ins, *outs, *sums)
@@ -182,7 +200,7 @@ def _build_numba(plan):
             res.append(sums[j].astype(d).reshape(s))
         return res
 
-    run.kind = "numba"
+    run.kind, run.kept = "numba", kept  # kept: the constants' broadcast copies (tests)
     return run
 
 

@@ -91,3 +91,27 @@ def test_the_plan_finds_the_three_pieces_and_falls_back_when_a_piece_is_elsewher
         out = tx.compile(f, options={"kernels": "numpy"})
         out(a, b, c)
         assert np.array_equal(out(a, b, c).numpy(), f(a, b, c).numpy())
+
+
+def test_a_constant_broadcast_input_is_copied_once_and_values_match_eager(monkeypatch):
+    """The causal mask of the fused softmax is a "mat" input (broadcast to the scores'
+    shape): the numba kernel keeps its copy across calls, and the gradients stay eager's."""
+    pytest.importorskip("numba")
+    from tensorix._compile import executor
+
+    graphs, closures = [], executor.CompiledGraph._closures
+    monkeypatch.setattr(executor.CompiledGraph, "_closures",
+                        lambda self: graphs.append(self) or closures(self))
+    params = _params(np.float64)
+    weight = tx.from_numpy(np.random.default_rng(1).standard_normal((3, 6, 8)))
+    expected = _grads(_block, params, weight)
+    fn = tx.compile(_block, options={"kernels": "numba"})
+    for _ in range(3):
+        got = _grads(fn, params, weight)
+        for g, e in zip(got, expected):
+            np.testing.assert_allclose(g, e, rtol=1e-12, atol=1e-12)
+    kept = [k.kept for g in graphs for k in g._kernels if getattr(k, "kept", None)]
+    assert kept  # the mask's copy, made at the first call and reused since
+    for copies in kept:
+        for x, y in copies.values():
+            assert np.array_equal(y.reshape(-1, x.shape[-1])[: x.shape[0]], x)
