@@ -18,7 +18,7 @@ from ..fx.graph_module import _get_attr
 from ..fx.memory import last_uses, plan_memory
 from ..fx.passes import optimize
 from ..ops.linalg import MatMul
-from ..ops.movement import Reshape
+from ..ops.movement import Permute, Reshape
 from ..ops.shape import Cat
 from ..tensor import _make
 from .cat_into import cat_pieces, cat_step, gemm_into, scale_into
@@ -26,15 +26,15 @@ from .codegen import KernelPlan
 from .decompose import decompose
 from .fusion import partition
 from .kernels import build
-from .layouts import matmul_into, permuted_reader, reshape_view
+from .layouts import matmul_into, permute_view, permuted_reader, reshape_view
 from .rewrites import scatters_to_cat, sums_through_reshapes
 from .tune import choose
 
 __all__ = ["CompiledGraph"]
 
 # steps whose closure a function of their own makes from the step's fields
-_DIRECT = {"matmul_into": matmul_into, "reshape": reshape_view, "gemm_into": gemm_into,
-           "scale_into": scale_into, "cat_step": cat_step}
+_DIRECT = {"matmul_into": matmul_into, "reshape": reshape_view, "permute": permute_view,
+           "gemm_into": gemm_into, "scale_into": scale_into, "cat_step": cat_step}
 
 
 class CompiledGraph:
@@ -137,6 +137,10 @@ class CompiledGraph:
                 and type(node.args[1]) in (tuple, list) \
                 and all(type(d) is int for d in node.args[1]):
             return ("reshape", slot[node], slot[node.args[0]], tuple(node.args[1]))
+        if node.op is Permute and len(node.args) == 2 and type(node.args[0]) is Node \
+                and type(node.args[1]) in (tuple, list) \
+                and all(type(d) is int for d in node.args[1]):
+            return ("permute", slot[node], slot[node.args[0]], tuple(node.args[1]))
         args = map_args(node.args, lambda n: _Slot(slot[n]))
         flat = all(type(a) is _Slot or type(a) not in (tuple, list, dict) for a in args)
         return ("call", slot[node], node.op.apply, args, flat)
