@@ -115,3 +115,44 @@ def test_a_constant_broadcast_input_is_copied_once_and_values_match_eager(monkey
     for copies in kept:
         for x, y in copies.values():
             assert np.array_equal(y.reshape(-1, x.shape[-1])[: x.shape[0]], x)
+
+
+@pytest.mark.parametrize("dt", [np.float64, np.float32])
+def test_linear_bias_goes_into_its_readers_kernel_and_values_match_eager(dt, monkeypatch):
+    """Linear(x, w, b) read by a fused elementwise op (the residual add, GELU) becomes
+    Add(Linear(x, w, None), b) (tensorix._compile.rewrites.linear_bias_to_add), the add in the
+    reader's kernel; a Linear read only by a reshape keeps its bias. Values and gradients as
+    eager's (float64: to 1e-12; float32: the fused kernels round within 1e-6)."""
+    from tensorix._compile import executor
+
+    graphs, closures = [], executor.CompiledGraph._closures
+    monkeypatch.setattr(executor.CompiledGraph, "_closures",
+                        lambda self: graphs.append(self) or closures(self))
+    r = np.random.default_rng(3)
+    x, w1, b1, w2, b2, w3, b3 = (tx.from_numpy(r.standard_normal(s).astype(dt))
+                                 .requires_grad_(True)
+                                 for s in ((4, 5, 8), (16, 8), (16,), (8, 16), (8,), (6, 8),
+                                           (6,)))
+
+    def mlp(x):
+        h = F.gelu(F.linear(x, w1, b1), approximate="tanh")
+        y = x + F.linear(h, w2, b2)
+        return y, F.linear(y, w3, b3).reshape(20, 6)
+
+    def grads(fn):
+        params = (x, w1, b1, w2, b2, w3, b3)
+        for p in params:
+            p.grad = None
+        y, z = fn(x)
+        (y.sum() + (z * z).sum()).backward()
+        return [y.detach().numpy().copy(), z.detach().numpy().copy()] + \
+            [p.grad.numpy().copy() for p in params]
+
+    expected = grads(mlp)
+    fn = tx.compile(mlp)
+    for _ in range(3):
+        got = grads(fn)
+    tol = 1e-12 if dt == np.float64 else 1e-5
+    for g, e in zip(got, expected):
+        np.testing.assert_allclose(g, e, rtol=tol, atol=tol)
+    assert sorted(g.report.get("linear_bias", 0) for g in graphs)[-1] == 2
