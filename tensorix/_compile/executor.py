@@ -24,10 +24,10 @@ from ..tensor import _make
 from .cat_into import cat_pieces, cat_step, gemm_into, scale_into
 from .codegen import KernelPlan
 from .decompose import decompose
-from .fusion import _ew_ok, partition
+from .fusion import partition
 from .kernels import build
 from .layouts import matmul_into, permute_view, permuted_reader, reshape_view
-from .rewrites import linear_bias_to_add, scatters_to_cat, sums_through_reshapes
+from .rewrites import scatters_to_cat, sums_through_reshapes
 from .tune import choose
 
 __all__ = ["CompiledGraph"]
@@ -50,8 +50,6 @@ class CompiledGraph:
         if passes:
             self.report["cat"] = scatters_to_cat(graph)  # before DCE: the pieces die there
             self.report["sum_reshape"] = sums_through_reshapes(graph)
-            if fuse:  # a bias into its reader's kernel (a pass fewer over the GEMM's output)
-                self.report["linear_bias"] = linear_bias_to_add(graph, _ew_ok)
             if fuse:  # whole layer norms and softmaxes into ops the fusion makes row kernels
                 self.report["decomposed"] = decompose(graph)
             self.report["passes"] = optimize(graph)

@@ -10,11 +10,6 @@ Cat instead of n full-size zero fills, n scatters and n - 1 full-size adds (GPT'
 ``g`` is ``(B, T, C)``: as ``Sum(g, (0, 1))`` it is a column sum of ``g``'s own shape, which
 the fusion adds to the kernel that computes ``g`` (one pass fewer over it).
 
-``linear_bias_to_add``: Linear adds its bias in a pass of its own over the GEMM's output
-(``out += b``); where a reader of the output is an elementwise op the fusion takes (GELU,
-the residual add), the bias goes into that kernel instead: ``Add(Linear(x, w, None), b)``,
-the same two roundings (the GEMM's, then the add's), one pass fewer.
-
 Example::
 
     count = scatters_to_cat(graph)   # Add(IndexBackward(g0, s, [:, :, 0:128]), ...) -> Cat
@@ -23,11 +18,10 @@ Example::
 
 from __future__ import annotations
 
-from ..ops.elementwise import Add
 from ..ops.reduce import Sum
 from ..ops.shape import Cat
 
-__all__ = ["scatters_to_cat", "sums_through_reshapes", "linear_bias_to_add"]
+__all__ = ["scatters_to_cat", "sums_through_reshapes"]
 
 
 def scatters_to_cat(graph) -> int:
@@ -129,27 +123,5 @@ def sums_through_reshapes(graph) -> int:
         with graph.inserting_after(src):
             flat = graph.call(Sum, (src, tuple(range(m)), False, dtype), **dict(node.meta))
         node.replace_all_uses_with(flat)
-        count += 1
-    return count
-
-
-def linear_bias_to_add(graph, fusable) -> int:
-    """Rewrite ``Linear(x, w, b)`` as ``Add(Linear(x, w, None), b)`` where some reader of it
-    passes ``fusable`` (the fusion's test for an elementwise node it may take) and the bias
-    is a float32/float64 node of the output's dtype; returns how many were rewritten."""
-    count = 0
-    for node in list(graph.nodes):
-        if not _is(node, "Linear") or len(node.args) != 3 or \
-                not all(type(a).__name__ == "Node" for a in node.args):
-            continue
-        bias, dtype = node.args[2], node.meta.get("dtype")
-        if dtype is None or dtype.name not in ("float32", "float64") or \
-                bias.meta.get("dtype") != dtype or len(bias.meta.get("shape", ())) != 1 or \
-                not any(u.is_call and fusable(u) for u in node.users):
-            continue
-        with graph.inserting_before(node):
-            gemm = graph.call(node.op, (node.args[0], node.args[1], None), **dict(node.meta))
-            add = graph.call(Add, (gemm, bias), **dict(node.meta))
-        node.replace_all_uses_with(add)
         count += 1
     return count
