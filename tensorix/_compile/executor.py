@@ -17,17 +17,24 @@ from ..fx.graph import Graph, Node, map_args
 from ..fx.graph_module import _get_attr
 from ..fx.memory import last_uses, plan_memory
 from ..fx.passes import optimize
-from ..ops.movement import Reshape
+from ..ops.linalg import MatMul
+from ..ops.movement import Permute, Reshape
+from ..ops.shape import Cat
 from ..tensor import _make
+from .cat_into import cat_pieces, cat_step, gemm_into, scale_into
 from .codegen import KernelPlan
 from .decompose import decompose
 from .fusion import partition
 from .kernels import build
-from .layouts import matmul_into, permuted_reader, reshape_view
+from .layouts import matmul_into, permute_view, permuted_reader, reshape_view
 from .rewrites import scatters_to_cat, sums_through_reshapes
 from .tune import choose
 
 __all__ = ["CompiledGraph"]
+
+# steps whose closure a function of their own makes from the step's fields
+_DIRECT = {"matmul_into": matmul_into, "reshape": reshape_view, "permute": permute_view,
+           "gemm_into": gemm_into, "scale_into": scale_into, "cat_step": cat_step}
 
 
 class CompiledGraph:
@@ -91,6 +98,8 @@ class CompiledGraph:
         for v, i in last.items():
             if i < len(steps):
                 self._free[i].append(slot[v])
+        # GEMMs written into the Cat that joins them (tensorix._compile.cat_into)
+        self._cat = cat_pieces(self.graph)
         self._steps = [self._compile_step(s) for s in steps]
         self._out = out
 
@@ -112,6 +121,13 @@ class CompiledGraph:
             return ("getitem", slot[node], slot[node.args[0]], node.target)
         if node.op == "data":
             return ("data", slot[node], slot[node.args[0]])
+        entry = self._cat.get(node)
+        if entry is not None:
+            if node.op is Cat:
+                return ("cat_step", slot[node], node.args[0], [slot[p] for p in node.args[1:]],
+                        entry, node.meta["dtype"])
+            return ("gemm_into" if node.op is MatMul else "scale_into", slot[node],
+                    slot[node.args[0]], slot[node.args[1]], entry, node.meta["dtype"])
         perm = permuted_reader(node)
         if perm is not None and len(node.args) == 2 and all(type(a) is Node for a in node.args):
             # readers permute it: the GEMM writes that layout (tensorix._compile.layouts)
@@ -121,6 +137,10 @@ class CompiledGraph:
                 and type(node.args[1]) in (tuple, list) \
                 and all(type(d) is int for d in node.args[1]):
             return ("reshape", slot[node], slot[node.args[0]], tuple(node.args[1]))
+        if node.op is Permute and len(node.args) == 2 and type(node.args[0]) is Node \
+                and type(node.args[1]) in (tuple, list) \
+                and all(type(d) is int for d in node.args[1]):
+            return ("permute", slot[node], slot[node.args[0]], tuple(node.args[1]))
         args = map_args(node.args, lambda n: _Slot(slot[n]))
         flat = all(type(a) is _Slot or type(a) not in (tuple, list, dict) for a in args)
         return ("call", slot[node], node.op.apply, args, flat)
@@ -169,19 +189,16 @@ class CompiledGraph:
         kind = step[0]
         if kind == "call":
             return _call_closure(*step[1:])
-        if kind == "matmul_into":
-            return matmul_into(*step[1:])
-        if kind == "reshape":
-            return reshape_view(*step[1:])
+        if kind in _DIRECT:
+            return _DIRECT[kind](*step[1:])
         if kind == "group":
             _, gi, ins, outs, dtypes = step
             pairs = list(zip(outs, dtypes))
             kernel = self._kernels  # the run of group gi once chosen (self._kernel)
 
             def run(env):
-                tensors = [env[i] for i in ins]
-                arrays = [t._data for t in tensors]
-                k = kernel[gi] or self._kernel(gi, tensors[0].device, arrays)
+                arrays = [env[i]._data for i in ins]
+                k = kernel[gi] or self._kernel(gi, env[ins[0]].device, arrays)
                 for (s, dt), arr in zip(pairs, k(arrays)):
                     env[s] = _make(arr, dt)
             return run

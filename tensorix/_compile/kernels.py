@@ -155,14 +155,52 @@ def argument_types(args) -> list:
 
 def _build_numba(plan):
     fn = load_numba(plan)
+    # Everything run_prepare, allocate and _finish look up per call (the inputs' 2-d shapes,
+    # the outputs' shapes and dtypes, which reductions are read outside) worked out once: a
+    # GPT training step calls ~20 kernels, each a few us of Python this way (the same arrays,
+    # the same reshapes, so the same numba signatures as those functions give).
+    o, i = plan.outer, plan.inner
+    views = {"scalar": (1, 1), "row": (1, i), "col": (o, 1), "full": (o, i)}
+    prep = [views.get(k) for k in plan.kinds]  # None: a "mat" input (run_prepare copies it)
+    simple = all(s is not None for s in prep)
+    outs_spec = [((o, i), n.meta["dtype"].np) for n in plan.full_outputs] + \
+        [((o, 1), n.meta["dtype"].np) for n in plan.row_outputs]
+    shapes = [n.meta["shape"] for n in plan.full_outputs + plan.row_outputs]
+    sums_len = [o if side == "inner" else i for _, _, _, side, _ in plan.reductions]
+    read = [(j, r.meta["dtype"].np, r.meta["shape"]) for j, (r, *_) in
+            enumerate(plan.reductions) if r in plan.group.outputs]
+    empty, zeros, f64 = np.empty, np.zeros, np.float64
+    # A "mat" input is copied broadcast to the kernel's shape; one that is a constant of the
+    # graph (attention's causal mask, 16x its size in a GPT's scores) is the same array at
+    # every call: its copy is kept (with the array, so the identity test cannot be fooled).
+    const = {j for j, (s, n) in enumerate(zip(prep, plan.group.inputs))
+             if s is None and getattr(n, "op", None) == "constant"}
+    kept = {}
+
+    def mat(j, x):
+        hit = kept.get(j)
+        if hit is not None and hit[0] is x:
+            return hit[1]
+        y = np.ascontiguousarray(np.broadcast_to(x, plan.shape)).reshape(o, i)
+        if j in const:
+            kept[j] = (x, y)
+        return y
 
     def run(arrays):
-        ins = run_prepare(plan, arrays, np)
-        outs, sums = allocate(plan, np)
-        fn(plan.outer, plan.inner, *ins, *outs, *sums)
-        return _finish(plan, outs, sums, np)
+        if simple:
+            ins = [x.reshape(s) for x, s in zip(arrays, prep)]
+        else:
+            ins = [x.reshape(s) if s is not None else mat(j, x)
+                   for j, (x, s) in enumerate(zip(arrays, prep))]
+        outs = [empty(s, d) for s, d in outs_spec]
+        sums = [zeros(n, f64) for n in sums_len]
+        fn(o, i, *ins, *outs, *sums)
+        res = [b.reshape(s) for b, s in zip(outs, shapes)]
+        for j, d, s in read:
+            res.append(sums[j].astype(d).reshape(s))
+        return res
 
-    run.kind = "numba"
+    run.kind, run.kept = "numba", kept  # kept: the constants' broadcast copies (tests)
     return run
 
 

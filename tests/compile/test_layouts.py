@@ -120,3 +120,30 @@ def test_executor_resolvers_rebuild_nested_arguments():
         assert got == _resolve(args, env) and type(got) is type(args)
         assert [type(g) for g in got] == [type(a) if type(a) is not _Slot else str
                                           for a in args]
+
+
+def test_permute_is_numpys_view_sharing_the_version():
+    """A Permute step is NumPy's transposed view made as Permute's: eager's values, a view
+    of its input sharing the version counter, and its gradient eager's."""
+    x = tx.from_numpy(np.arange(2 * 3 * 4, dtype=np.float64).reshape(2, 3, 4))
+
+    def moved(t):
+        s = t * 1.0  # folded away by the passes: s is the input
+        return s.permute(2, 0, 1), s
+
+    fn = tx.compile(moved, options={"kernels": "numpy"})
+    fn(x)
+    view, s = fn(x)
+    assert np.array_equal(view.numpy(), x.numpy().transpose(2, 0, 1))
+    assert np.shares_memory(view._data, s._data)
+    assert view._base is not None and view._version is view._base._version
+    steps = next(iter(fn.entries.values())).graph._steps
+    assert sum(st[0] == "permute" for st in steps) == 1
+    w = tx.from_numpy(np.random.default_rng(0).standard_normal((4, 2, 3)))
+    y = x.detach().requires_grad_(True)
+    g = tx.compile(lambda t: ((t * 2.0).permute(2, 0, 1) * w).sum())
+    for _ in range(2):
+        y.grad = None
+        g(y).backward()
+    np.testing.assert_allclose(y.grad.numpy(), 2.0 * w.numpy().transpose(1, 2, 0),
+                               rtol=1e-15, atol=0)
