@@ -101,10 +101,12 @@ def test_ops_split_match_unsplit_bits(split_small, name, op):
     assert np.array_equal(_bits(got), _bits(want))
 
 
-def test_sigmoid_blocked_kernel_keeps_the_formula_bits():
-    """The CPU kernel repeats the GPU formula op for op (tails, zeros, nan)."""
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_sigmoid_blocked_kernel_keeps_the_formula_bits(dtype):
+    """The CPU kernel repeats the GPU formula op for op (tails, zeros, nan), its select a
+    blend of bits (mixed signs: the case a masked copy was slow on)."""
     x = np.concatenate([np.random.default_rng(3).standard_normal(5000) * 30,
-                        [0.0, -0.0, np.inf, -np.inf, np.nan, 88.0, -104.0]]).astype(np.float32)
+                        [0.0, -0.0, np.inf, -np.inf, np.nan, 88.0, -104.0]]).astype(dtype)
     e = np.exp(-np.abs(x))
     with np.errstate(all="ignore"):
         want = np.where(x >= 0, 1 / (1 + e), e / (1 + e))
