@@ -95,13 +95,19 @@ def reshape_view(out, a, shape):
             except ValueError:  # no view: Reshape copies
                 raw = None
             if raw is not None:
-                v = _make(raw, t._dtype)
-                base = t._base if t._base is not None else t
-                v._version, v._base, v._base_fn = t._version, base, base.grad_fn
-                env[out] = v
+                env[out] = _view_of(t, raw)
                 return
         env[out] = apply(t, shape)
     return run
+
+
+def _view_of(t, raw):
+    """A view Tensor of ``t`` over ``raw``, as a movement op makes it (sharing ``t``'s version
+    counter and base)."""
+    v = _make(raw, t._dtype)
+    base = t._base if t._base is not None else t
+    v._version, v._base, v._base_fn = t._version, base, base.grad_fn
+    return v
 
 
 def permute_view(out, a, dims):
@@ -115,10 +121,7 @@ def permute_view(out, a, dims):
         t = env[a]
         x = t._data
         if type(x) is np.ndarray and x.size and not modes.state.hooked:
-            v = _make(x.transpose(dims), t._dtype)
-            base = t._base if t._base is not None else t
-            v._version, v._base, v._base_fn = t._version, base, base.grad_fn
-            env[out] = v
+            env[out] = _view_of(t, x.transpose(dims))
             return
         env[out] = apply(t, dims)
     return run
