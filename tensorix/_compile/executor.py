@@ -35,6 +35,7 @@ __all__ = ["CompiledGraph"]
 # steps whose closure a function of their own makes from the step's fields
 _DIRECT = {"matmul_into": matmul_into, "reshape": reshape_view, "permute": permute_view,
            "gemm_into": gemm_into, "scale_into": scale_into, "cat_step": cat_step}
+_VIEWS = {Reshape: "reshape", Permute: "permute"}  # their steps by op, for static dims
 
 
 class CompiledGraph:
@@ -133,14 +134,10 @@ class CompiledGraph:
             # readers permute it: the GEMM writes that layout (tensorix._compile.layouts)
             return ("matmul_into", slot[node], slot[node.args[0]], slot[node.args[1]], perm,
                     node.meta["dtype"])
-        if node.op is Reshape and len(node.args) == 2 and type(node.args[0]) is Node \
+        if node.op in _VIEWS and len(node.args) == 2 and type(node.args[0]) is Node \
                 and type(node.args[1]) in (tuple, list) \
-                and all(type(d) is int for d in node.args[1]):
-            return ("reshape", slot[node], slot[node.args[0]], tuple(node.args[1]))
-        if node.op is Permute and len(node.args) == 2 and type(node.args[0]) is Node \
-                and type(node.args[1]) in (tuple, list) \
-                and all(type(d) is int for d in node.args[1]):
-            return ("permute", slot[node], slot[node.args[0]], tuple(node.args[1]))
+                and all(type(d) is int for d in node.args[1]):  # a view of static dims
+            return (_VIEWS[node.op], slot[node], slot[node.args[0]], tuple(node.args[1]))
         args = map_args(node.args, lambda n: _Slot(slot[n]))
         flat = all(type(a) is _Slot or type(a) not in (tuple, list, dict) for a in args)
         return ("call", slot[node], node.op.apply, args, flat)
