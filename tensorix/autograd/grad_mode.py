@@ -174,6 +174,16 @@ def is_grad_enabled() -> bool:
     return modes.state.enabled
 
 
+def untraced_first_order() -> bool:
+    """Inside a backward that records no graph (no ``create_graph``) and that no tracer sees:
+    where an op may compute its gradient on raw arrays instead of through recorded ops (a
+    double backward needs the ops; a compiled backward must record them, or it would keep one
+    call's values). Storage codes and GEMM policies are the caller's to check, if they matter.
+    """
+    state = modes.state
+    return not state.enabled and state.tracer is None
+
+
 def is_inference_mode_enabled() -> bool:
     """Whether we are inside ``inference_mode()``."""
     return modes.state.inference

@@ -15,6 +15,9 @@ from .. import _codec
 from .. import dtypes as dt
 from ..tensor import Tensor, _make
 
+# the dtypes a raw-array backward (``grad_mode.untraced_first_order``) computes as NumPy does
+RAW_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+
 __all__ = ["lift", "promote", "check_tensor", "norm_dim", "norm_dims", "float_input",
            "same_device", "check_at_least_1d", "check_same_dtype"]
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..autograd.function import Function
-from ..autograd.grad_mode import modes
+from ..autograd.grad_mode import untraced_first_order
 
 _UINT = {2: np.uint16, 4: np.uint32, 8: np.uint64}  # same-size unsigned ints (bit views)
 
@@ -22,8 +22,7 @@ def relu_grad_fusable(g, out) -> bool:
     """NumPy float tensors of one shape and dtype (the bit-mask kernel's domain), in a first
     order backward that no tracer records (the compiler fuses the composite's three ops into
     its kernels, and knows no template for this one: tensorix/_compile/exprs.py)."""
-    state = modes.state
-    if state.enabled or state.tracer is not None:
+    if not untraced_first_order():
         return False
     gd, od = g._data, out._data
     return (type(gd) is np.ndarray and type(od) is np.ndarray and gd.dtype == od.dtype

@@ -15,9 +15,9 @@ import numpy as np
 from .. import _threads, kernels
 from ..autograd.dispatch import kernel
 from ..autograd.function import Function
-from ..autograd.grad_mode import is_grad_enabled, modes
+from ..autograd.grad_mode import is_grad_enabled, untraced_first_order
 from ..tensor import Tensor, _make
-from ._common import check_tensor, norm_dim
+from ._common import RAW_FLOATS, check_tensor, norm_dim
 
 __all__ = ["softmax", "log_softmax"]
 # nn.functional's names (torch has no top-level softmin or gumbel_softmax)
@@ -45,11 +45,10 @@ def _raw_grad(y, g, dim, log):
     both are float arrays; a GEMM policy has no GEMM here to take): the op form's formula and
     NumPy calls, in place, so the same bits, without its four dispatches (on a small model's
     (32, 10) logits they cost ~4x the arithmetic). None elsewhere."""
-    state = modes.state
     yd, gd = y._data, g._data
-    if state.enabled or state.tracer is not None or type(yd) is not np.ndarray or \
+    if not untraced_first_order() or type(yd) is not np.ndarray or \
             type(gd) is not np.ndarray or yd.dtype != gd.dtype or yd.shape != gd.shape or \
-            yd.dtype not in _RAW_TYPES or not yd.ndim:
+            yd.dtype not in RAW_FLOATS or not yd.ndim:
         return None
     if log:  # g - exp(y) * sum(g)
         s = gd.sum(axis=(dim,), keepdims=True, dtype=gd.dtype)
@@ -60,9 +59,6 @@ def _raw_grad(y, g, dim, log):
     s = gy.sum(axis=(dim,), keepdims=True, dtype=gy.dtype)
     np.subtract(gd, s, out=gy)
     return _make(np.multiply(yd, gy, out=gy))
-
-
-_RAW_TYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
 
 class _SoftmaxFamily(Function):

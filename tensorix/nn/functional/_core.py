@@ -13,8 +13,8 @@ import numpy as np
 from ... import _threads, backend, kernels
 from ...autograd.dispatch import NARROW, kernel
 from ...autograd.function import Function
-from ...autograd.grad_mode import modes
-from ...ops._common import check_same_dtype, check_tensor, same_device
+from ...autograd.grad_mode import modes, untraced_first_order
+from ...ops._common import RAW_FLOATS, check_same_dtype, check_tensor, same_device
 from ...ops.einsum import einsum
 from ...ops.random import _gen, rand
 from ...ops.softmax import log_softmax
@@ -52,10 +52,9 @@ class Linear(Function):
     def backward(ctx, g):
         x, w = ctx.saved_tensors
         nx, nw, nb = ctx.needs_input_grad
-        state = modes.state
         # first order, no GEMM policy, no tracer: raw arrays (storage codes cannot reach here:
         # 16-bit and fp8 inputs take the matmul path in linear())
-        if not state.enabled and state.gemm is None and state.tracer is None:
+        if untraced_first_order() and modes.state.gemm is None:
             return _linear_grads(g._data, x._data, w._data, nx, nw, nb)
         gx = None
         if nx:
@@ -160,9 +159,8 @@ class NLLLoss(Function):
 
     @staticmethod
     def backward(ctx, g):
-        state = modes.state
-        if not state.enabled and state.tracer is None and type(g._data) is np.ndarray and \
-                g._data.dtype == ctx.dtype and ctx.dtype in _RAW_TYPES:
+        if untraced_first_order() and type(g._data) is np.ndarray and \
+                g._data.dtype == ctx.dtype and ctx.dtype in RAW_FLOATS:
             # first order, nothing recording or tracing: the two ops below on raw arrays
             # (the same NumPy calls, so the same bits; two dispatches fewer)
             coeff = NLLLossCoeff.forward(None, ctx.target, ctx.weight, ctx.ignore_index,
@@ -177,9 +175,6 @@ class NLLLoss(Function):
         if ctx.reduction == "none":
             g = g.unsqueeze(1)
         return g * coeff, None, None, None, None
-
-
-_RAW_TYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
 
 class NLLLossCoeff(Function):
