@@ -77,10 +77,11 @@ class Tasks:
             fn()
 
 
-# Multiply-adds per part below which a split does not pay (as _threads' GEMM split); while the
-# machine is busy the pool takes a part only of work BUSY_FACTOR times that per thread, as it
-# does for one large GEMM (a layer's overlapped GEMMs are ~2^29-2^31 at width 256).
-MIN_PART = 1 << 23
+# Multiply-adds per part below which a split does not pay: _threads' GEMM split's own
+# threshold; while the machine is busy the pool takes a part only of work BUSY_FACTOR times
+# that per thread, as it does for one large GEMM (a layer's overlapped GEMMs are ~2^29-2^31 at
+# width 256).
+MIN_PART = _threads._GEMM_MIN_PART
 
 
 def run_pair(producer, consumer, work):
