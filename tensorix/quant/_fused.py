@@ -15,16 +15,11 @@ torch.ao's whole call is 0.6-4 ms (docs/quant.md, "Measured").
 
 from __future__ import annotations
 
-import threading
-import warnings
-
 import numpy as np
 
 from .. import _threads
 from . import kernels
 
-_state: dict = {}
-_lock = threading.Lock()
 # multiply-adds per thread part of the fused call: at the VNNI kernel's ~400 G a second a core,
 # kernels._MIN_PART_MACS (2^22, ~1 ms of the portable loops) is 10 us of work, far below what a
 # hand-off to the pool repays. 2^25 (~0.1 ms): batch 1 (2^24) runs on the calling thread, and
@@ -35,18 +30,9 @@ _MIN_PART_MACS = 1 << 25
 
 
 def _act():
-    """The compiled quantizing pass (``_act_kernels``), or None where numba fails (cached)."""
-    if "act" not in _state:
-        with _lock:
-            if "act" not in _state:
-                try:
-                    with warnings.catch_warnings():
-                        warnings.simplefilter("ignore")
-                        from . import _act_kernels
-                except Exception:  # noqa: BLE001 - int_linear's NumPy route gives the same bits
-                    _act_kernels = None
-                _state["act"] = _act_kernels
-    return _state["act"]
+    """The compiled quantizing pass (``_act_kernels``), or None where numba fails (cached;
+    int_linear's NumPy route gives the same bits)."""
+    return kernels._lazy("act", "_act_kernels")
 
 
 def _scheme_kind(act):

@@ -30,6 +30,7 @@ Example::
 
 from __future__ import annotations
 
+import importlib
 import threading
 import warnings
 
@@ -49,21 +50,31 @@ _state: dict = {}
 _lock = threading.Lock()
 
 
-def _compiled():
-    """The numba kernels module, or None (numba missing or failing to compile; cached)."""
-    if "k" not in _state:
+def _lazy(key, name, usable=lambda mod: True):
+    """This package's numba module ``name``, imported once (under a lock, numba's warnings
+    silenced) and kept in ``_state[key]`` where ``usable(module)``; else None: numba missing,
+    failing to compile, or the CPU without the instructions (every caller has an exact
+    fallback route)."""
+    if key not in _state:
         with _lock:
-            if "k" not in _state:
+            if key not in _state:
+                mod = None
                 try:
                     with warnings.catch_warnings():
                         warnings.simplefilter("ignore")
-                        from . import _int_kernels
-                    if _int_kernels.numba.config.DISABLE_JIT:
-                        raise ImportError("numba JIT disabled")
-                except Exception:  # noqa: BLE001 - no numba: the BLAS path is exact too
-                    _int_kernels = None
-                _state["k"] = _int_kernels
-    return _state["k"]
+                        found = importlib.import_module(f".{name}", __package__)
+                    if usable(found):
+                        mod = found
+                except Exception:  # noqa: BLE001 - the fallback routes are exact too
+                    mod = None
+                _state[key] = mod
+    return _state[key]
+
+
+def _compiled():
+    """The numba kernels module, or None (numba missing or failing to compile, or its JIT
+    disabled: the BLAS path is exact too; cached)."""
+    return _lazy("k", "_int_kernels", lambda mod: not mod.numba.config.DISABLE_JIT)
 
 
 def compiled_available() -> bool:
@@ -115,20 +126,7 @@ def _avx2(kern):
 def _vnni():
     """The AVX-512 VNNI kernels module where this CPU runs them (and numba compiles them),
     else None (cached; tests set ``_state["vnni"]`` to False to run the AVX2 route)."""
-    if "vnni" not in _state:
-        with _lock:
-            if "vnni" not in _state:
-                mod = None
-                try:
-                    with warnings.catch_warnings():
-                        warnings.simplefilter("ignore")
-                        from . import _vnni_kernels
-                    if _vnni_kernels.vnni() and _vnni_works(_vnni_kernels):
-                        mod = _vnni_kernels
-                except Exception:  # noqa: BLE001 - the AVX2 kernel is exact too
-                    mod = None
-                _state["vnni"] = mod
-    return _state["vnni"] or None
+    return _lazy("vnni", "_vnni_kernels", lambda mod: mod.vnni() and _vnni_works(mod)) or None
 
 
 def _vnni_works(mod) -> bool:
