@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import _threads
 from ..autograd.grad_mode import modes
 from ..fx.graph import Node
 from ..ops.elementwise import Mul
@@ -29,10 +28,10 @@ from ..ops.linalg import MatMul
 from ..ops.movement import Permute, Reshape
 from ..ops.shape import Cat
 from ..tensor import _make
+from .layouts import BLAS_FLOATS, whole_gemm_shape
 
 __all__ = ["cat_pieces", "gemm_into", "scale_into", "cat_step"]
 
-_BLAS = (np.dtype(np.float32), np.dtype(np.float64))
 
 
 def _only_user(node, op):
@@ -108,15 +107,6 @@ def _target(box, cat, offset, width, perm, out_shape, dtype):
     return target.transpose(tuple(int(i) for i in np.argsort(perm)))
 
 
-def _blas_ok(x, y, out_shape):
-    if type(x) is not np.ndarray or type(y) is not np.ndarray or x.dtype != y.dtype or \
-            x.dtype not in _BLAS or modes.state.hooked or x.ndim != y.ndim:
-        return False
-    # a GEMM the pool splits goes through MatMul (its parts round as eager's do)
-    return _threads.parts_for(x.shape[-1] * int(np.prod(out_shape)),
-                              _threads._GEMM_MIN_PART) <= 1
-
-
 def gemm_into(out, a, b, entry, dtype):
     """The step of a MatMul that writes its piece of a Cat (``entry`` from
     :func:`cat_pieces`)."""
@@ -126,24 +116,20 @@ def gemm_into(out, a, b, entry, dtype):
     def run(env):
         ta, tb = env[a], env[b]
         x, y = ta._data, tb._data
-        if _blas_ok(x, y, ()):
-            shape = np.broadcast_shapes(x.shape[:-2], y.shape[:-2]) + (x.shape[-2],
-                                                                        y.shape[-1])
-            if _blas_ok(x, y, shape) and len(shape) == len(perm):
-                view = _target(box, cat, offset, width, perm, shape, x.dtype)
-                if view is not None and _gemm(x, y, view):
-                    env[out] = _make(view, dtype)
-                    return
+        shape = whole_gemm_shape(x, y)
+        if shape is not None and len(shape) == len(perm):
+            view = _target(box, cat, offset, width, perm, shape, x.dtype)
+            if view is not None and _gemm(x, y, view):
+                env[out] = _make(view, dtype)
+                return
         env[out] = apply(ta, tb)
     return run
 
 
 def _gemm(x, y, view):
-    """``x @ y`` into ``view`` by BLAS: as it is where its rows are unit-strided, as
-    ``(y^T @ x^T)^T`` where its columns are."""
+    """``x @ y`` into ``view`` by BLAS (pinned by :func:`whole_gemm_shape`): as it is where its
+    rows are unit-strided, as ``(y^T @ x^T)^T`` where its columns are."""
     size = view.itemsize
-    if not _threads._blas_pinned:  # as _threads.matmul: BLAS on one thread
-        _threads._pin_blas()
     if view.strides[-1] == size:
         np.matmul(x, y, out=view)
         return True
@@ -161,7 +147,7 @@ def scale_into(out, a, c, entry, dtype):
     def run(env):
         ta, tc = env[a], env[c]
         x, k = ta._data, tc._data
-        if type(x) is np.ndarray and type(k) is np.ndarray and x.dtype in _BLAS and \
+        if type(x) is np.ndarray and type(k) is np.ndarray and x.dtype in BLAS_FLOATS and \
                 np.result_type(x, k) == x.dtype and not modes.state.hooked:
             view = _target(box, cat, offset, width, perm, x.shape, x.dtype)
             if view is not None:

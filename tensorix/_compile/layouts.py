@@ -24,9 +24,9 @@ from ..ops.linalg import MatMul
 from ..ops.movement import Permute, Reshape
 from ..tensor import _make
 
-__all__ = ["permuted_reader", "matmul_into", "reshape_view", "permute_view"]
+__all__ = ["permuted_reader", "matmul_into", "whole_gemm_shape", "reshape_view", "permute_view"]
 
-_BLAS = (np.dtype(np.float32), np.dtype(np.float64))
+BLAS_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))  # what the raw GEMM steps take
 
 
 def permuted_reader(node):
@@ -61,23 +61,32 @@ def matmul_into(out, a, b, perm, dtype):
     def run(env):
         ta, tb = env[a], env[b]
         x, y = ta._data, tb._data
-        if (type(x) is np.ndarray and type(y) is np.ndarray and x.dtype == y.dtype
-                and x.dtype in _BLAS and x.ndim == y.ndim == len(perm)
-                and not modes.state.hooked):
-            shape = np.broadcast_shapes(x.shape[:-2], y.shape[:-2]) + (x.shape[-2],
-                                                                        y.shape[-1])
-            # a GEMM the pool splits goes through MatMul (its parts round as eager's do)
-            if _threads.parts_for(x.shape[-2] * x.shape[-1] * y.shape[-1] *
-                                  int(np.prod(shape[:-2])), _threads._GEMM_MIN_PART) <= 1:
-                if not _threads._blas_pinned:  # as _threads.matmul: BLAS on one thread
-                    _threads._pin_blas()
-                buf = np.empty([shape[i] for i in perm], x.dtype)
-                view = buf.transpose(inverse)
-                np.matmul(x, y, out=view)
-                env[out] = _make(view, dtype)
-                return
+        shape = whole_gemm_shape(x, y)
+        if shape is not None and len(shape) == len(perm):
+            buf = np.empty([shape[i] for i in perm], x.dtype)
+            view = buf.transpose(inverse)
+            np.matmul(x, y, out=view)
+            env[out] = _make(view, dtype)
+            return
         env[out] = apply(ta, tb)
     return run
+
+
+def whole_gemm_shape(x, y):
+    """The shape of ``x @ y`` where an executor step may run it as one BLAS call on the raw
+    arrays, BLAS pinned to one thread as ``_threads.matmul`` pins it; None where MatMul.apply
+    must: another dtype or rank, an array that is not NumPy's, a dispatch hook (a GEMM
+    precision policy, storage codes), or a GEMM the thread pool splits (its parts round as
+    eager's do)."""
+    if type(x) is not np.ndarray or type(y) is not np.ndarray or x.dtype != y.dtype or \
+            x.dtype not in BLAS_FLOATS or x.ndim != y.ndim or modes.state.hooked:
+        return None
+    shape = np.broadcast_shapes(x.shape[:-2], y.shape[:-2]) + (x.shape[-2], y.shape[-1])
+    if _threads.parts_for(x.shape[-1] * int(np.prod(shape)), _threads._GEMM_MIN_PART) > 1:
+        return None
+    if not _threads._blas_pinned:
+        _threads._pin_blas()
+    return shape
 
 
 def reshape_view(out, a, shape):
