@@ -37,11 +37,23 @@ from ..autograd.function import Function
 from ..autograd.grad_mode import is_grad_enabled
 from ..backend import quiet
 from ..tensor import Tensor, _make
+from ._act_fast import (
+    Glu,
+    Hardsigmoid,
+    Logit,
+    LogSigmoid,
+    Sigmoid,
+    Softsign,
+    cpu32,
+    float32_act,
+    jit32,
+    select32,
+)
 from ._act_pass import Elu, Hardswish
 from ._common import check_tensor, float_input
 from ._erf import erf_kernel
 from ._relu_grad import ReluBackward, relu_grad_fusable
-from .pointwise import clamp, where
+from .pointwise import where
 from .unary import erf, tanh
 
 __all__ = ["sigmoid", "logit", "softplus", "relu", "relu6", "leaky_relu", "elu", "selu", "celu",
@@ -82,11 +94,16 @@ _UINT = {2: np.uint16, 4: np.uint32, 8: np.uint64}  # same-size unsigned ints (b
 
 
 class Relu(Function):
+    _kernels = {"forward32": (jit32("relu32"),)}  # one select pass (kernels/_jit_13act.py)
+
     @staticmethod
     def forward(ctx, a):
         # PyTorch: a < 0 ? 0 : a (so -0.0 and nan pass through)
         d = a._data
-        if type(d) is np.ndarray and d.size >= 4096 and d.dtype.kind == "f" and \
+        fused = cpu32(Relu, "forward32", d)
+        if fused is not None:
+            out = _make(select32(fused, d))
+        elif type(d) is np.ndarray and d.size >= 4096 and d.dtype.kind == "f" and \
                 d.itemsize in _UINT:
             # clear the bits of the negatives: NumPy's where branches per element, ~10x slower
             u = _UINT[d.itemsize]
@@ -106,67 +123,22 @@ class Relu(Function):
         return g.where((out <= 0).logical_not(), 0)  # PyTorch: out <= 0 ? 0 : g
 
 
-class Sigmoid(Function):
-    # torch's recipe, measured: the forward in float32, rounded once; the backward from the
-    # 16-bit output in float32 for bfloat16, in float16 ops for float16 (its Half kernel). Not
-    # ``_widen16``, which cannot tell the two apart.
-
-    @staticmethod
-    def forward(ctx, a):
-        xp, x = a.xp, a._data
-        x = x.astype(np.float32) if x.dtype.itemsize < 4 else x
-        with quiet():
-            if type(x) is np.ndarray:
-                out = _blocked(_sigmoid_kernel, np.empty(x.shape, x.dtype), x)
-            else:
-                e = xp.exp(-xp.abs(x))
-                out = xp.where(x >= 0, 1 / (1 + e), e / (1 + e))
-        out = _make(out.astype(a._data.dtype, copy=False))
-        ctx.save_for_backward(out)
-        return out
-
-    @staticmethod
-    def backward(ctx, g):
-        (out,) = ctx.saved_tensors
-        if out._dtype is dt.float16:
-            return g * (1 - out) * out
-        return widened(lambda g, y: g * (y * (1 - y)), g, out)
-
-
-def _sigmoid_kernel(out, x):
-    """out = where(x >= 0, 1 / (1 + e), e / (1 + e)) with e = exp(-|x|): Sigmoid's GPU
-    formula op for op, in cache-sized blocks (``_blocked``), so the same bits."""
-    e = np.abs(x)
-    np.negative(e, out=e)
-    np.exp(e, out=e)
-    d = e + 1
-    np.divide(e, d, out=out)
-    np.divide(1, d, out=d)
-    # where(x >= 0, d, out) as a blend of bits: a masked copy (np.copyto(where=)) mispredicts a
-    # branch per element on inputs of mixed sign, 4-5 ns an element against 0.1 for this
-    u = np.uint32 if out.itemsize == 4 else np.uint64
-    m = np.greater_equal(x, 0, out=np.empty(x.shape, u))  # 1 where x >= 0 (nan: 0)
-    np.negative(m, out=m)  # all bits set where x >= 0
-    ob, db = out.view(u), d.view(u)
-    np.bitwise_xor(db, ob, out=db)
-    np.bitwise_and(db, m, out=db)
-    np.bitwise_xor(ob, db, out=ob)  # out ^ ((d ^ out) & m): d where m, out elsewhere
-
-
 class Softplus(Function):
     _widen16 = True  # torch's recipe: float32 math, rounded once, forward and backward
+    # float32: the NumPy path's operations below in one pass (_act32.softplus_bt32)
+    _kernels = {"forward32": (jit32("act_softplus_bt32", 1, 20),)}
 
     @staticmethod
     def forward(ctx, a, beta, threshold):
         ctx.save_for_backward(a)
         ctx.beta, ctx.threshold = beta, threshold
         xp, x = a.xp, a._data
+        if type(x) is np.ndarray and x.dtype == np.float32:  # one pass, 4 ulp
+            return float32_act(kernel(Softplus, "forward32", backend.cpu, dt.float32),
+                               "softplus_bt32", x, np.float32(beta), np.float32(threshold))
         with quiet():
             z = x * beta
-            if type(z) is np.ndarray and z.dtype == np.float32:  # one pass, 3 ulp
-                soft = kernels.float32_math("softplus32", z) / beta
-            else:
-                soft = (xp.maximum(z, 0) + xp.log1p(xp.exp(-xp.abs(z)))) / beta
+            soft = (xp.maximum(z, 0) + xp.log1p(xp.exp(-xp.abs(z)))) / beta
             return xp.where(z > threshold, x, soft).astype(a._data.dtype, copy=False)
 
     @staticmethod
@@ -332,15 +304,21 @@ class Gelu(Function):
 
 
 class LeakyRelu(Function):
-    """``where(a > 0, a, a * slope)``, a primitive for speed: for 0 < slope <= 1 it equals
-    ``maximum(a, a * slope)`` bit for bit (signed zeros and nan included), two fast passes
-    where NumPy's ``where`` branches per element (8x torch's time as a composite)."""
+    """``where(a > 0, a, a * slope)``, a primitive for speed: float32 in one select pass
+    (numba's); else for 0 < slope <= 1 ``maximum(a, a * slope)``, bit for bit the same
+    (signed zeros and nan included), two fast passes where NumPy's ``where`` branches per
+    element (8x torch's time as a composite)."""
+
+    _kernels = {"forward32": (jit32("leaky_relu32", 0.01),)}
 
     @staticmethod
     def forward(ctx, a, slope):
         ctx.save_for_backward(a)
         ctx.slope = slope
         xp, x = a.xp, a._data
+        fused = cpu32(LeakyRelu, "forward32", x)
+        if fused is not None:
+            return select32(fused, x, np.float32(slope))
         with quiet():
             out = x * slope
             if 0 < slope <= 1:
@@ -354,10 +332,15 @@ class LeakyRelu(Function):
 
 
 class Hardtanh(Function):
+    _kernels = {"forward32": (jit32("hardtanh32", -1, 1),)}  # float32: one select pass
+
     @staticmethod
     def forward(ctx, a, lo, hi):
         ctx.save_for_backward(a)
         ctx.lo, ctx.hi = lo, hi
+        fused = cpu32(Hardtanh, "forward32", a._data)
+        if fused is not None:
+            return select32(fused, a._data, np.float32(lo), np.float32(hi))
         return a.xp.clip(a._data, lo, hi).astype(a._data.dtype, copy=False)
 
     @staticmethod
@@ -381,11 +364,12 @@ def logit(input, eps=None) -> Tensor:
     -13.8155])``.
     """
     x = _real_float(input, "logit")
+    lo, hi = -math.inf, math.inf
     if eps is not None:
         eps = _number(eps, "logit", "eps")
-        x = clamp(x, eps, 1 - eps)
+        lo, hi = eps, 1 - eps
     # log(x) - log1p(-x), not log(x / (1 - x)): at 0 and 1 the gradient is inf, not nan
-    return x.log() - (-x).log1p()
+    return Logit.apply(x, lo, hi)
 
 
 def softplus(input, beta=1.0, threshold=20.0) -> Tensor:
@@ -541,7 +525,7 @@ def hardsigmoid(input, inplace=False) -> Tensor:
     Example: ``tensorix.hardsigmoid(tensorix.tensor([-4.0, 0.0, 4.0]))`` is ``tensor([0.0000,
     0.5000, 1.0000])``."""
     def fn(x):
-        return Hardtanh.apply(_real_float(x, "hardsigmoid") + 3, 0.0, 6.0) / 6
+        return Hardsigmoid.apply(_real_float(x, "hardsigmoid"))
 
     return _maybe_inplace(fn, input, inplace, "hardsigmoid")
 
@@ -558,8 +542,7 @@ def softsign(input) -> Tensor:
     """``input / (1 + |input|)``.
     Example: ``tensorix.softsign(tensorix.tensor([-1.0, 3.0]))`` is ``tensor([-0.5000,
     0.7500])``."""
-    x = _real_float(input, "softsign")
-    return x / (x.abs() + 1)
+    return Softsign.apply(_real_float(input, "softsign"))
 
 
 def tanhshrink(input) -> Tensor:
@@ -575,7 +558,7 @@ def logsigmoid(input) -> Tensor:
     Example: ``tensorix.logsigmoid(tensorix.tensor([-100.0, 0.0]))`` is ``tensor([-100.0000,
     -0.6931])``."""
     # 0 - 0 is +0, like PyTorch; in float32 for 16-bit input, rounded once (as torch's kernel)
-    return widened(lambda w: 0.0 - softplus(-w), _real_float(input, "logsigmoid"))
+    return LogSigmoid.apply(_real_float(input, "logsigmoid"))
 
 
 def relu(input, inplace=False) -> Tensor:
@@ -664,8 +647,8 @@ def glu(input, dim=-1) -> Tensor:
     if size % 2:
         raise RuntimeError(f"glu(): halving dimension must be even, but dimension {dim} is size "
                            f"{size}")
-    a, b = input.chunk(2, dim)
-    return a * sigmoid(b)
+    d = dim + input.ndim if dim < 0 else dim
+    return Glu.apply(input, d)
 
 
 class _Gate(Function):

@@ -1,0 +1,94 @@
+"""float32 activations written once, run two ways (``_math32``'s scheme): sigmoid, softplus with
+torch's ``beta`` and ``threshold``, logsigmoid, logit and glu's gate, on ``_math32``'s exp32,
+log32 and log1p32.
+
+NumPy's float32 ``exp`` is fast but the composites around it made four to seven passes (sigmoid
+7.5x torch's time at 1M elements, softplus 4x, glu 18x). Each body here is one pass: on NumPy
+float32 blocks as written (the fallback: ``ops/_act_fast.float32_act`` runs it block by block
+over the pool), and element by element under numba, where ``_jit_13act.py`` recompiles these
+bodies with ``_math32``'s scalar helpers, so that both give the same bits. The same rules as
+``_math32``'s bodies: float32 constants, no ``if`` (``_sel`` keeps one side), bit casts only
+through ``_bits``/``_float``. Bounds (``ULP``) are checked against float64 in
+tests/test_act_fast.py.
+"""
+
+from __future__ import annotations
+
+from ._math32 import _ONE, _QUARTER, _ZERO, _sel, _sigmoid_parts, log1p32, log32, softplus32
+
+__all__ = ["BODIES", "LOOPS", "ULP", "sigmoid32", "softplus_bt32", "logsigmoid32", "logit32",
+           "glu32"]
+
+
+def sigmoid32(x):
+    """1 / (1 + e^-x) from e = e^-|x| (``_math32._sigmoid_parts``: no overflow, no
+    cancellation): 0 at -inf, 1 at inf, nan at nan."""
+    return _sigmoid_parts(x)[0]
+
+
+def softplus_bt32(x, beta, threshold):
+    """torch's softplus: x where x beta > threshold, else softplus32(x beta) / beta (the
+    float32 operations of ``Softplus``'s NumPy path, in its order)."""
+    z = x * beta
+    return _sel(z > threshold, x, softplus32(z) / beta)
+
+
+def logsigmoid32(x):
+    """log(sigmoid(x)) = 0 - softplus32(-x) (+0 for large x, as torch; -x far left)."""
+    return _ZERO - softplus32(-x)
+
+
+def logit32(x, lo, hi):
+    """log(z / (1 - z)) for z = x clamped to [lo, hi] (nan stays; lo, hi = -inf, inf for no
+    eps), with relative accuracy everywhere: below z = 1/4 the log of the ratio (|logit| > 1:
+    its rounding is not magnified), from 1/4 on log1p((2z - 1) / (1 - z)) (2z - 1 is exact
+    there, and 1 - z from 1/2 on: no cancellation near z = 1/2, where logit crosses 0). -inf
+    at 0 (-0 too), inf at 1, nan outside [0, 1]."""
+    z = _sel(x < lo, lo, x)
+    z = _sel(z > hi, hi, z)
+    d = _ONE - z
+    small = z < _QUARTER
+    r = _sel(small, z, (z + z) - _ONE) / d
+    return _sel(small, log32(r), log1p32(r))
+
+
+def glu32(a, b):
+    """a sigmoid(b), glu's two halves."""
+    return a * sigmoid32(b)
+
+
+# Measured bounds against float64 (tests/test_act_fast.py), in ulp of the result (glu: of
+# |a| sigmoid(b), where sigmoid(b) is a normal float32: b > -87).
+ULP = {"sigmoid32": 3, "softplus_bt32": 2, "logsigmoid32": 2, "logit32": 4, "glu32": 4}
+# what _jit_13act.py recompiles as scalar functions, inlined into the loops below
+BODIES = ("sigmoid32", "softplus_bt32", "logsigmoid32", "logit32", "glu32")
+LOOPS = ("sigmoid32", "softplus_bt32", "logsigmoid32", "logit32", "glu32")
+
+
+# The element loops numba compiles (``_jit_13act.py``), defined here so that numba's disk
+# cache is keyed to this file. NumPy never calls them.
+def _loop_sigmoid32(out, x):
+    for i in range(x.shape[0]):
+        out[i] = sigmoid32(x[i])
+
+
+def _loop_softplus_bt32(out, x, beta, threshold):
+    for i in range(x.shape[0]):
+        out[i] = softplus_bt32(x[i], beta, threshold)
+
+
+def _loop_logsigmoid32(out, x):
+    for i in range(x.shape[0]):
+        out[i] = logsigmoid32(x[i])
+
+
+def _loop_logit32(out, x, lo, hi):
+    for i in range(x.shape[0]):
+        out[i] = logit32(x[i], lo, hi)
+
+
+def _loop_glu32(out, x):
+    """out (m, 1, n) = x[:, 0] sigmoid(x[:, 1]) for x (m, 2, n), both C-contiguous."""
+    for o in range(x.shape[0]):
+        for i in range(x.shape[2]):
+            out[o, 0, i] = glu32(x[o, 0, i], x[o, 1, i])
