@@ -14,7 +14,25 @@ tests/test_act_fast.py.
 
 from __future__ import annotations
 
-from ._math32 import _ONE, _QUARTER, _ZERO, _sel, _sigmoid_parts, log1p32, log32, softplus32
+import numpy as np
+
+from ._math32 import (
+    _F,
+    _HALF,
+    _INF,
+    _ONE,
+    _SQRT_HALF,
+    _SQRT_TWO,
+    _ZERO,
+    _log_core,
+    _log_special,
+    _sel,
+    _sigmoid_parts,
+    _split,
+    exp32,
+)
+
+_SQRT_TWO_M1 = _F(np.sqrt(2.0) - 1)
 
 __all__ = ["BODIES", "LOOPS", "ULP", "sigmoid32", "softplus_bt32", "logsigmoid32", "logit32",
            "glu32"]
@@ -26,30 +44,49 @@ def sigmoid32(x):
     return _sigmoid_parts(x)[0]
 
 
+def _log1p_unit(t):
+    """log(1 + t) for t in [0, 1] (or nan) within an ulp, without a division: 1 + t = (1 + f)
+    2^e with f = t (e = 0) below sqrt(2) - 1, else f = (t - 1) / 2 (e = 1); both reductions
+    are exact (Sterbenz), so log_core sees t itself, unrounded."""
+    up = t >= _SQRT_TWO_M1
+    return _log_core(_sel(up, (t - _ONE) * _HALF, t), _sel(up, _ONE, _ZERO))
+
+
+def _softplus(x):
+    """log(1 + e^x) = max(x, 0) + log1p(e^-|x|): softplus32's formula with the log1p of a
+    number in (0, 1] taken by ``_log1p_unit`` (no split of the exponent, no division)."""
+    ax = _sel(x < _ZERO, -x, x)
+    return _sel(x > _ZERO, x, _ZERO) + _log1p_unit(exp32(-ax))
+
+
 def softplus_bt32(x, beta, threshold):
-    """torch's softplus: x where x beta > threshold, else softplus32(x beta) / beta (the
-    float32 operations of ``Softplus``'s NumPy path, in its order)."""
+    """torch's softplus: x where x beta > threshold, else softplus(x beta) / beta (the
+    float32 operations of ``Softplus``'s other paths, in their order)."""
     z = x * beta
-    return _sel(z > threshold, x, softplus32(z) / beta)
+    return _sel(z > threshold, x, _softplus(z) / beta)
 
 
 def logsigmoid32(x):
-    """log(sigmoid(x)) = 0 - softplus32(-x) (+0 for large x, as torch; -x far left)."""
-    return _ZERO - softplus32(-x)
+    """log(sigmoid(x)) = 0 - softplus(-x) (+0 for large x, as torch; -x far left)."""
+    return _ZERO - _softplus(-x)
 
 
 def logit32(x, lo, hi):
-    """log(z / (1 - z)) for z = x clamped to [lo, hi] (nan stays; lo, hi = -inf, inf for no
-    eps), with relative accuracy everywhere: below z = 1/4 the log of the ratio (|logit| > 1:
-    its rounding is not magnified), from 1/4 on log1p((2z - 1) / (1 - z)) (2z - 1 is exact
-    there, and 1 - z from 1/2 on: no cancellation near z = 1/2, where logit crosses 0). -inf
-    at 0 (-0 too), inf at 1, nan outside [0, 1]."""
+    """log(u) for u = z / (1 - z), z = x clamped to [lo, hi] (nan stays; lo, hi = -inf, inf
+    for no eps), with one log: where u is near 1 (z near 1/2, logit near 0) the log's
+    polynomial runs on w = (2z - 1) / (1 - z) = u - 1 itself (2z - 1 is exact from z = 1/4,
+    1 - z from 1/2: no cancellation); elsewhere |log u| > 0.34, so u's rounding is not
+    magnified. -inf at 0 (-0 too), inf at 1, nan outside [0, 1]."""
     z = _sel(x < lo, lo, x)
     z = _sel(z > hi, hi, z)
     d = _ONE - z
-    small = z < _QUARTER
-    r = _sel(small, z, (z + z) - _ONE) / d
-    return _sel(small, log32(r), log1p32(r))
+    u = z / d
+    w = ((z + z) - _ONE) / d
+    near = (u >= _SQRT_HALF) & (u < _SQRT_TWO)
+    uu = _sel((u > _ZERO) & (u < _INF), u, _ONE)
+    f, e = _split(uu)
+    y = _log_core(_sel(near, w, f), _sel(near, _ZERO, e))
+    return _log_special(u, y)
 
 
 def glu32(a, b):
@@ -59,9 +96,10 @@ def glu32(a, b):
 
 # Measured bounds against float64 (tests/test_act_fast.py), in ulp of the result (glu: of
 # |a| sigmoid(b), where sigmoid(b) is a normal float32: b > -87).
-ULP = {"sigmoid32": 3, "softplus_bt32": 2, "logsigmoid32": 2, "logit32": 4, "glu32": 4}
+ULP = {"sigmoid32": 3, "softplus_bt32": 2, "logsigmoid32": 2, "logit32": 5, "glu32": 4}
 # what _jit_13act.py recompiles as scalar functions, inlined into the loops below
-BODIES = ("sigmoid32", "softplus_bt32", "logsigmoid32", "logit32", "glu32")
+BODIES = ("_log1p_unit", "_softplus", "sigmoid32", "softplus_bt32", "logsigmoid32", "logit32",
+          "glu32")
 LOOPS = ("sigmoid32", "softplus_bt32", "logsigmoid32", "logit32", "glu32")
 
 

@@ -273,6 +273,46 @@ def _hardswish(em, node, a):
     return em.op("HardSwish", x)  # x * clip(x / 6 + 1/2, 0, 1): torch's x * relu6(x + 3) / 6
 
 
+@symbolic(act.Hardsigmoid)
+def _hardsigmoid(em, node, a):
+    """clip(x + 3, 0, 6) / 6, torch's order (ONNX's HardSigmoid rounds x / 6 + 1/2)."""
+    (x,) = _same(em, node, a)
+    c = em.op("Clip", em.op("Add", x, em.scalar(3, a)), em.scalar(0, a), em.scalar(6, a))
+    return em.op("Div", c, em.scalar(6, a))
+
+
+@symbolic(act.Softsign)
+def _softsign(em, node, a):
+    (x,) = _same(em, node, a)
+    return em.op("Softsign", x)
+
+
+@symbolic(act.LogSigmoid)
+def _logsigmoid(em, node, a):
+    (x,) = _same(em, node, a)
+    return em.op("Neg", em.op("Softplus", em.op("Neg", x)))
+
+
+@symbolic(act.Logit)
+def _logit(em, node, a, lo, hi):
+    (x,) = _same(em, node, a)
+    if math.isfinite(lo):
+        x = em.op("Clip", x, em.scalar(lo, a), em.scalar(hi, a))
+    return em.op("Sub", em.op("Log", x), em.op("Log", em.op("Sub", em.scalar(1, a), x)))
+
+
+@symbolic(act.Glu)
+def _glu(em, node, a, dim):
+    """The two halves by Slice, then a * Sigmoid(b)."""
+    (x,) = _same(em, node, a)
+    half = a.shape[dim] // 2
+    if dim in a.dynamic:
+        raise refuse(em, node, "glu along a dynamic axis")
+    first = em.op("Slice", x, em.ints([0]), em.ints([half]), em.ints([dim]))
+    second = em.op("Slice", x, em.ints([half]), em.ints([2 * half]), em.ints([dim]))
+    return em.op("Mul", first, em.op("Sigmoid", second))
+
+
 @symbolic(act.Elu)
 def _elu(em, node, a, alpha, scale, input_scale):
     """elu (alpha, 1, 1), selu (its alpha, its scale, 1) and celu (alpha, 1, 1 / alpha): ONNX's

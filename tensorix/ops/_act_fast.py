@@ -168,7 +168,7 @@ class Hardsigmoid(Function):
     def backward(ctx, g):
         (a,) = ctx.saved_tensors
         # torch: g / 6 on (-3, 3), else 0 (nan: 0)
-        return where((a > -3).logical_and(a < 3), g * (1 / 6), 0)
+        return where((a > -3).logical_and(a < 3), g / 6, 0)
 
 
 class Softsign(Function):
