@@ -163,12 +163,8 @@ class Hardsigmoid(Function):
         if fused is not None:
             return select32(fused, x)
         t = x.dtype.type
-        with quiet():
-            c = x + t(3)
-            a.xp.maximum(c, t(0), out=c)  # maximum/minimum: nan propagates
-            a.xp.minimum(c, t(6), out=c)
-            c /= t(6)
-        return c
+        with quiet():  # maximum/minimum: nan propagates
+            return a.xp.minimum(a.xp.maximum(x + t(3), t(0)), t(6)) / t(6)
 
     @staticmethod
     def backward(ctx, g):
@@ -191,9 +187,7 @@ class Softsign(Function):
         if fused is not None:
             return select32(fused, x)
         with quiet():
-            d = a.xp.abs(x)
-            d += x.dtype.type(1)
-            return a.xp.divide(x, d, out=d)
+            return x / (a.xp.abs(x) + x.dtype.type(1))
 
     @staticmethod
     def backward(ctx, g):
