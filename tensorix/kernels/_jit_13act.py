@@ -14,10 +14,15 @@ Two kinds:
 
 import types
 
+import numba
 import numpy as np
 
 from . import _act32, _math32
-from ._cpu_jit import _SCALAR, _jit, _scalars
+
+# _cpu_jit's options (it imports this module at its end, so this one cannot import it at
+# module level: the two would cycle): cached, GIL-free, NumPy's float errors (no check per
+# element, which would keep LLVM from vectorising)
+_jit = numba.njit(boundscheck=False, cache=True, nogil=True, error_model="numpy")
 
 __all__ = ["relu32", "hardtanh32", "leaky_relu32", "hardsigmoid32", "softsign32"] + [
     "act_" + name for name in _act32.LOOPS]
@@ -70,6 +75,8 @@ def softsign32(out, x):
 
 
 def _namespace():
+    from ._cpu_jit import _SCALAR, _scalars  # complete by now: this module is its last import
+
     ns = dict(vars(_act32))
     ns.update((k, _SCALAR[k]) for k in ("_sel", "_bits", "_float", "_tofloat", "_sqrt")
               + _math32.BODIES)  # _math32's scalar forms replace its NumPy ones
