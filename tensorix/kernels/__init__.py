@@ -15,7 +15,9 @@ On the CPU, ``jit(name, dtypes, example)`` declares a numba one-pass kernel of `
 kernel it replaces (igamma's to the C library's exp/log, logcumsumexp's scan that of its body
 applied in order): igamma64, cumextreme, hardshrink, softshrink, threshold, logcumsumexp32,
 angle_real, hardswish, elu32 (on ``_math32``'s expm1_32), fmod32 and remainder32 (exact
-float64 arithmetic, NumPy's bits). ``float32_math(name, *xs)`` runs a
+float64 arithmetic, NumPy's bits); the activations' ``_jit_13act.py``: relu, hardtanh,
+leaky_relu, hardsigmoid, softsign (torch's bits) and ``_act32.py``'s float32 sigmoid, softplus,
+logsigmoid, logit and glu (the same bits as their NumPy form). ``float32_math(name, *xs)`` runs a
 float32 function of ``_math32.py`` (expm1, log1p, sinh, cosh, atanh, softplus, lgamma, digamma,
 i0, silu, tan, atan2, erf, erfc, logaddexp, logaddexp2) as numba's pass or NumPy blocks;
 ``float32_pass(compiled, name, *arrays)`` does so for a primitive's declared kernel (exact
