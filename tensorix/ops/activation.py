@@ -3,24 +3,29 @@
 lives beside this file in ``softmax.py``.
 
 Most are composites of primitives, so their gradients (and second derivatives) come from the
-primitives' rules. Six are primitives of their own, each for a stated reason:
+primitives' rules. The others are primitives of their own, each for a stated reason:
 
-* ``relu``: one bit-mask pass (NumPy's ``where`` branches per element, ~10x slower);
+* ``relu``: one select pass (numba's, ``kernels/_jit_13act.py``; else a bit mask: NumPy's
+  ``where`` branches per element, ~10x slower);
 * ``sigmoid``: one stable kernel (``exp(-|x|)``, no overflow) instead of four ops, and the
-  backward ``out * (1 - out)`` needs no recomputation;
+  backward ``out * (1 - out)`` needs no recomputation (``_act_fast.py``);
 * ``softplus``: the composite ``log1p(exp(x))`` overflows, and the stable composite
   ``relu(x) + log1p(exp(-|x|))`` gets the derivative at 0 wrong (kinks of relu and abs);
 * ``gelu``: one kernel in the forward and one in the backward (speed; it sits in every
   transformer MLP);
-* ``leaky_relu``: ``maximum(x, slope * x)``, two fast passes instead of a ``where`` (speed);
-* ``hardtanh``: its gradient is zero at the boundaries (unlike ``clamp``'s), as in PyTorch;
-* ``hardswish`` and the ELU family (elu, selu, celu): one pass each (speed; ``_act_pass.py``).
+* ``leaky_relu`` and ``hardtanh`` (relu6): one select pass (speed); hardtanh's gradient is
+  zero at the boundaries (unlike ``clamp``'s), as in PyTorch;
+* ``hardswish`` and the ELU family (elu, selu, celu): one pass each (speed; ``_act_pass.py``);
+* ``hardsigmoid``, ``softsign``, ``logsigmoid``, ``logit`` and ``glu``: one pass each where the
+  composites made three to seven (speed; ``_act_fast.py``).
 
+The float32 CPU kernels are numba's where it builds, else the same operations on NumPy
+blocks: the same bits (exact selects give torch's; the rounded ones state their ulp bounds).
 The CPU kernels of large arrays run over the library's threads (``_threads``), with the bits
 of the unsplit kernel. Low-precision inputs (float16, bfloat16) are computed in float32 and
 rounded once, forward and backward, as torch's CPU kernels do: the primitives declare
-``_widen16``, the composites whose torch twin is one fused kernel (mish, logsigmoid) go
-through ``widened`` (autograd/dispatch.py).
+``_widen16``, the composites whose torch twin is one fused kernel (mish) go through
+``widened`` (autograd/dispatch.py).
 """
 
 from __future__ import annotations
@@ -133,7 +138,7 @@ class Softplus(Function):
         ctx.save_for_backward(a)
         ctx.beta, ctx.threshold = beta, threshold
         xp, x = a.xp, a._data
-        if type(x) is np.ndarray and x.dtype == np.float32:  # one pass, 4 ulp
+        if type(x) is np.ndarray and x.dtype == np.float32:  # one pass, 2 ulp
             return float32_act(kernel(Softplus, "forward32", backend.cpu, dt.float32),
                                "softplus_bt32", x, np.float32(beta), np.float32(threshold))
         with quiet():
