@@ -26,6 +26,7 @@ from ..kernels import _math32, float32_math
 from ..tensor import Tensor, _make
 from ._common import check_tensor, float_input
 from ._erf import erf_float32, erf_kernel, erfc_float32, erfc_kernel, erfinv_float32, erfinv_kernel
+from ._one_pass import example32, fast32, one_pass
 from .elementwise import log
 from .pointwise import where
 
@@ -97,6 +98,16 @@ class Conj(Function):
 class Abs(_Math):
     fn = "abs"
 
+    @classmethod
+    def forward(cls, ctx, a):
+        ctx.save_for_backward(a)
+        x = a._data
+        if type(x) is np.ndarray and x.dtype.kind != "c":
+            # a real abs raises no FP warning (no quiet() to enter) and is memory-bound: split
+            # only from CHEAP parts (the generic COSTLY split woke a thread for 1M elements)
+            return _threads.ufunc(np.abs, x, min_part=_threads.CHEAP)
+        return _apply_math(cls, x)
+
     @staticmethod
     def backward(ctx, g):
         (a,) = ctx.saved_tensors
@@ -113,8 +124,15 @@ class Sqrt(_MathOut):
 
 
 class Rsqrt(Function):
-    @staticmethod
-    def forward(ctx, a):
+    # float32: 1 / sqrt(x) in one pass (numba), the same two correctly rounded operations
+    _kernels = {"forward32": (kernels.jit("rsqrt32", ("float32",), example32(1)),)}
+
+    @classmethod
+    def forward(cls, ctx, a):
+        if fast32(a._data) and (fused := kernel(cls, "forward32", a.device)) is not None:
+            out = _make(one_pass(fused, (a._data,)))
+            ctx.save_for_backward(out)
+            return out
         with quiet():  # the reciprocal in place: one temporary, not two
             r = _threads.ufunc(a.xp.sqrt, a._data, min_part=_threads.CHEAP)
             out = _make(a.xp.divide(1, r, out=r) if r.ndim and r.dtype.kind in "fc" else 1 / r)

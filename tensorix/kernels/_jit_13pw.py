@@ -1,0 +1,141 @@
+"""numba kernels of the pointwise ops of issue 13's elementwise table (sign, clamp, nan_to_num,
+frac, floor_divide, copysign, lerp, rsqrt, addcmul, addcdiv), imported by ``_cpu_jit.py`` (so
+``_cpu.jit`` / ``jit_kernel`` reach them by name).
+
+Each takes 1-d float32 arrays (``out`` first) and is one pass written branch-free (selects and
+bit operations) so that LLVM vectorises it; each computes, element by element, the float32
+operations of the NumPy form its op keeps as fallback, in the same order, so both give the same
+bits. Constants are float32 scalars: a Python float would make numba's arithmetic float64.
+"""
+
+import numba.extending
+import numpy as np
+
+from ._cpu_jit import _bits, _float, _fmod64, _jit
+
+__all__ = ["sign32", "clamp32", "nan_to_num32", "frac32", "copysign32", "rsqrt32", "lerp32",
+           "addcmul32", "addcdiv32", "floor_divide32"]
+
+_ZERO, _ONE = np.float32(0), np.float32(1)
+_INF = np.float32(np.inf)
+_SIGN = np.int32(-(1 << 31))  # the sign bit, as int32
+_MAGNITUDE = np.int32((1 << 31) - 1)
+
+
+@numba.extending.intrinsic
+def _fma(typingctx, a, b, c):
+    """a * b + c rounded once (LLVM's fma: the CPU's instruction, which vectorises), as
+    torch's vectorised lerp and addcmul compute (vec::fmadd)."""
+    def codegen(context, builder, sig, args):
+        return builder.fma(*args)
+    return a(a, a, a), codegen
+
+
+@_jit
+def sign32(out, x):
+    """out = (x > 0) - (x < 0): torch's sign (nan and -0.0 give +0.0)."""
+    for i in range(x.shape[0]):
+        v = x[i]
+        out[i] = (_ONE if v > 0 else _ZERO) - (_ONE if v < 0 else _ZERO)
+
+
+@_jit
+def clamp32(out, x, lo, hi):
+    """out = hi if (x < lo ? lo : x) > hi, else that: torch's clamp by scalar bounds (an x
+    equal to a bound is kept, so -0.0 stays -0.0; nan stays; hi wins where lo > hi). The
+    caller passes -inf / inf for a missing bound and takes nan bounds elsewhere."""
+    for i in range(x.shape[0]):
+        v = x[i]
+        v = lo if v < lo else v
+        out[i] = hi if v > hi else v
+
+
+@_jit
+def nan_to_num32(out, x, nan, posinf, neginf):
+    """out = nan where x is nan, posinf where x is inf, neginf where -inf, else x."""
+    for i in range(x.shape[0]):
+        v = x[i]
+        r = nan if v != v else v
+        r = posinf if v == _INF else r
+        out[i] = neginf if v == -_INF else r
+
+
+@_jit
+def frac32(out, x):
+    """out = x - trunc(x) (inf gives nan, as NumPy's and torch's)."""
+    for i in range(x.shape[0]):
+        v = x[i]
+        out[i] = v - np.trunc(v)
+
+
+@_jit
+def copysign32(out, a, b):
+    """out = a's magnitude bits with b's sign bit (nan payloads kept, as C's copysign)."""
+    for i in range(a.shape[0]):
+        out[i] = _float((_bits(a[i]) & _MAGNITUDE) | (_bits(b[i]) & _SIGN))
+
+
+@_jit
+def rsqrt32(out, x):
+    """out = 1 / sqrt(x), two correctly rounded float32 operations (torch's and NumPy's)."""
+    for i in range(x.shape[0]):
+        out[i] = _ONE / np.sqrt(x[i])
+
+
+@_jit
+def lerp32(out, s, e, w):
+    """torch's vectorised lerp: fma(w, e - s, s) where |w| < 0.5, else fma(w - 1, e - s, e)
+    (one rounding each); ``w`` of length 1 (one weight for all) or of s's length."""
+    if w.shape[0] == 1:
+        wv = w[0]
+        small = abs(wv) < 0.5
+        coeff = wv if small else wv - _ONE
+        if small:
+            for i in range(s.shape[0]):
+                out[i] = _fma(coeff, e[i] - s[i], s[i])
+        else:
+            for i in range(s.shape[0]):
+                out[i] = _fma(coeff, e[i] - s[i], e[i])
+        return
+    for i in range(s.shape[0]):
+        wv = w[i]
+        small = abs(wv) < 0.5
+        out[i] = _fma(wv if small else wv - _ONE, e[i] - s[i], s[i] if small else e[i])
+
+
+@_jit
+def addcmul32(out, x, t1, t2, value):
+    """out = fma(value * t1, t2, x): torch's vectorised addcmul."""
+    for i in range(x.shape[0]):
+        out[i] = _fma(value * t1[i], t2[i], x[i])
+
+
+@_jit
+def addcdiv32(out, x, t1, t2, value):
+    """out = x + value * t1 / t2, in torch's order ((value t1) / t2, then the sum)."""
+    for i in range(x.shape[0]):
+        out[i] = x[i] + value * t1[i] / t2[i]
+
+
+@_jit
+def floor_divide32(out, a, b):
+    """out = floor(a / b) as NumPy's npy_floor_divide (and torch's div_floor) compute it, on
+    the exact fmod (``_fmod64``): div = (a - fmod) / b, one less where fmod's sign differs from
+    b's, then snapped to the nearest integer; a / b where b is 0; ``b`` of length 1 (one
+    divisor) or of a's length."""
+    n = a.shape[0]
+    wide = np.empty(n, np.float64)
+    _fmod64(wide, a, b)
+    one = b.shape[0] == 1
+    half = np.float32(0.5)
+    for i in range(n):
+        x = a[i]
+        y = b[0] if one else b[i]
+        mod = np.float32(wide[i])
+        q = x / y
+        div = (x - mod) / y
+        div = div - _ONE if (mod != 0 and (y < 0) != (mod < 0)) else div
+        fl = np.floor(div)
+        fl = fl + _ONE if div - fl > half else fl
+        res = fl if div != 0 else _float(_bits(q) & _SIGN)  # copysign(0, a / b)
+        out[i] = q if y == 0 else res
