@@ -29,14 +29,15 @@ def fast32(*arrays) -> bool:
                and a.flags.c_contiguous for a in arrays)
 
 
-def one_pass(fused, arrays, params=(), min_part=_threads.CHEAP):
+def one_pass(fused, arrays, params=(), min_part=None):
     """``fused(out, *arrays, *params)`` on the flattened arrays (see :func:`fast32`) into a
     new float32 array of their shape, split over the pool by ``_threads.elementwise`` where
-    parts of ``min_part`` elements gain (memory-bound kernels: CHEAP, so 1M elements stay on
-    one thread, where a split costs a thread wake). ``params`` go whole to every part.
+    parts of ``min_part`` elements gain (default, for memory-bound kernels: CHEAP, so 1M
+    elements stay on one thread, where a split costs a thread wake). ``params`` go whole to every part.
 
     Example: ``one_pass(k, (x,))`` with ``k = jit_kernel("sign32", ...)`` is ``sign(x)``.
     """
+    min_part = _threads.CHEAP if min_part is None else min_part  # (read per call: tests shrink it)
     out = np.empty(arrays[0].shape, np.float32)
     if out.size < 2 * min_part:  # the common case: one call, no split plan
         fused(out.reshape(-1), *[a.reshape(-1) for a in arrays], *params)
