@@ -272,3 +272,32 @@ def test_bad_input_errors_unchanged():
         tx.lerp(x, tx.ones(3, dtype=tx.float64), 0.5)
     with pytest.raises(RuntimeError, match="addcdiv"):
         tx.addcdiv(x, tx.tensor([1, 2, 3]), tx.tensor([1, 1, 1]))
+
+
+def test_exp2_within_its_ulp_bound_on_a_dense_sweep(path):
+    from tensorix.kernels._exp2_32 import EXP2_ULP
+
+    rng = np.random.default_rng(23)
+    x = np.concatenate([rng.uniform(-155, 130, 400_000), rng.uniform(-1, 1, 100_000)]).astype(F32)
+    x = np.concatenate([x, SPECIAL, np.array([128, 127.99999, -149, -149.5, -150, -150.01, -151,
+                                              -126, -125.5, 1e-8, -1e-8], F32)])
+    got = tx.exp2(tx.from_numpy(x)).numpy()
+    with np.errstate(all="ignore"):
+        want = np.exp2(x.astype(np.float64)).astype(F32)  # correctly rounded but for ties
+
+    def ordered(v):  # float32 bits as integers in the order of the values
+        i = v.view(np.int32).astype(np.int64)
+        return np.where(i < 0, -(i & 0x7FFFFFFF), i)
+
+    assert np.array_equal(np.isnan(got), np.isnan(x))
+    ok = ~np.isnan(x)
+    assert np.abs(ordered(got[ok]) - ordered(want[ok])).max() <= EXP2_ULP
+    _same_bits(tx.exp2(tx.from_numpy(x[::3])).numpy(), got[::3])  # strided: NumPy blocks
+
+
+def test_exp2_gradient_and_other_dtypes():
+    x = np.linspace(-3, 3, 1031)
+    for dtype in (np.float32, np.float64):
+        t = tx.tensor(x.astype(dtype), requires_grad=True)
+        tx.exp2(t).sum().backward()
+        np.testing.assert_allclose(t.grad.numpy(), np.exp2(x) * np.log(2), rtol=3e-6)

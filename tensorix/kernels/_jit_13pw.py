@@ -8,13 +8,16 @@ operations of the NumPy form its op keeps as fallback, in the same order, so bot
 bits. Constants are float32 scalars: a Python float would make numba's arithmetic float64.
 """
 
+import types
+
 import numba.extending
 import numpy as np
 
-from ._cpu_jit import _bits, _float, _fmod64, _jit
+from . import _exp2_32, _math32
+from ._cpu_jit import _SCALAR, _bits, _float, _fmod64, _jit, _scalars
 
 __all__ = ["sign32", "clamp32", "nan_to_num32", "frac32", "copysign32", "rsqrt32", "lerp32",
-           "addcmul32", "addcdiv32", "floor_divide32"]
+           "addcmul32", "addcdiv32", "floor_divide32", "exp2_32"]
 
 _ZERO, _ONE = np.float32(0), np.float32(1)
 _INF = np.float32(np.inf)
@@ -139,3 +142,15 @@ def floor_divide32(out, a, b):
         fl = fl + _ONE if div - fl > half else fl
         res = fl if div != 0 else _float(_bits(q) & _SIGN)  # copysign(0, a / b)
         out[i] = q if y == 0 else res
+
+
+def _exp2_loop():
+    """``_exp2_32``'s loop over its body in scalar form (``_math32``'s scalar helpers)."""
+    ns = dict(vars(_exp2_32))
+    ns.update((k, _SCALAR[k]) for k in ("_sel", "_bits", "_float", "_tofloat", "_sqrt")
+              + _math32.BODIES)
+    _scalars(_exp2_32, ("exp2_32",), ns)
+    return _jit(types.FunctionType(_exp2_32._loop_exp2_32.__code__, ns, "exp2_32"))
+
+
+exp2_32 = _exp2_loop()  # exp2_32(out, x) on 1-d float32 arrays: 2^x within EXP2_ULP

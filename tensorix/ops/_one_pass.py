@@ -33,7 +33,8 @@ def one_pass(fused, arrays, params=(), min_part=None):
     """``fused(out, *arrays, *params)`` on the flattened arrays (see :func:`fast32`) into a
     new float32 array of their shape, split over the pool by ``_threads.elementwise`` where
     parts of ``min_part`` elements gain (default, for memory-bound kernels: CHEAP, so 1M
-    elements stay on one thread, where a split costs a thread wake). ``params`` go whole to every part.
+    elements stay on one thread, where a split costs a thread wake). ``params`` go whole to
+    every part.
 
     Example: ``one_pass(k, (x,))`` with ``k = jit_kernel("sign32", ...)`` is ``sign(x)``.
     """
