@@ -1,6 +1,8 @@
 """numba kernels of the pointwise ops of issue 13's elementwise table (sign, clamp, nan_to_num,
-frac, floor_divide, copysign, lerp, rsqrt, addcmul, addcdiv), imported by ``_cpu_jit.py`` (so
-``_cpu.jit`` / ``jit_kernel`` reach them by name).
+frac, floor_divide, copysign, lerp, rsqrt, addcmul, addcdiv, exp2), imported by ``_cpu_jit.py``
+(so ``_cpu.jit`` / ``jit_kernel`` reach them by name). This module imports nothing of
+``_cpu_jit`` at module level (that would be an import cycle): ``exp2_32``, which needs its
+scalar forms of ``_math32``, is built on first access (the module's ``__getattr__``).
 
 Each takes 1-d float32 arrays (``out`` first) and is one pass written branch-free (selects and
 bit operations) so that LLVM vectorises it; each computes, element by element, the float32
@@ -8,21 +10,24 @@ operations of the NumPy form its op keeps as fallback, in the same order, so bot
 bits. Constants are float32 scalars: a Python float would make numba's arithmetic float64.
 """
 
+import math
 import types
 
+import numba
 import numba.extending
 import numpy as np
 
 from . import _exp2_32, _math32
-from ._cpu_jit import _SCALAR, _bits, _float, _fmod64, _jit, _scalars
+
+# _cpu_jit's options (its _jit): cached, GIL released, NumPy's float errors (no check per
+# element, which would keep LLVM from vectorising)
+_jit = numba.njit(boundscheck=False, cache=True, nogil=True, error_model="numpy")
 
 __all__ = ["sign32", "clamp32", "nan_to_num32", "frac32", "copysign32", "rsqrt32", "lerp32",
-           "addcmul32", "addcdiv32", "floor_divide32", "exp2_32"]
+           "addcmul32", "addcdiv32", "floor_divide32", "exp2_32"]  # noqa: F822 - exp2_32: __getattr__
 
 _ZERO, _ONE = np.float32(0), np.float32(1)
 _INF = np.float32(np.inf)
-_SIGN = np.int32(-(1 << 31))  # the sign bit, as int32
-_MAGNITUDE = np.int32((1 << 31) - 1)
 
 
 @numba.extending.intrinsic
@@ -73,9 +78,10 @@ def frac32(out, x):
 
 @_jit
 def copysign32(out, a, b):
-    """out = a's magnitude bits with b's sign bit (nan payloads kept, as C's copysign)."""
+    """out = a's magnitude bits with b's sign bit (LLVM's copysign: a bit operation, nan
+    payloads kept, as C's)."""
     for i in range(a.shape[0]):
-        out[i] = _float((_bits(a[i]) & _MAGNITUDE) | (_bits(b[i]) & _SIGN))
+        out[i] = math.copysign(a[i], b[i])
 
 
 @_jit
@@ -121,36 +127,42 @@ def addcdiv32(out, x, t1, t2, value):
 
 
 @_jit
-def floor_divide32(out, a, b):
-    """out = floor(a / b) as NumPy's npy_floor_divide (and torch's div_floor) compute it, on
-    the exact fmod (``_fmod64``): div = (a - fmod) / b, one less where fmod's sign differs from
-    b's, then snapped to the nearest integer; a / b where b is 0; ``b`` of length 1 (one
-    divisor) or of a's length."""
-    n = a.shape[0]
-    wide = np.empty(n, np.float64)
-    _fmod64(wide, a, b)
+def floor_divide32(out, a, mod, b):
+    """out = floor(a / b) as NumPy's npy_floor_divide (and torch's div_floor) compute it, from
+    ``mod`` = fmod(a, b) (``_cpu_jit.fmod32``'s, exact): div = (a - mod) / b, one less where
+    mod's sign differs from b's, then snapped to the nearest integer; a / b where b is 0. ``b``
+    of length 1 (one divisor) or of a's length."""
     one = b.shape[0] == 1
     half = np.float32(0.5)
-    for i in range(n):
+    for i in range(a.shape[0]):
         x = a[i]
         y = b[0] if one else b[i]
-        mod = np.float32(wide[i])
+        m = mod[i]
         q = x / y
-        div = (x - mod) / y
-        div = div - _ONE if (mod != 0 and (y < 0) != (mod < 0)) else div
+        div = (x - m) / y
+        div = div - _ONE if (m != 0 and (y < 0) != (m < 0)) else div
         fl = np.floor(div)
         fl = fl + _ONE if div - fl > half else fl
-        res = fl if div != 0 else _float(_bits(q) & _SIGN)  # copysign(0, a / b)
+        res = fl if div != 0 else math.copysign(_ZERO, q)
         out[i] = q if y == 0 else res
 
 
 def _exp2_loop():
-    """``_exp2_32``'s loop over its body in scalar form (``_math32``'s scalar helpers)."""
+    """``_exp2_32``'s loop over its body in scalar form (``_cpu_jit``'s scalar helpers and
+    ``_math32`` bodies; imported here, on first access, when ``_cpu_jit`` has defined them)."""
+    from . import _cpu_jit
+
     ns = dict(vars(_exp2_32))
-    ns.update((k, _SCALAR[k]) for k in ("_sel", "_bits", "_float", "_tofloat", "_sqrt")
-              + _math32.BODIES)
-    _scalars(_exp2_32, ("exp2_32",), ns)
+    ns.update((k, _cpu_jit._SCALAR[k]) for k in ("_sel", "_bits", "_float", "_tofloat",
+                                                  "_sqrt") + _math32.BODIES)
+    _cpu_jit._scalars(_exp2_32, ("exp2_32",), ns)
     return _jit(types.FunctionType(_exp2_32._loop_exp2_32.__code__, ns, "exp2_32"))
 
 
-exp2_32 = _exp2_loop()  # exp2_32(out, x) on 1-d float32 arrays: 2^x within EXP2_ULP
+def __getattr__(name):
+    """``exp2_32(out, x)`` on 1-d float32 arrays: 2^x within ``_exp2_32.EXP2_ULP``, built on
+    first access."""
+    if name != "exp2_32":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    fn = globals()["exp2_32"] = _exp2_loop()
+    return fn

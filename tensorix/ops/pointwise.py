@@ -538,18 +538,23 @@ class Frac(Function):
 class FloorDivide(Function):
     _differentiable = False
     # float32: NumPy's loop calls the C library's fmodf per element (8x torch's time); the
-    # kernel repeats its steps on an exact fmod that vectorises (kernels/_cpu_jit.py's _fmod64)
-    _kernels = {"forward32": (kernels.jit("floor_divide32", ("float32",), example32(2)),)}
+    # kernels repeat its steps on an exact fmod that vectorises (kernels/_cpu_jit.py's fmod32)
+    _kernels = {"fmod32": (kernels.jit("fmod32", ("float32",), example32(2)),),
+                "forward32": (kernels.jit("floor_divide32", ("float32",), example32(3)),)}
 
     @classmethod
     def forward(cls, ctx, a, b):
         xp, x, y = a.xp, a._data, b._data
         if fast32(x) and (fast32(x, y) or type(y) is np.ndarray and y.ndim == 0
                           and y.dtype == np.float32) \
-                and (fused := kernel(cls, "forward32", a.device)) is not None:
-            if y.ndim == 0:  # one divisor: the kernel reads its one element
-                return one_pass(fused, (x,), (y.reshape(1),), min_part=_threads.COSTLY)
-            return one_pass(fused, (x, y), min_part=_threads.COSTLY)
+                and (fused := kernel(cls, "forward32", a.device)) is not None \
+                and (fmod := kernel(cls, "fmod32", a.device)) is not None:
+            if y.ndim == 0:  # one divisor: the kernels read its one element
+                one = (y.reshape(1),)
+                mod = one_pass(fmod, (x,), one, min_part=_threads.COSTLY)
+                return one_pass(fused, (x, mod), one, min_part=_threads.COSTLY)
+            mod = one_pass(fmod, (x, y), min_part=_threads.COSTLY)
+            return one_pass(fused, (x, mod, y), min_part=_threads.COSTLY)
         if a._dtype.category < 2 and bool((b._data == 0).any()):
             raise ZeroDivisionError("floor_divide(): integer division by zero")
         with quiet():
