@@ -147,22 +147,24 @@ def floor_divide32(out, a, mod, b):
         out[i] = q if y == 0 else res
 
 
-def _exp2_loop():
+def _exp2_loop(cpu_jit):
     """``_exp2_32``'s loop over its body in scalar form (``_cpu_jit``'s scalar helpers and
-    ``_math32`` bodies; imported here, on first access, when ``_cpu_jit`` has defined them)."""
-    from . import _cpu_jit
-
+    ``_math32`` bodies)."""
     ns = dict(vars(_exp2_32))
-    ns.update((k, _cpu_jit._SCALAR[k]) for k in ("_sel", "_bits", "_float", "_tofloat",
-                                                  "_sqrt") + _math32.BODIES)
-    _cpu_jit._scalars(_exp2_32, ("exp2_32",), ns)
+    ns.update((k, cpu_jit._SCALAR[k]) for k in ("_sel", "_bits", "_float", "_tofloat",
+                                                 "_sqrt") + _math32.BODIES)
+    cpu_jit._scalars(_exp2_32, ("exp2_32",), ns)
     return _jit(types.FunctionType(_exp2_32._loop_exp2_32.__code__, ns, "exp2_32"))
 
 
 def __getattr__(name):
     """``exp2_32(out, x)`` on 1-d float32 arrays: 2^x within ``_exp2_32.EXP2_ULP``, built on
-    first access."""
+    first access, once ``_cpu_jit`` has its scalar helpers (importing it here may itself ask
+    for exp2_32, through its ``import *`` of this module: then that inner call builds it)."""
     if name != "exp2_32":
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    fn = globals()["exp2_32"] = _exp2_loop()
-    return fn
+    from . import _cpu_jit
+
+    if "exp2_32" not in globals():
+        globals()["exp2_32"] = _exp2_loop(_cpu_jit)
+    return globals()["exp2_32"]
