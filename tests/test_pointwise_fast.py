@@ -10,6 +10,7 @@ import pytest
 import tensorix as tx
 from tensorix import _threads
 from tensorix.kernels import _cpu
+from tensorix.ops import _one_pass
 from tensorix.ops._one_pass import fast32, fma32
 
 torch = pytest.importorskip("torch")
@@ -34,6 +35,7 @@ def path(request, monkeypatch):
     if request.param == "numba":
         if _cpu.jit_kernel("sign32", np.empty(1, F32), np.ones(1, F32)) is None:
             pytest.skip("numba kernels unavailable")
+        monkeypatch.setattr(_one_pass, "MIN_SIZE", 1)  # the kernels at every size tested
     else:
         monkeypatch.setattr(_cpu, "_state", {"m": None})
     return request.param
@@ -247,6 +249,7 @@ def test_other_layouts_and_dtypes_keep_their_paths():
     x = rng.standard_normal((64, 64)).astype(F32)
     assert fast32(x) and not fast32(x[:, ::2]) and not fast32(x.astype(np.float64))
     assert not fast32(x, x[:1]) and not fast32(np.empty(0, F32))
+    assert not fast32(x[:2]) and fast32(x[:2], min_size=1)  # small: the NumPy forms
     strided = x[:, ::2]
     for name in ("sign", "frac", "rsqrt"):
         np.testing.assert_array_equal(UNARY[name](tx, tx.from_numpy(strided)).numpy(),

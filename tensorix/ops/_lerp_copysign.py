@@ -30,8 +30,9 @@ class Lerp(Function):
         ctx.save_for_backward(start, end, weight)
         s, e, w = start._data, end._data, weight._data
         xp = backend.array_module(s)
-        if fast32(s, e) and (fast32(s, w) or type(w) is np.ndarray and w.ndim == 0
-                             and w.dtype == np.float32) \
+        # the kernel at any size: the NumPy form of the fused rounding costs more
+        if fast32(s, e, min_size=1) and (fast32(s, w, min_size=1) or type(w) is np.ndarray
+                                         and w.ndim == 0 and w.dtype == np.float32) \
                 and (fused := kernel(cls, "forward32", start.device)) is not None:
             if w.ndim == 0:  # one weight: the kernel reads its one element
                 return one_pass(fused, (s, e), (w.reshape(1),))

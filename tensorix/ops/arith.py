@@ -90,7 +90,8 @@ class Addcdiv(_AddC):
 
 def _fast(cls, input, tensor1, tensor2, value):
     """``cls.apply(...)`` where the primitive serves (see _AddC), else None."""
-    if fast32(input._data, tensor1._data, tensor2._data):
+    # any size (the kernel, or the NumPy fma: torch's bits either way)
+    if fast32(input._data, tensor1._data, tensor2._data, min_size=1):
         return cls.apply(input, tensor1, tensor2, float(value))
     return None
 
