@@ -265,6 +265,16 @@ def test_other_layouts_and_dtypes_keep_their_paths():
                                   np.maximum(x, row))
 
 
+@pytest.mark.parametrize("bound", [lambda v: tx.tensor(v), lambda v: tx.full((3072,), v)])
+def test_clamp_tensor_bounds_give_the_bound_on_ties_as_torch(bound):
+    # torch's Tensor-bound kernel (a 0-d one too) takes the bound where x equals it
+    x = _data(24)
+    for v in (0.0, -0.0):
+        got = tx.clamp(tx.from_numpy(x), bound(v)).numpy()
+        want = torch.clamp(_t(x), torch.from_numpy(bound(v).numpy())).numpy()
+        _same_bits(got, want, nan_sign=False)
+
+
 def test_bad_input_errors_unchanged():
     x = tx.ones(3)
     with pytest.raises(RuntimeError, match="at least one of 'min' or 'max'"):

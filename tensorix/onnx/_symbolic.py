@@ -234,7 +234,7 @@ def _where(em, node, cond, a, b):
     return em.op("Where", em.cast(cond, dt.bool), *_same(em, node, a, b))
 
 
-@symbolic(pointwise.Clamp)
+@symbolic(pointwise.Clamp, pointwise.ClampScalar)
 def _clamp(em, node, x, lo, hi):
     (out,) = _same(em, node, x)
     if lo is not None:  # Max/Min broadcast tensor bounds, which Clip does not

@@ -161,17 +161,11 @@ class Clamp(Function):
     rules: ``x`` gets the gradient where lo <= x <= hi, ``lo`` where x < lo < hi, ``hi`` where
     x > hi or hi < lo. Missing bounds are None."""
 
-    _kernels = {"forward32": (kernels.jit("clamp32", ("float32",), example32(
-        1, np.float32(0), np.float32(1))),)}
-
-    @classmethod
-    def forward(cls, ctx, x, lo, hi):
+    @staticmethod
+    def forward(ctx, x, lo, hi):
         ctx.save_for_backward(x, lo, hi)
         xp = x.xp
         out = x._data
-        if type(out) is np.ndarray and out.dtype.kind == "f" and \
-                all(b is None or b._data.ndim == 0 for b in (lo, hi)):
-            return _clamp_scalar(cls, x, lo, hi)
         with quiet():
             if lo is not None:
                 out = xp.maximum(out, lo._data)
@@ -199,11 +193,24 @@ class Clamp(Function):
         return gx, glo, ghi
 
 
+class ClampScalar(Clamp):
+    """Clamp by number bounds (0-d Tensors once lifted), as torch's scalar kernel on a float
+    NumPy array: an element equal to a bound is kept (``clamp(-0.0, min=0.0)`` is -0.0, where
+    NumPy's maximum, and torch's Tensor-bound kernel, give the bound), a nan bound gives nan
+    everywhere. float32: one pass (numba), else two masked copies; the same bits."""
+
+    _kernels = {"forward32": (kernels.jit("clamp32", ("float32",), example32(
+        1, np.float32(0), np.float32(1))),)}
+
+    @classmethod
+    def forward(cls, ctx, x, lo, hi):
+        if type(x._data) is not np.ndarray or x._data.dtype.kind != "f":
+            return Clamp.forward(ctx, x, lo, hi)
+        ctx.save_for_backward(x, lo, hi)
+        return _clamp_scalar(cls, x, lo, hi)
+
+
 def _clamp_scalar(cls, x, lo, hi):
-    """Clamp of a float NumPy array by 0-d bounds, as torch's scalar kernel: an element equal
-    to a bound is kept (``clamp(-0.0, min=0.0)`` is -0.0, where NumPy's maximum gives the
-    bound), a nan bound gives nan everywhere. float32: one pass (numba), else two masked
-    copies; the same bits."""
     data = x._data
     typ = data.dtype.type
     lo_v = typ(-np.inf) if lo is None else typ(lo._data)
@@ -226,7 +233,9 @@ def _bound_dtype(input, bounds):
 def clamp(input, min=None, max=None) -> Tensor:  # noqa: A002 - torch's names
     """Limit each element to [``min``, ``max``]; either bound may be a number, a tensor
     (broadcast) or None, and the result type promotes with them (an int tensor clamped by 0.5
-    is float). Where ``min > max`` the result is ``max``; ``nan`` propagates.
+    is float). Where ``min > max`` the result is ``max``; ``nan`` propagates (a nan bound
+    gives nan). As in torch, an element equal to a number bound is kept (``-0.0`` clamped by
+    ``min=0.0`` stays ``-0.0``), while a Tensor bound replaces it.
 
     Example: ``tensorix.clamp(tensorix.tensor([-2., 0.5, 3.]), min=0, max=1)`` is
     ``tensor([0.0000, 0.5000, 1.0000])``. Alias ``clip``.
@@ -248,7 +257,8 @@ def clamp(input, min=None, max=None) -> Tensor:  # noqa: A002 - torch's names
     hi = None if max is None else lift(max, d, x, "clamp", "max")
     if isinstance(min, Tensor) or isinstance(max, Tensor):
         same_device("clamp", x, lo, hi)
-    return Clamp.apply(x, lo, hi)
+        return Clamp.apply(x, lo, hi)
+    return ClampScalar.apply(x, lo, hi)
 
 
 clip = clamp
