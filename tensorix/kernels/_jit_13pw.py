@@ -153,7 +153,7 @@ def _exp2_loop(cpu_jit):
     ns = dict(vars(_exp2_32))
     ns.update((k, cpu_jit._SCALAR[k]) for k in ("_sel", "_bits", "_float", "_tofloat",
                                                  "_sqrt") + _math32.BODIES)
-    cpu_jit._scalars(_exp2_32, ("exp2_32",), ns)
+    cpu_jit._scalars(_exp2_32, ("_scale", "exp2_32"), ns)
     return _jit(types.FunctionType(_exp2_32._loop_exp2_32.__code__, ns, "exp2_32"))
 
 

@@ -174,7 +174,7 @@ class Tanh(_MathOut):
 # -- exp / log variants ----------------------------------------------------------------------
 class Exp2(_MathOut):
     fn = "exp2"
-    # float32: kernels/_exp2_32.py (within 2 ulp; NumPy's calls the C library per element)
+    # float32: kernels/_exp2_32.py (within 1 ulp; NumPy's calls the C library per element)
     _kernels = {"forward32": (kernels.jit("exp2_32", ("float32",), example32(1)),)}
 
     @classmethod
