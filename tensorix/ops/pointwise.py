@@ -204,7 +204,7 @@ class ClampScalar(Clamp):
 
     @classmethod
     def forward(cls, ctx, x, lo, hi):
-        if type(x._data) is not np.ndarray or x._data.dtype.kind != "f":
+        if x._data.dtype.kind != "f":  # integers have no -0.0 and no nan
             return Clamp.forward(ctx, x, lo, hi)
         ctx.save_for_backward(x, lo, hi)
         return _clamp_scalar(cls, x, lo, hi)
@@ -212,6 +212,14 @@ class ClampScalar(Clamp):
 
 def _clamp_scalar(cls, x, lo, hi):
     data = x._data
+    if type(data) is not np.ndarray:  # a GPU array: the bounds stay on the device (no sync)
+        xp, out = x.xp, data
+        with quiet():  # maximum/minimum propagate nan; the where keeps x on a tie
+            if lo is not None:
+                out = xp.where(out == lo._data, out, xp.maximum(out, lo._data))
+            if hi is not None:
+                out = xp.where(out == hi._data, out, xp.minimum(out, hi._data))
+        return out
     typ = data.dtype.type
     lo_v = typ(-np.inf) if lo is None else typ(lo._data)
     hi_v = typ(np.inf) if hi is None else typ(hi._data)
