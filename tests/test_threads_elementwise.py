@@ -154,18 +154,21 @@ def test_leaky_relu_double_backward():
 
 @pytest.mark.parametrize("w", [0.0, 0.25, 0.4999, 0.5, 0.9, 1.0, -3.0])
 def test_lerp_scalar_weight_takes_its_branch_with_the_same_bits(w):
+    from tensorix.ops._one_pass import fma32
+
     rng = np.random.default_rng(7)
     s = rng.standard_normal(257).astype(np.float32)
     e = rng.standard_normal(257).astype(np.float32)
     diff = e - s
     wt = np.float32(w)
-    want = np.where(np.abs(wt) < 0.5, s + wt * diff, e - diff * (1 - wt))
+    # torch's vectorised form: one fused multiply-add on the weight's branch
+    small = np.abs(wt) < 0.5
+    want = fma32(wt if small else wt - 1, diff, s if small else e)
     got = tx.lerp(tx.tensor(s), tx.tensor(e), w).numpy()
     assert np.array_equal(_bits(got), _bits(want))
     torch = pytest.importorskip("torch")
-    # torch fuses the multiply-add (one rounding): within an ulp of it
-    np.testing.assert_allclose(got, torch.lerp(torch.tensor(s), torch.tensor(e), w).numpy(),
-                               rtol=2e-7, atol=2e-7)
+    assert np.array_equal(_bits(got), _bits(torch.lerp(torch.tensor(s), torch.tensor(e),
+                                                        w).numpy()))
 
 
 def test_full_float32_sum_splits_and_keeps_the_bound(split_small, monkeypatch):

@@ -19,7 +19,17 @@ import numpy as np
 
 from .. import dtypes as dt
 from ..ops import activation as act
-from ..ops import bitwise, distance, elementwise, linalg_norm, pointwise, reduce, special, unary
+from ..ops import (
+    arith,
+    bitwise,
+    distance,
+    elementwise,
+    linalg_norm,
+    pointwise,
+    reduce,
+    special,
+    unary,
+)
 from ._common import to_elem_type
 from ._emit import Value
 
@@ -224,7 +234,7 @@ def _where(em, node, cond, a, b):
     return em.op("Where", em.cast(cond, dt.bool), *_same(em, node, a, b))
 
 
-@symbolic(pointwise.Clamp)
+@symbolic(pointwise.Clamp, pointwise.ClampScalar)
 def _clamp(em, node, x, lo, hi):
     (out,) = _same(em, node, x)
     if lo is not None:  # Max/Min broadcast tensor bounds, which Clip does not
@@ -385,6 +395,21 @@ def _floor_divide(em, node, a, b):
 def _lerp(em, node, start, end, weight):
     start, end, weight = _same(em, node, start, end, weight)
     return em.op("Add", start, em.op("Mul", weight, em.op("Sub", end, start)))
+
+
+@symbolic(arith.Addcmul)
+def _addcmul(em, node, x, t1, t2, value):
+    # (value t1) t2 + x: torch's order (ONNX has no fused multiply-add, so two roundings)
+    v = em.scalar(value, x)
+    x, t1, t2 = _same(em, node, x, t1, t2)
+    return em.op("Add", x, em.op("Mul", em.op("Mul", v, t1), t2))
+
+
+@symbolic(arith.Addcdiv)
+def _addcdiv(em, node, x, t1, t2, value):
+    v = em.scalar(value, x)
+    x, t1, t2 = _same(em, node, x, t1, t2)
+    return em.op("Add", x, em.op("Div", em.op("Mul", v, t1), t2))
 
 
 @symbolic(elementwise.Hypot)

@@ -19,6 +19,7 @@ from ..autograd.function import Function, binary
 from ..backend import quiet
 from ..tensor import Tensor, _make
 from ._common import check_tensor, float_input, lift, promote, same_device
+from ._lerp_copysign import Copysign, Lerp  # noqa: F401 - the primitives, re-exported
 from ._modulo import modulo
 
 __all__ = ["add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide", "neg",
@@ -288,31 +289,6 @@ class Fmin(_Extremum):
         return take_a, take_a.logical_not(), None
 
 
-class Lerp(Function):
-    @staticmethod
-    def forward(ctx, start, end, weight):
-        ctx.save_for_backward(start, end, weight)
-        s, e, w = start._data, end._data, weight._data
-        xp = backend.array_module(s)
-        with quiet():  # PyTorch's two-sided form: exact at both ends
-            diff = e - s
-            if (type(w) is np.ndarray and w.shape == () and s.shape == e.shape
-                    and s.dtype == e.dtype == w.dtype):  # (a GPU would sync on the test)
-                # one weight: only its branch (the where below computes both), same bits
-                if abs(w) < 0.5:
-                    diff *= w
-                    return xp.add(s, diff, out=diff)
-                return xp.subtract(e, xp.multiply(diff, 1 - w, out=diff), out=diff)
-            return xp.where(xp.abs(w) < 0.5, s + w * diff, e - diff * (1 - w))
-
-    @staticmethod
-    def backward(ctx, g):
-        start, end, weight = ctx.saved_tensors
-        ns, ne, nw = ctx.needs_input_grad
-        return (g * (1 - weight).conj() if ns else None, g * weight.conj() if ne else None,
-                g * (end - start).conj() if nw else None)
-
-
 class Hypot(Function):
     @staticmethod
     def forward(ctx, a, b):
@@ -343,21 +319,6 @@ class Atan2(Function):
         # at the origin both partials are 0/0; PyTorch's (sub)gradient there is 0
         inv = (1 / r2.where(r2 != 0, 1)).where(r2 != 0, 0)
         return (g * b * inv if na else None), (-g * a * inv if nb else None)
-
-
-class Copysign(Function):
-    @staticmethod
-    def forward(ctx, a, b):
-        out = _make(a.xp.copysign(a._data, b._data))
-        ctx.save_for_backward(a, out)
-        return out
-
-    @staticmethod
-    def backward(ctx, g):
-        a, out = ctx.saved_tensors
-        na, nb = ctx.needs_input_grad
-        ga = g * (out / a).where(a != 0, 0) if na else None
-        return ga, (_zeros(g) if nb else None)
 
 
 def x_times_log(x, y, log):

@@ -23,9 +23,12 @@ from ..autograd.dispatch import kernel
 from ..autograd.function import Function
 from ..backend import quiet
 from ..kernels import _math32, float32_math
+from ..kernels._cpu import _numpy_form
+from ..kernels._exp2_32 import exp2_32
 from ..tensor import Tensor, _make
 from ._common import check_tensor, float_input
 from ._erf import erf_float32, erf_kernel, erfc_float32, erfc_kernel, erfinv_float32, erfinv_kernel
+from ._one_pass import example32, fast32, one_pass
 from .elementwise import log
 from .pointwise import where
 
@@ -97,6 +100,16 @@ class Conj(Function):
 class Abs(_Math):
     fn = "abs"
 
+    @classmethod
+    def forward(cls, ctx, a):
+        ctx.save_for_backward(a)
+        x = a._data
+        if type(x) is np.ndarray and x.dtype.kind != "c":
+            # a real abs raises no FP warning (no quiet() to enter) and is memory-bound: split
+            # only from CHEAP parts (the generic COSTLY split woke a thread for 1M elements)
+            return _threads.ufunc(np.abs, x, min_part=_threads.CHEAP)
+        return _apply_math(cls, x)
+
     @staticmethod
     def backward(ctx, g):
         (a,) = ctx.saved_tensors
@@ -113,8 +126,15 @@ class Sqrt(_MathOut):
 
 
 class Rsqrt(Function):
-    @staticmethod
-    def forward(ctx, a):
+    # float32: 1 / sqrt(x) in one pass (numba), the same two correctly rounded operations
+    _kernels = {"forward32": (kernels.jit("rsqrt32", ("float32",), example32(1)),)}
+
+    @classmethod
+    def forward(cls, ctx, a):
+        if fast32(a._data) and (fused := kernel(cls, "forward32", a.device)) is not None:
+            out = _make(one_pass(fused, (a._data,)))
+            ctx.save_for_backward(out)
+            return out
         with quiet():  # the reciprocal in place: one temporary, not two
             r = _threads.ufunc(a.xp.sqrt, a._data, min_part=_threads.CHEAP)
             out = _make(a.xp.divide(1, r, out=r) if r.ndim and r.dtype.kind in "fc" else 1 / r)
@@ -154,6 +174,22 @@ class Tanh(_MathOut):
 # -- exp / log variants ----------------------------------------------------------------------
 class Exp2(_MathOut):
     fn = "exp2"
+    # float32: kernels/_exp2_32.py (within 1 ulp; NumPy's calls the C library per element)
+    _kernels = {"forward32": (kernels.jit("exp2_32", ("float32",), example32(1)),)}
+
+    @classmethod
+    def forward(cls, ctx, a):
+        x = a._data
+        if type(x) is not np.ndarray or x.dtype != np.float32:
+            return super().forward(ctx, a)
+        fused = kernel(cls, "forward32", a.device)
+        if fused is not None and fast32(x, min_size=1):  # (the NumPy blocks cost more)
+            out = one_pass(fused, (x,), min_part=_threads.COSTLY)
+        else:  # the same source on NumPy blocks: the same bits
+            out = _threads.blockwise(_numpy_form(exp2_32), np.empty(x.shape, np.float32), x)
+        out = _make(out)
+        ctx.save_for_backward(out)
+        return out
 
     @staticmethod
     def backward(ctx, g):
