@@ -323,9 +323,9 @@ def _exp32(x):
 
 
 _ERF32_SOURCE = _erf32_source()
-# the numba loop nest's form, in the kernel key: changed with it (2: column sums in a loop of
-# their own after each pass)
-_LOOP_FORM = "loops 2"
+# the numba loop nest's form, in the kernel key: changed with it (3: column sums in a loop of
+# their own after each pass, reading the row their operand is stored in)
+_LOOP_FORM = "loops 3"
 
 
 def _numba_lowering(plan):
@@ -359,6 +359,7 @@ class _NumbaWriter:
         self.exprs = {n: e["py"] for _, n, _, e in plan.steps if e is not None}
         self.red = {r: (j, kind, side) for j, (r, _, kind, side, _) in
                     enumerate(plan.reductions)}
+        self.scratch = []  # column sums whose operand needs a row of its own
 
     def emit(self, depth, line):
         self.lines.append("    " * depth + line)
@@ -408,9 +409,8 @@ class _NumbaWriter:
         cols = []
         for r, src, *_ in reds:
             j, kind, side = self.red[r]
-            if side == "outer":  # stored in a scratch row, summed in a loop of its own
-                self.emit(3, f"c{j}[b] = {src}")
-                cols.append(j)
+            if side == "outer":  # summed in a loop of its own, from the row it is stored in
+                cols.append((j, self._stored_row(src, outs, stores, j)))
             elif kind == "sum":
                 self.emit(3, f"acc{j} += {src}")
         # Why a loop of its own: ``r[b] += t`` in the pass (a float64 read-modify-write among
@@ -419,8 +419,27 @@ class _NumbaWriter:
         # adds the same float64 values in row order: the same bits.
         if cols:
             self.emit(2, "for b in range(inner):")
-            for j in cols:
-                self.emit(3, f"r{j}[b] += c{j}[b]")
+            for j, row in cols:
+                self.emit(3, f"r{j}[b] += {row}")
+
+    def _stored_row(self, src, outs, stores, j):
+        """Where the pass leaves column sum j's operand ``src`` for the loop after it: its
+        input's row, its output's or its scratch row (the value as stored: the node's dtype,
+        which the kernel computes it in), else a row ``c<j>`` of its own."""
+        plan = self.plan
+        if src.startswith("v"):
+            k = int(src[1:])
+            if plan.kinds[k] in ("full", "row"):
+                return f"x{k}{_index(plan.kinds[k], 'a', 'b')}"
+            return src  # one value per row (or per kernel): the same at every b
+        for n in outs:
+            if plan.names[n] == src:
+                return f"{self.out_name[n]}[a, b]"
+        if src in stores:
+            return f"w_{src}[b]"
+        self.emit(3, f"c{j}[b] = {src}")
+        self.scratch.append(j)
+        return f"c{j}[b]"
 
 
 def numba_source(plan: KernelPlan) -> str:
@@ -438,10 +457,7 @@ def numba_source(plan: KernelPlan) -> str:
     for var in stashed:  # the scratch rows of values a later pass reads
         name = "bool_" if dtypes[var].name == "bool" else dtypes[var].name
         w.emit(1, f"w_{var} = np.empty(inner, np.{name})")
-    for j, (r, _, _, side, _) in enumerate(plan.reductions):  # a column sum's row of operands
-        if side == "outer":
-            name = r.args[0].meta["dtype"].np.name
-            w.emit(1, f"c{j} = np.empty(inner, np.{'bool_' if name == 'bool' else name})")
+    mark = len(w.lines)
     w.emit(1, "for a in range(outer):")
     for j, kind in enumerate(plan.kinds):
         if kind == "col":  # one value per row
@@ -451,6 +467,10 @@ def numba_source(plan: KernelPlan) -> str:
         w.accumulators(reds)
         w.one_pass(compute, stores, outs_p, reds)
         w.row_values(after)
+    for j in reversed(w.scratch):  # the rows of column sums' operands stored nowhere else
+        name = plan.reductions[j][0].args[0].meta["dtype"].np.name
+        name = "bool_" if name == "bool" else name
+        w.lines.insert(mark, f"    c{j} = np.empty(inner, np.{name})")
     head = ["import math", "import numba", "import numba.extending", "import numpy as np", ""]
     head += [f"{name} = np.float32({lit})" for lit, name in consts.items()]
     head += [_ERF32_SOURCE, "", "@numba.njit(cache=True, nogil=True, error_model='numpy', "

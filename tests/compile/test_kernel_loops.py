@@ -16,22 +16,32 @@ def _entry(cf):
     return entry
 
 
+def _row_order(v):
+    """float32 ``v``'s column sums as the kernel makes them: widened, added in row order in
+    float64, rounded once."""
+    acc = np.zeros(v.shape[1])
+    for row in v:
+        acc += row.astype(np.float64)
+    return acc.astype(np.float32)
+
+
 def test_a_column_sum_is_a_loop_of_its_own_with_row_order_bits():
     r = np.random.default_rng(0)
     x = r.standard_normal((300, 37)).astype(np.float32)
     y = r.standard_normal((300, 37)).astype(np.float32)
-    cf = tx.compile(lambda a, b: ((a * b).sum(0), a + b),
+    # operands: a value stored nowhere (its own scratch row), an input (its row read back),
+    # a group output (read back from it)
+    cf = tx.compile(lambda a, b: ((a * b).sum(0), a.sum(0), a + b, (a + b).sum(0), a - b),
                     options={"kernels": "numba", "tier_up": 0})
-    s, _ = cf(tx.from_numpy(x), tx.from_numpy(y))
+    s_prod, s_in, _, s_out, _ = cf(tx.from_numpy(x), tx.from_numpy(y))
     graph = _entry(cf).graph
     assert graph.kernel_kinds() == ["numba"]
     src = numba_source(graph.plans[0])
-    assert "r0[b] += c0[b]" in src and "r0[b] += t" not in src
-    # the float32 products, widened, added column by column in row order, rounded once
-    want = np.zeros(37)
-    for row in x * y:
-        want += row.astype(np.float64)
-    assert np.array_equal(s.numpy(), want.astype(np.float32))
+    assert "[b] += c" in src and "[b] += x0[a, b]" in src and "[b] += o" in src
+    assert "[b] += t" not in src  # no sum inside a pass
+    assert np.array_equal(s_prod.numpy(), _row_order(x * y))
+    assert np.array_equal(s_in.numpy(), _row_order(x))
+    assert np.array_equal(s_out.numpy(), _row_order(x + y))
 
 
 def test_float32_exp_subnormal_results_and_masked_entries():
