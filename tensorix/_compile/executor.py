@@ -17,6 +17,7 @@ from ..fx.graph import Graph, Node, map_args
 from ..fx.graph_module import _get_attr
 from ..fx.memory import last_uses, plan_memory
 from ..fx.passes import optimize
+from ..nn.functional._core import Linear
 from ..ops.linalg import MatMul
 from ..ops.movement import Permute, Reshape
 from ..ops.shape import Cat
@@ -25,6 +26,7 @@ from .cat_into import cat_pieces, cat_step, gemm_into, scale_into
 from .codegen import KernelPlan
 from .decompose import decompose
 from .fusion import partition
+from .gemm_steps import linear_step, matmul_step
 from .kernels import build
 from .layouts import matmul_into, permute_view, permuted_reader, reshape_view
 from .rewrites import scatters_to_cat, sums_through_reshapes
@@ -34,7 +36,8 @@ __all__ = ["CompiledGraph"]
 
 # steps whose closure a function of their own makes from the step's fields
 _DIRECT = {"matmul_into": matmul_into, "reshape": reshape_view, "permute": permute_view,
-           "gemm_into": gemm_into, "scale_into": scale_into, "cat_step": cat_step}
+           "gemm_into": gemm_into, "scale_into": scale_into, "cat_step": cat_step,
+           "matmul": matmul_step, "linear": linear_step}
 _VIEWS = {Reshape: "reshape", Permute: "permute"}  # their steps by op, for static dims
 
 
@@ -134,6 +137,15 @@ class CompiledGraph:
             # readers permute it: the GEMM writes that layout (tensorix._compile.layouts)
             return ("matmul_into", slot[node], slot[node.args[0]], slot[node.args[1]], perm,
                     node.meta["dtype"])
+        if node.op is MatMul and len(node.args) == 2 and all(type(a) is Node for a in node.args):
+            return ("matmul", slot[node], slot[node.args[0]], slot[node.args[1]],
+                    node.meta["dtype"])  # raw GEMM steps (tensorix._compile.gemm_steps)
+        if node.op is Linear and len(node.args) == 3 and \
+                all(type(a) is Node for a in node.args[:2]) and \
+                (node.args[2] is None or type(node.args[2]) is Node):
+            bias = node.args[2]
+            return ("linear", slot[node], slot[node.args[0]], slot[node.args[1]],
+                    None if bias is None else slot[bias], node.meta["dtype"])
         if node.op in _VIEWS and len(node.args) == 2 and type(node.args[0]) is Node \
                 and type(node.args[1]) in (tuple, list) \
                 and all(type(d) is int for d in node.args[1]):  # a view of static dims
