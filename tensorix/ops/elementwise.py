@@ -19,6 +19,7 @@ from ..autograd.function import Function, binary
 from ..backend import quiet
 from ..tensor import Tensor, _make
 from ._common import check_tensor, float_input, lift, promote, same_device
+from ._hypot import Hypot
 from ._modulo import modulo
 
 __all__ = ["add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide", "neg",
@@ -311,21 +312,6 @@ class Lerp(Function):
         ns, ne, nw = ctx.needs_input_grad
         return (g * (1 - weight).conj() if ns else None, g * weight.conj() if ne else None,
                 g * (end - start).conj() if nw else None)
-
-
-class Hypot(Function):
-    @staticmethod
-    def forward(ctx, a, b):
-        with quiet():
-            out = _make(a.xp.hypot(a._data, b._data))
-        ctx.save_for_backward(a, b, out)
-        return out
-
-    @staticmethod
-    def backward(ctx, g):
-        a, b, out = ctx.saved_tensors
-        na, nb = ctx.needs_input_grad
-        return (g * a / out if na else None), (g * b / out if nb else None)
 
 
 class Atan2(Function):

@@ -1,0 +1,84 @@
+"""numba kernels of issue 13's special and binary math ops (hypot, nextafter, mvlgamma),
+imported by ``_cpu_jit.py`` (so reachable by ``jit`` / ``jit_kernel``) and only there.
+
+Each repeats per element the arithmetic of the NumPy fallback its op keeps
+(``ops/_hypot.py``, ``ops/number.py``, ``ops/special.py``), so both give the same bits:
+
+* ``hypot32``: ``sqrt(x*x + y*y)`` in float64, rounded once to float32 (the squares of
+  float32 values are exact in float64 and neither overflows nor underflows there, so the only
+  rounding before the last is the sum's and the sqrt's: within half an ulp of float32 but for
+  a double-rounding tie); inf where either input is infinite, else NaN as NaN (canonical).
+* ``nextafter_bits32`` / ``nextafter_bits64``: the bit increment on the integer view, in one pass (NumPy's calls the C
+  library per element, 9x torch's time), with C's rules: ``x == y`` gives ``y``, ``0`` steps
+  to the smallest subnormal with ``y``'s sign, NaN gives the canonical quiet NaN (torch's).
+* ``mvlgamma32``: ``sum_j lgamma32(x - j/2)`` added in float64 with the constant last, one
+  pass over ``x`` (the composite made a ``(n, p)`` temporary and a reduction over it).
+
+The loops release the GIL, so ``_threads.elementwise`` runs them on the pool. After an edit to
+``_math32.py``'s lgamma32 alone, clear this package's ``__pycache__`` (numba's disk cache keys
+``mvlgamma32`` on this file only).
+"""
+
+import types
+
+import numpy as np
+
+from . import _cpu_jit
+
+__all__ = ["hypot32", "nextafter_bits32", "nextafter_bits64", "mvlgamma32"]
+
+_jit = _cpu_jit._jit
+_lgamma32 = _cpu_jit._SCALAR["lgamma32"]
+_bits = _cpu_jit._bits  # float32 -> int32 bit cast  # _math32's lgamma32 in scalar form (inlined)
+
+
+@_jit
+def hypot32(out, a, b):
+    """out (the int32 view of the float32 result) = hypot(a, b) on 1-d float32 arrays (see
+    the module's note). The NaN is written as bits: LLVM may fold a float select of NaNs."""
+    qnan = np.int32(0x7FC00000)
+    for i in range(a.shape[0]):
+        x = np.float64(a[i])
+        y = np.float64(b[i])
+        r = np.sqrt(x * x + y * y)
+        r = np.inf if (abs(x) == np.inf) | (abs(y) == np.inf) else r
+        out[i] = qnan if r != r else _bits(np.float32(r))
+
+
+def _nextafter_bits(out, a, b, ai, bi, one, sign, qnan):
+    """out (the integer view of the result) = nextafter(a, b) on 1-d float arrays ``a``, ``b``
+    and their integer views ``ai``, ``bi`` of the same width; ``one``, ``sign`` (the sign
+    bit) and ``qnan`` (the quiet NaN's bits) integers of that width."""
+    for i in range(a.shape[0]):
+        x = a[i]
+        y = b[i]
+        xi = ai[i]
+        # away from zero when y lies beyond x; the bits of a float grow with its magnitude
+        r = xi + one if (x < y) == (x > 0) else xi - one
+        r = (bi[i] & sign) | one if x == 0 else r
+        r = bi[i] if x == y else r
+        out[i] = qnan if (x != x) | (y != y) else r
+
+
+def _named(fn, name):
+    """``fn`` compiled as a numba function of its own name (numba's disk cache is keyed by
+    name: one per width, so that each compiles once, on its example, never in a pool thread)."""
+    code = fn.__code__.replace(co_name=name, co_qualname=name)
+    return _jit(types.FunctionType(code, fn.__globals__, name))
+
+
+nextafter_bits32 = _named(_nextafter_bits, "nextafter_bits32")
+nextafter_bits64 = _named(_nextafter_bits, "nextafter_bits64")
+
+
+@_jit
+def mvlgamma32(out, x, p, const):
+    """out = float32(sum_{j < p} lgamma32(x - j/2) + const) on 1-d float32 arrays, the sum in
+    float64 in the order of j (``const`` a float64, p an int)."""
+    half = np.float32(0.5)
+    for i in range(x.shape[0]):
+        xi = x[i]
+        acc = 0.0
+        for j in range(p):
+            acc += np.float64(_lgamma32(xi - np.float32(j) * half))
+        out[i] = np.float32(acc + const)
