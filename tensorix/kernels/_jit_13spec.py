@@ -8,9 +8,10 @@ Each repeats per element the arithmetic of the NumPy fallback its op keeps
   float32 values are exact in float64 and neither overflows nor underflows there, so the only
   rounding before the last is the sum's and the sqrt's: within half an ulp of float32 but for
   a double-rounding tie); inf where either input is infinite, else NaN as NaN (canonical).
-* ``nextafter_bits32`` / ``nextafter_bits64``: the bit increment on the integer view, in one pass (NumPy's calls the C
-  library per element, 9x torch's time), with C's rules: ``x == y`` gives ``y``, ``0`` steps
-  to the smallest subnormal with ``y``'s sign, NaN gives the canonical quiet NaN (torch's).
+* ``nextafter_bits32`` / ``nextafter_bits64``: the bit increment on the integer view, in one
+  pass (NumPy's calls the C library per element, 9x torch's time), with C's rules: ``x ==
+  y`` gives ``y``, ``0`` steps to the smallest subnormal with ``y``'s sign, NaN gives the
+  canonical quiet NaN (torch's).
 * ``mvlgamma32``: ``sum_j lgamma32(x - j/2)`` added in float64 with the constant last, one
   pass over ``x`` (the composite made a ``(n, p)`` temporary and a reduction over it).
 
