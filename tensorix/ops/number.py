@@ -131,10 +131,11 @@ class NextAfter(Function):
     torch (shapes broadcast). GPU arrays take ``xp.nextafter`` (the device's own NaN bits)."""
 
     _differentiable = False
-    _kernels = {"forward": (kernels.jit("nextafter_bits32", ("float32",),
-                                        lambda: _example(np.float32)),
-                            kernels.jit("nextafter_bits64", ("float64",),
-                                        lambda: _example(np.float64)))}
+    # one role per width (a role holds one kernel per device type)
+    _kernels = {"float32": (kernels.jit("nextafter_bits32", ("float32",),
+                                        lambda: _example(np.float32)),),
+                "float64": (kernels.jit("nextafter_bits64", ("float64",),
+                                        lambda: _example(np.float64)),)}
 
     @staticmethod
     def forward(ctx, a, b):
@@ -148,7 +149,7 @@ class NextAfter(Function):
             x, y = np.broadcast_arrays(x, y)
         x, y = np.ascontiguousarray(x), np.ascontiguousarray(y)
         out = np.empty(x.shape, x.dtype)
-        fused = kernel(NextAfter, "forward", a.device, a._dtype)
+        fused = kernel(NextAfter, x.dtype.name, a.device, a._dtype)
         if fused is None:
             _threads.blockwise(lambda o, p, q: _nextafter_block(
                 o.view(itype), p, q, p.view(itype), q.view(itype), itype(1), sign, qnan),
