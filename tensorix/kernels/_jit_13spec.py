@@ -29,8 +29,9 @@ from . import _cpu_jit
 __all__ = ["hypot32", "nextafter_bits32", "nextafter_bits64", "mvlgamma32"]
 
 _jit = _cpu_jit._jit
-_lgamma32 = _cpu_jit._SCALAR["lgamma32"]
-_bits = _cpu_jit._bits  # float32 -> int32 bit cast  # _math32's lgamma32 in scalar form (inlined)
+_lgamma32 = _cpu_jit._SCALAR["lgamma32"]  # _math32's lgamma32 in scalar form (inlined)
+_bits = _cpu_jit._bits  # float32 -> int32 bit cast
+_BLOCK = 2048  # elements per block of mvlgamma32 (16 KiB of float64 sums: in L1)
 
 
 @_jit
@@ -75,11 +76,22 @@ nextafter_bits64 = _named(_nextafter_bits, "nextafter_bits64")
 @_jit
 def mvlgamma32(out, x, p, const):
     """out = float32(sum_{j < p} lgamma32(x - j/2) + const) on 1-d float32 arrays, the sum in
-    float64 in the order of j (``const`` a float64, p an int)."""
+    float64 in the order of j (``const`` a float64, p an int). By blocks, j outside, each
+    lgamma32 pass a loop of its own: that is the loop LLVM vectorises (lgamma32 computes every
+    branch and selects, which in scalar code costs many times more)."""
     half = np.float32(0.5)
-    for i in range(x.shape[0]):
-        xi = x[i]
-        acc = 0.0
+    n = x.shape[0]
+    acc = np.empty(min(n, _BLOCK))
+    term = np.empty(min(n, _BLOCK), np.float32)
+    for s in range(0, n, _BLOCK):
+        m = min(n - s, _BLOCK)
+        for k in range(m):
+            acc[k] = 0.0
         for j in range(p):
-            acc += np.float64(_lgamma32(xi - np.float32(j) * half))
-        out[i] = np.float32(acc + const)
+            shift = np.float32(j) * half
+            for k in range(m):
+                term[k] = _lgamma32(x[s + k] - shift)
+            for k in range(m):
+                acc[k] += np.float64(term[k])
+        for k in range(m):
+            out[s + k] = np.float32(acc[k] + const)
