@@ -20,15 +20,17 @@ The loops release the GIL, so ``_threads.elementwise`` runs them on the pool. Af
 ``mvlgamma32`` on this file only).
 """
 
+import math
 import types
 
 import numpy as np
 
 from . import _cpu_jit
 
-__all__ = ["hypot32", "nextafter_bits32", "nextafter_bits64", "mvlgamma32"]
+__all__ = ["hypot32", "nextafter_bits32", "nextafter_bits64", "mvlgamma32", "igamma_lanes64"]
 
 _jit = _cpu_jit._jit
+_inline = _cpu_jit._inline
 _lgamma32 = _cpu_jit._SCALAR["lgamma32"]  # _math32's lgamma32 in scalar form (inlined)
 _bits = _cpu_jit._bits  # float32 -> int32 bit cast
 _BLOCK = 2048  # elements per block of mvlgamma32 (16 KiB of float64 sums: in L1)
@@ -95,3 +97,124 @@ def mvlgamma32(out, x, p, const):
                 acc[k] += np.float64(term[k])
         for k in range(m):
             out[s + k] = np.float32(acc[k] + const)
+
+
+# -- the regularised incomplete gamma, in lanes -----------------------------------------------
+# _cpu_jit's igamma64 runs each element's series or continued fraction alone: a chain of
+# dependent float64 divisions, one element at a time. Here _LANES elements of one kind advance
+# together, each frozen when its own test stops it (the same terms, in the same order, as
+# igamma64 and ops/special.py's igamma_kernel: the same bits), in branch-free loops over the
+# lanes that LLVM vectorises (the "any lane live" test is an integer count: a float sum would
+# not vectorise without reassociation). The group runs until its slowest lane stops.
+_LANES = 32
+
+
+@_inline
+def _prefactor(a, x):
+    return np.exp(a * np.log(x) - x - math.lgamma(a))  # igamma64's, the C library's
+
+
+@_inline
+def _series_lanes(term, total, ap, xs, live, tol):
+    """P's series sums (before the prefactor) of the lanes (term = 1/a, total = term, ap = a,
+    xs = x and live = 1 on entry; padding lanes live = 0)."""
+    for _ in range(5000):
+        count = 0
+        for k in range(term.shape[0]):
+            ak = ap[k] + 1.0
+            t = term[k] * xs[k] / ak
+            s = total[k] + t
+            on = live[k]
+            ap[k] = ak
+            term[k] = t
+            total[k] = s if on != 0.0 else total[k]
+            on = on if abs(t) > abs(s) * tol else 0.0
+            live[k] = on
+            count += np.int64(on != 0.0)
+        if count == 0:
+            break
+
+
+@_inline
+def _fraction_lanes(av, b, c, d, h, live, tol):
+    """Lentz's continued fraction for Q (before the prefactor) of the lanes (av = a,
+    b = x + 1 - a, c = 1/tiny, d = h = 1/b and live = 1 on entry; padding lanes live = 0)."""
+    tiny = 1e-300
+    for it in range(1, 5000):
+        count = 0
+        for k in range(av.shape[0]):
+            an = -it * (it - av[k])
+            bk = b[k] + 2.0
+            dk = an * d[k] + bk
+            dk = tiny if abs(dk) < tiny else dk
+            ck = bk + an / c[k]
+            ck = tiny if abs(ck) < tiny else ck
+            dk = 1.0 / dk
+            delta = dk * ck
+            b[k], d[k], c[k] = bk, dk, ck
+            on = live[k]
+            h[k] = h[k] * delta if on != 0.0 else h[k]
+            on = on if abs(delta - 1.0) > tol else 0.0
+            live[k] = on
+            count += np.int64(on != 0.0)
+        if count == 0:
+            break
+
+
+@_jit
+def igamma_lanes64(out, a, x, upper, tol):
+    """out = P(a, x) (``upper`` False) or Q(a, x) on 1-d float64 arrays, igamma64's values
+    (its edges, its series / fraction choice and stopping test) with _LANES elements of a
+    kind at a time."""
+    inf = np.inf
+    n = x.shape[0]
+    series, fraction = np.empty(n, np.int64), np.empty(n, np.int64)
+    ns = nf = 0
+    for i in range(n):
+        ai, xi = a[i], x[i]
+        if ai != ai or xi != xi or ai < 0 or xi < 0 or (ai == 0 and xi == 0) or \
+                (ai == inf and xi == inf):
+            out[i] = np.nan
+        elif (xi == 0 and ai > 0) or (ai == inf and xi >= 0):
+            out[i] = 1.0 if upper else 0.0
+        elif (ai == 0 and xi > 0) or (xi == inf and ai > 0):
+            out[i] = 0.0 if upper else 1.0
+        elif xi < ai + 1.0:
+            series[ns] = i
+            ns += 1
+        else:
+            fraction[nf] = i
+            nf += 1
+    v1, v2, v3, v4, v5 = np.empty(_LANES), np.empty(_LANES), np.empty(_LANES), \
+        np.empty(_LANES), np.empty(_LANES)
+    live = np.empty(_LANES)
+    for lo in range(0, ns, _LANES):
+        m = min(ns - lo, _LANES)
+        for k in range(_LANES):
+            i = series[lo + min(k, m - 1)]  # padding lanes repeat the last element, frozen
+            v1[k] = 1.0 / a[i]
+            v2[k] = v1[k]
+            v3[k] = a[i]
+            v4[k] = x[i]
+            live[k] = 1.0 if k < m else 0.0
+        _series_lanes(v1, v2, v3, v4, live, tol)
+        for k in range(m):
+            i = series[lo + k]
+            p = v2[k] * _prefactor(a[i], x[i])
+            out[i] = 1.0 - p if upper else p
+    tiny = 1e-300
+    for lo in range(0, nf, _LANES):
+        m = min(nf - lo, _LANES)
+        for k in range(_LANES):
+            i = fraction[lo + min(k, m - 1)]
+            v1[k] = a[i]
+            v2[k] = x[i] + 1.0 - a[i]
+            v3[k] = 1.0 / tiny
+            v4[k] = 1.0 / v2[k]
+            v5[k] = v4[k]
+            live[k] = 1.0 if k < m else 0.0
+        _fraction_lanes(v1, v2, v3, v4, v5, live, tol)
+        for k in range(m):
+            i = fraction[lo + k]
+            q = v5[k] * _prefactor(a[i], x[i])
+            out[i] = q if upper else 1.0 - q

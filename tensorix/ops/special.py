@@ -14,7 +14,8 @@ NumPy has none of the gamma family and scipy is not a dependency, so each is a v
 * ``igamma``/``igammac`` (regularised incomplete gamma P and Q): the series for x < a + 1,
   Lentz's continued fraction otherwise (Numerical Recipes 6.2), each element stopped where it
   has converged (for a float32 result at 2^-33 of its sum: within 1 ulp of the float64 value);
-  on the CPU numba runs them per element (``kernels/_cpu_jit.py``'s ``igamma64``).
+  on the CPU numba runs them per element, in vectorised lanes (``kernels/_jit_13spec.py``'s
+  ``igamma_lanes64``, igamma64's bits).
 
 Measured against mpmath (tests/test_api_completion.py): relative error below 1e-13 in float64
 away from the zeros of the functions, where the error is absolute (about 1e-16).
@@ -423,11 +424,12 @@ IGAMMA_TOL32 = 2.0 ** -33
 
 class Igamma(Function):
     """P(a, x) (``upper=False``) or Q(a, x); differentiable in x only, as in PyTorch. On the
-    CPU numba's per-element series and continued fraction (``igamma64``, the ``jit`` extra)
-    stop each element when it has converged, where the NumPy kernel iterates the whole array
-    until its slowest element has (7x torch's time at 1M elements); both add the same terms."""
+    CPU numba's series and continued fraction (``igamma_lanes64`` of kernels/_jit_13spec.py,
+    the ``jit`` extra) stop each element when it has converged, 32 elements of a kind in
+    vectorised lanes, where the NumPy kernel iterates the whole array until its slowest
+    element has (7x torch's time at 1M elements); both add the same terms."""
 
-    _kernels = {"forward": (kernels.jit("igamma64", ("float32", "float64"), lambda: (
+    _kernels = {"forward": (kernels.jit("igamma_lanes64", ("float32", "float64"), lambda: (
         np.empty(1), np.ones(1), np.ones(1), False, 1e-17)),)}
 
     @staticmethod
