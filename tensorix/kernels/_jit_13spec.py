@@ -25,14 +25,19 @@ import types
 
 import numpy as np
 
-from . import _cpu_jit
-
 __all__ = ["hypot32", "nextafter_bits32", "nextafter_bits64", "mvlgamma32", "igamma_lanes64"]
 
-_jit = _cpu_jit._jit
-_inline = _cpu_jit._inline
-_lgamma32 = _cpu_jit._SCALAR["lgamma32"]  # _math32's lgamma32 in scalar form (inlined)
-_bits = _cpu_jit._bits  # float32 -> int32 bit cast
+
+def _helpers():
+    """_cpu_jit's decorators, its float32 -> int32 bit cast and _math32's lgamma32 in scalar
+    form (inlined). _cpu_jit imports this module at its end, when these exist; imported here,
+    at call time, so that the two modules do not import each other at module level."""
+    from . import _cpu_jit
+
+    return _cpu_jit._jit, _cpu_jit._inline, _cpu_jit._bits, _cpu_jit._SCALAR["lgamma32"]
+
+
+_jit, _inline, _bits, _lgamma32 = _helpers()
 _BLOCK = 2048  # elements per block of mvlgamma32 (16 KiB of float64 sums: in L1)
 
 
