@@ -219,3 +219,32 @@ def test_igamma_ops_match_torch_with_and_without_numba(op, dtype, monkeypatch):
     # which the prefactor's exp of a large exponent (lgamma near 1e4) magnifies
     np.testing.assert_allclose(slow[ok], got[ok], rtol=1e-6 if dtype == np.float32 else 1e-10,
                                atol=1e-300)
+
+
+# -- logaddexp / logaddexp2 --------------------------------------------------------------------
+@pytest.mark.parametrize("op, name", [("logaddexp", "logaddexp32"),
+                                      ("logaddexp2", "logaddexp2_32")])
+def test_logaddexp_passes_give_the_one_pass_bits(op, name, monkeypatch):
+    """The three-pass loops (what the ops run) give _math32's logaddexp32 / logaddexp2_32
+    bits on every pair of special values, random bit patterns and ordinary values, as does
+    the op without numba; values against torch."""
+    a, b = _pairs(np.float32, seed=8)
+    passes = _cpu.jit_kernel(name + "_passes", np.empty(1, np.float32),
+                             np.ones(1, np.float32), np.ones(1, np.float32))
+    if passes is None:
+        pytest.skip("numba unavailable")
+    from tensorix.kernels import _math32
+
+    with np.errstate(all="ignore"):
+        want = getattr(_math32, name)(a, b)
+    got = np.empty_like(a)
+    passes(got, a, b)
+    assert _same_bits(got, want)
+    fast = getattr(tx, op)(tx.tensor(a), tx.tensor(b)).numpy()
+    assert _same_bits(fast, want)
+    n = 256  # the ordinary values: torch within the kernels' bound away from cancellation
+    t = getattr(torch, op)(torch.from_numpy(a[-n:]), torch.from_numpy(b[-n:])).numpy()
+    far = np.abs(t) > 1
+    assert (_ulps(fast[-n:][far], t[far]) <= 4).all()
+    monkeypatch.setattr(_cpu, "_state", {"m": None})
+    assert _same_bits(getattr(tx, op)(tx.tensor(a), tx.tensor(b)).numpy(), want)
