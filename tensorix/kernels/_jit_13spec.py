@@ -15,18 +15,27 @@ Each repeats per element the arithmetic of the NumPy fallback its op keeps
 * ``mvlgamma32``: ``sum_j lgamma32(x - j/2)`` added in float64 with the constant last, one
   pass over ``x`` (the composite made a ``(n, p)`` temporary and a reduction over it).
 
-The loops release the GIL, so ``_threads.elementwise`` runs them on the pool. After an edit to
-``_math32.py``'s lgamma32 alone, clear this package's ``__pycache__`` (numba's disk cache keys
-``mvlgamma32`` on this file only).
+The loops release the GIL, so ``_threads.elementwise`` runs them on the pool. Those inlining
+``_math32``'s bodies (mvlgamma32, logaddexp32_passes, logaddexp2_32_passes) compile under
+names carrying a digest of ``_math32.py``, so that numba's disk cache (keyed on this file)
+never serves them with stale bodies; old entries stay in ``__pycache__`` until cleared.
 """
 
+import hashlib
 import math
+import pathlib
 import types
 
 import numpy as np
 
 __all__ = ["hypot32", "nextafter_bits32", "nextafter_bits64", "mvlgamma32", "igamma_lanes64",
            "logaddexp32_passes", "logaddexp2_32_passes"]
+
+
+def _math32_file():
+    from . import _math32
+
+    return _math32.__file__
 
 
 def _helpers():
@@ -42,6 +51,10 @@ def _helpers():
 
 
 _jit, _inline, _bits, _lgamma32, _exp32, _log1p32, _sel = _helpers()
+# The kernels that inline _math32's bodies are compiled under names carrying a digest of
+# _math32.py: numba's disk cache checks only this file's stamp, so an edit to _math32 alone
+# would otherwise leave them running the old bodies (a name not seen before compiles afresh).
+_M32 = hashlib.sha1(pathlib.Path(_math32_file()).read_bytes()).hexdigest()[:10]
 _BLOCK = 2048  # elements per block of mvlgamma32 (16 KiB of float64 sums: in L1)
 
 
@@ -75,7 +88,8 @@ def _nextafter_bits(out, a, b, ai, bi, one, sign, qnan):
 
 def _named(fn, name):
     """``fn`` compiled as a numba function of its own name (numba's disk cache is keyed by
-    name: one per width, so that each compiles once, on its example, never in a pool thread)."""
+    name: nextafter's one per width, so that each compiles once, on its example, never in a
+    pool thread; the _math32 users' per digest of _math32.py)."""
     code = fn.__code__.replace(co_name=name, co_qualname=name)
     return _jit(types.FunctionType(code, fn.__globals__, name))
 
@@ -84,8 +98,7 @@ nextafter_bits32 = _named(_nextafter_bits, "nextafter_bits32")
 nextafter_bits64 = _named(_nextafter_bits, "nextafter_bits64")
 
 
-@_jit
-def mvlgamma32(out, x, p, const):
+def _mvlgamma32(out, x, p, const):
     """out = float32(sum_{j < p} lgamma32(x - j/2) + const) on 1-d float32 arrays, the sum in
     float64 in the order of j (``const`` a float64, p an int). By blocks, j outside, each
     lgamma32 pass a loop of its own: that is the loop LLVM vectorises (lgamma32 computes every
@@ -255,8 +268,7 @@ def _logaddexp_pass(out, a, b, scale):
         out[k] = _log1p32(out[k])
 
 
-@_jit
-def logaddexp32_passes(out, a, b):
+def _logaddexp32_passes(out, a, b):
     """out = _math32.logaddexp32(a, b) on 1-d float32 arrays, in three passes."""
     _logaddexp_pass(out, a, b, np.float32(1))
     zero, ln2 = np.float32(0), np.float32(np.log(2.0))
@@ -266,8 +278,7 @@ def logaddexp32_passes(out, a, b):
         out[k] = _sel(ai == bi, ai + ln2, mx + (_sel(d > zero, d, zero) + out[k]))
 
 
-@_jit
-def logaddexp2_32_passes(out, a, b):
+def _logaddexp2_32_passes(out, a, b):
     """out = _math32.logaddexp2_32(a, b) on 1-d float32 arrays, in three passes."""
     ln2 = np.float32(np.log(2.0))
     _logaddexp_pass(out, a, b, ln2)
@@ -276,3 +287,8 @@ def logaddexp2_32_passes(out, a, b):
         ai, bi = a[k], b[k]
         d, mx = _softplus_arg(ai, bi, ln2)
         out[k] = _sel(ai == bi, ai + one, mx + (_sel(d > zero, d, zero) + out[k]) / ln2)
+
+
+mvlgamma32 = _named(_mvlgamma32, "mvlgamma32_" + _M32)
+logaddexp32_passes = _named(_logaddexp32_passes, "logaddexp32_passes_" + _M32)
+logaddexp2_32_passes = _named(_logaddexp2_32_passes, "logaddexp2_32_passes_" + _M32)
