@@ -248,3 +248,19 @@ def test_logaddexp_passes_give_the_one_pass_bits(op, name, monkeypatch):
     assert (_ulps(fast[-n:][far], t[far]) <= 4).all()
     monkeypatch.setattr(_cpu, "_state", {"m": None})
     assert _same_bits(getattr(tx, op)(tx.tensor(a), tx.tensor(b)).numpy(), want)
+
+
+@pytest.mark.parametrize("op", ["hypot", "nextafter", "mvlgamma", "igamma", "logaddexp2"])
+def test_zero_dim_empty_and_strided_inputs_keep_their_shape(op):
+    """A 0-d input stays 0-d (np.ascontiguousarray would make it 1-d), an empty one empty,
+    and a strided view gives the values of its contiguous copy."""
+    def call(x):
+        return tx.mvlgamma(x, 2) if op == "mvlgamma" else getattr(tx, op)(x, x + 0.5)
+
+    s = tx.tensor(np.float32(2.5))
+    assert call(s).shape == ()
+    assert call(tx.tensor(np.zeros((0, 3), np.float32) + 2)).shape == (0, 3)
+    base = np.random.default_rng(9).uniform(1.5, 4, (6, 8)).astype(np.float32)
+    got = call(tx.tensor(base)[:, ::2]).numpy()
+    want = call(tx.tensor(np.ascontiguousarray(base[:, ::2]))).numpy()
+    assert got.shape == (6, 4) and _same_bits(got, want)

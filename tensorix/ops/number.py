@@ -147,7 +147,7 @@ class NextAfter(Function):
         itype, sign, qnan = _BITS[x.dtype]
         if x.shape != y.shape:
             x, y = np.broadcast_arrays(x, y)
-        x, y = np.ascontiguousarray(x), np.ascontiguousarray(y)
+        x, y = (np.require(v, requirements="C") for v in (x, y))  # keeps 0-d
         out = np.empty(x.shape, x.dtype)
         fused = kernel(NextAfter, x.dtype.name, a.device, a._dtype)
         if fused is None:

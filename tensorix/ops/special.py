@@ -400,7 +400,7 @@ class Mvlgamma(Function):
     def forward(ctx, x, p):
         ctx.p = p
         ctx.save_for_backward(x)
-        data = np.ascontiguousarray(x._data)
+        data = np.require(x._data, requirements="C")  # keeps 0-d
         const = p * (p - 1) / 4 * math.log(math.pi)
         out = np.empty(data.shape, np.float32)
         fused = kernel(Mvlgamma, "forward", x.device, x._dtype)
