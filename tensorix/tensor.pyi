@@ -942,7 +942,7 @@ class Tensor:
     def new_zeros(self, *size, dtype=..., device=..., requires_grad=...):
         """A :func:`zeros` tensor with this tensor's dtype and device."""
     def nextafter(input, other) -> Tensor:
-        """The next floating-point value after ``input`` towards ``other`` (promoted, float only; not differentiable)."""
+        """The next floating-point value after ``input`` towards ``other`` (promoted, float only; not differentiable); ``other`` itself where the two are equal."""
     def nextafter_(self, *args, **kwargs):
         """In-place version of :func:`nextafter`."""
     def nonzero(input, *, as_tuple=...):

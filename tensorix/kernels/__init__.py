@@ -14,14 +14,16 @@ On the CPU, ``jit(name, dtypes, example)`` declares a numba one-pass kernel of `
 (the ``jit`` extra), served only where numba compiles it; each gives the bits of the NumPy
 kernel it replaces (igamma's to the C library's exp/log, logcumsumexp's scan that of its body
 applied in order): igamma64, cumextreme, hardshrink, softshrink, threshold, logcumsumexp32,
-angle_real, hardswish, elu32 (on ``_math32``'s expm1_32), fmod32 and remainder32 (exact
-float64 arithmetic, NumPy's bits); the activations' ``_jit_13act.py``: relu, hardtanh,
-leaky_relu, hardsigmoid, softsign (torch's bits) and ``_act32.py``'s float32 sigmoid, softplus,
-logsigmoid, logit and glu (the same bits as their NumPy form). ``float32_math(name, *xs)`` runs a
-float32 function of ``_math32.py`` (expm1, log1p, sinh, cosh, atanh, softplus, lgamma, digamma,
-i0, silu, tan, atan2, erf, erfc, logaddexp, logaddexp2) as numba's pass or NumPy blocks;
-``float32_pass(compiled, name, *arrays)`` does so for a primitive's declared kernel (exact
-GELU and its backward). ``sum_squares(x)`` is a float32 norm's one pass (BLAS dots of
+angle_real, hardswish, elu32 (on ``_math32``'s expm1_32), fmod32 and remainder32 (exact float64
+arithmetic, NumPy's bits); the activations' ``_jit_13act.py``: relu, hardtanh, leaky_relu,
+hardsigmoid, softsign (torch's bits) and ``_act32.py``'s float32 sigmoid, softplus, logsigmoid,
+logit and glu (the same bits as their NumPy form); ``_jit_13spec.py``: hypot32 (float64
+arithmetic rounded once), nextafter_bits32/64 (bit increments), mvlgamma32 (on lgamma32) and
+igamma_lanes64 (igamma64's bits, 32 elements in vectorised lanes). ``float32_math(name, *xs)``
+runs a float32 function of ``_math32.py`` (expm1, log1p, sinh, cosh, atanh, softplus, lgamma,
+digamma, i0, silu, tan, atan2, erf, erfc, logaddexp, logaddexp2) as numba's pass or NumPy
+blocks; ``float32_pass(compiled, name, *arrays)`` does so for a primitive's declared kernel
+(exact GELU and its backward). ``sum_squares(x)`` is a float32 norm's one pass (BLAS dots of
 chunks added in float64).
 """
 

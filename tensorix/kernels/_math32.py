@@ -177,8 +177,11 @@ def log1p32(x):
     e = _sel(near, _ZERO, e)
     c = _sel(near, _ZERO, c)
     y = _log_core(f, e) + c
-    y = _log_special(u, y)
-    y = _sel(x == _INF, _INF, y)
+    # off (0, inf) uu = 1, so y = c = x: already inf at inf and NaN (x's) at NaN; only u = 0
+    # and u < 0 need selects (not _log_special's four: with two more constants live, numba's
+    # loop ran 3x slower; the same bits, checked on all 2^32 inputs)
+    y = _sel(u == _ZERO, -_INF, y)
+    y = _sel(u < _ZERO, _NAN, y)
     return _sel(x == _ZERO, x, y)  # -0 stays -0
 
 

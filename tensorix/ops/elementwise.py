@@ -19,6 +19,7 @@ from ..autograd.function import Function, binary
 from ..backend import quiet
 from ..tensor import Tensor, _make
 from ._common import check_tensor, float_input, lift, promote, same_device
+from ._hypot import Hypot
 from ._lerp_copysign import Copysign, Lerp  # noqa: F401 - the primitives, re-exported
 from ._modulo import modulo
 
@@ -289,19 +290,6 @@ class Fmin(_Extremum):
         return take_a, take_a.logical_not(), None
 
 
-class Hypot(Function):
-    @staticmethod
-    def forward(ctx, a, b):
-        with quiet():
-            out = _make(a.xp.hypot(a._data, b._data))
-        ctx.save_for_backward(a, b, out)
-        return out
-
-    @staticmethod
-    def backward(ctx, g):
-        a, b, out = ctx.saved_tensors
-        na, nb = ctx.needs_input_grad
-        return (g * a / out if na else None), (g * b / out if nb else None)
 
 
 class Atan2(Function):

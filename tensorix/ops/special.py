@@ -14,7 +14,8 @@ NumPy has none of the gamma family and scipy is not a dependency, so each is a v
 * ``igamma``/``igammac`` (regularised incomplete gamma P and Q): the series for x < a + 1,
   Lentz's continued fraction otherwise (Numerical Recipes 6.2), each element stopped where it
   has converged (for a float32 result at 2^-33 of its sum: within 1 ulp of the float64 value);
-  on the CPU numba runs them per element (``kernels/_cpu_jit.py``'s ``igamma64``).
+  on the CPU numba runs them per element, in vectorised lanes (``kernels/_jit_13spec.py``'s
+  ``igamma_lanes64``, igamma64's bits).
 
 Measured against mpmath (tests/test_api_completion.py): relative error below 1e-13 in float64
 away from the zeros of the functions, where the error is absolute (about 1e-16).
@@ -37,7 +38,7 @@ from .. import dtypes as dt
 from ..autograd.dispatch import kernel
 from ..autograd.function import Function
 from ..backend import quiet
-from ..kernels import float32_math
+from ..kernels import _math32, float32_math
 from ..tensor import Tensor
 from ._common import check_tensor, promote
 from .creation import arange
@@ -376,6 +377,45 @@ class Sinc(Function):
         return g * where(zero, a * (-math.pi ** 2 / 3), d).conj()
 
 
+def _mvlgamma_block(out, x, p, const):
+    """mvlgamma32's arithmetic on NumPy blocks: lgamma32 of each shift, added in float64."""
+    acc = np.zeros(x.shape)
+    with np.errstate(all="ignore"):  # per block: pool threads have their own errstate
+        for j in range(p):
+            acc += _math32.lgamma32(x - np.float32(j) * np.float32(0.5))
+    out[...] = acc + const
+
+
+class Mvlgamma(Function):
+    """The multivariate log-gamma of float32 NumPy input in one pass (float32 only; the
+    wrapper composes the others from Lgamma): ``sum_j lgamma32(x - j/2)`` added in float64,
+    the constant last, rounded once (numba's ``mvlgamma32`` split over the pool, or the same
+    arithmetic on NumPy blocks: the same bits). Each term is within lgamma32's bound, the sum
+    rounds once. d/dx = sum_j digamma(x - j/2)."""
+
+    _kernels = {"forward": (kernels.jit("mvlgamma32", ("float32",), lambda: (
+        np.empty(1, np.float32), np.ones(1, np.float32), 1, 0.0)),)}
+
+    @staticmethod
+    def forward(ctx, x, p):
+        ctx.p = p
+        ctx.save_for_backward(x)
+        data = np.require(x._data, requirements="C")  # keeps 0-d
+        const = p * (p - 1) / 4 * math.log(math.pi)
+        out = np.empty(data.shape, np.float32)
+        fused = kernel(Mvlgamma, "forward", x.device, x._dtype)
+        if fused is None:
+            return _threads.blockwise(lambda o, v: _mvlgamma_block(o, v, p, const), out, data)
+        return _threads.elementwise(
+            lambda o, v: fused(o.reshape(-1), v.reshape(-1), p, const), out, data)
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        shifts = arange(ctx.p, dtype=x.dtype, device=x.device) / 2
+        return g * Polygamma.apply(x.unsqueeze(-1) - shifts, 0).sum(-1), None
+
+
 # float32 results: each element stops once its next term is below 2^-33 of its sum (1/1000 of
 # a float32 ulp; the neglected tail is at most a few such terms), about half the terms of
 # float64's 1e-17
@@ -384,11 +424,12 @@ IGAMMA_TOL32 = 2.0 ** -33
 
 class Igamma(Function):
     """P(a, x) (``upper=False``) or Q(a, x); differentiable in x only, as in PyTorch. On the
-    CPU numba's per-element series and continued fraction (``igamma64``, the ``jit`` extra)
-    stop each element when it has converged, where the NumPy kernel iterates the whole array
-    until its slowest element has (7x torch's time at 1M elements); both add the same terms."""
+    CPU numba's series and continued fraction (``igamma_lanes64`` of kernels/_jit_13spec.py,
+    the ``jit`` extra) stop each element when it has converged, 32 elements of a kind in
+    vectorised lanes, where the NumPy kernel iterates the whole array until its slowest
+    element has (7x torch's time at 1M elements); both add the same terms."""
 
-    _kernels = {"forward": (kernels.jit("igamma64", ("float32", "float64"), lambda: (
+    _kernels = {"forward": (kernels.jit("igamma_lanes64", ("float32", "float64"), lambda: (
         np.empty(1), np.ones(1), np.ones(1), False, 1e-17)),)}
 
     @staticmethod
@@ -464,7 +505,7 @@ def polygamma(n, input) -> Tensor:
 def mvlgamma(input, p) -> Tensor:
     """The multivariate log-gamma of dimension ``p``:
     ``p (p - 1) / 4 log(pi) + sum_{j < p} lgamma(input - j / 2)``, elementwise; every element
-    must exceed ``(p - 1) / 2``.
+    must exceed ``(p - 1) / 2``. float32 CPU input sums the lgammas in float64 in one pass.
 
     Example: ``tensorix.mvlgamma(tensorix.tensor([2.5]), 2)``.
     """
@@ -476,6 +517,8 @@ def mvlgamma(input, p) -> Tensor:
     if not bool((x._data > (p - 1) / 2).all()):
         raise RuntimeError(f"mvlgamma(): All elements must be greater than (p-1)/2 = "
                            f"{(p - 1) / 2}")
+    if type(x._data) is np.ndarray and x._data.dtype == np.float32:
+        return Mvlgamma.apply(x, int(p))
     shifts = arange(p, dtype=x.dtype, device=x.device) / 2
     return Lgamma.apply(x.unsqueeze(-1) - shifts).sum(-1) + p * (p - 1) / 4 * math.log(math.pi)
 
