@@ -1,0 +1,208 @@
+"""numba kernels of the reductions, scans and softmaxes (ops/reduce.py, ops/softmax.py),
+imported at the end of ``_cpu_jit.py`` so that ``jit_kernel`` / ``jit`` reach them by name.
+
+Each kernel fixes its order of operations (explicit lane arrays, blocks of fixed size, no
+fastmath), so its result depends neither on the thread count nor on how LLVM vectorises, and
+``ops/_fastreduce.py`` repeats that order with NumPy calls for its fallback (the same bits).
+
+* ``sum32_blocks`` / ``nansum32_blocks``: float32 sums of ``SUPER``-element superblocks, each
+  as ``LANES`` float32 lanes over blocks of ``BLOCK`` elements (``BLOCK / LANES`` terms a lane),
+  the lanes added into float64 lanes after every block, folded in lane order, the tail added
+  in order; the superblock sums (float64) are added in order by the caller.
+* ``prod32_cols``: float32 column products of a (rows, ``PROD_COLS``) array, row by row.
+* ``count32``: the number of non-zero (or non-NaN) elements, exact.
+* ``cumsum_rows`` / ``cumprod_rows``: scans along axis 1 of (outer, n, inner), accumulated in
+  float64 and rounded to the output per element (torch's CPU rule for float32).
+* ``softmax_rows``: softmax / log_softmax of (rows, n) rows with ``_math32``'s exp32 / log32,
+  the exp sum added as the sums above add a superblock.
+"""
+
+import numpy as np
+
+from ._cpu_jit import _SCALAR, _jit
+
+__all__ = ["sum32_blocks", "nansum32_blocks", "prod32_cols", "count32", "cumsum_rows",
+           "cumprod_rows", "softmax_rows", "LANES", "BLOCK", "SUPER", "PROD_COLS"]
+
+LANES = 64  # float32 lanes: four AVX-512 registers, enough independent adds to hide latency
+BLOCK = 512  # elements a block: 8 float32 terms a lane before they move to float64
+SUPER = 1 << 16  # elements a superblock: the unit of work of a thread (a multiple of BLOCK)
+PROD_COLS = 256
+
+_exp32 = _SCALAR["exp32"]
+_log32 = _SCALAR["log32"]
+
+
+@_jit
+def _fold(wide, x, skip_nan):
+    """The float64 sum of the 1-d x (``wide``: LANES float64 of scratch): in each block of
+    BLOCK elements, lane k sums the elements k, k + LANES, ... in float32, in order, and is
+    added into the float64 lane k; the lanes are folded in order, then the tail (fewer than
+    BLOCK elements) added in order. Why this loop shape: the short inner loop over a lane's
+    terms unrolls fully and the loop over lanes vectorises (an accumulator array updated per
+    term did not, nor did indices offset by a variable start, which numba checks for
+    wraparound: callers pass 0-based views, 10x faster)."""
+    zero = np.float32(0)
+    for k in range(LANES):
+        wide[k] = 0.0
+    n = x.shape[0]
+    nb = n // BLOCK
+    for b in range(nb):
+        base = b * BLOCK
+        for k in range(LANES):
+            v = x[base + k]
+            s = zero if skip_nan and v != v else v
+            for j in range(1, BLOCK // LANES):
+                v = x[base + j * LANES + k]
+                s += zero if skip_nan and v != v else v
+            wide[k] += np.float64(s)
+    total = wide[0]
+    for k in range(1, LANES):
+        total += wide[k]
+    for i in range(nb * BLOCK, n):
+        v = x[i]
+        if not (skip_nan and v != v):
+            total += np.float64(v)
+    return total
+
+
+@_jit
+def _row_max(lanes, x):
+    """The largest non-NaN element of the 1-d float32 x (-inf when none; ``lanes``: LANES
+    float32 of scratch), a -0.0 maximum as +0.0, so that the result does not depend on the
+    order of comparisons (any order finds the same value). The loop shape is _fold's."""
+    n = x.shape[0]
+    nb = n // BLOCK
+    ninf = np.float32(-np.inf)
+    for k in range(LANES):
+        lanes[k] = ninf
+    for b in range(nb):
+        base = b * BLOCK
+        for k in range(LANES):
+            s = lanes[k]
+            for j in range(BLOCK // LANES):
+                v = x[base + j * LANES + k]
+                s = v if v > s else s
+            lanes[k] = s
+    best = ninf
+    for k in range(LANES):
+        best = lanes[k] if lanes[k] > best else best
+    for i in range(nb * BLOCK, n):
+        v = x[i]
+        best = v if v > best else best
+    return best + np.float32(0)
+
+
+@_jit
+def _blocks(out, x, skip_nan):
+    wide = np.empty(LANES, np.float64)
+    n = x.shape[0]
+    for s in range(out.shape[0]):
+        out[s] = _fold(wide, x[s * SUPER:min(n, (s + 1) * SUPER)], skip_nan)
+
+
+@_jit
+def sum32_blocks(out, x):
+    """out[s] = the float64 sum of the 1-d float32 x's superblock s (see the module's doc)."""
+    _blocks(out, x, False)
+
+
+@_jit
+def nansum32_blocks(out, x):
+    """sum32_blocks with NaN elements taken as 0."""
+    _blocks(out, x, True)
+
+
+@_jit
+def prod32_cols(out, x):
+    """out[c] = the float32 product of column c of the (rows, PROD_COLS) float32 x, in row
+    order (NumPy's ``x.prod(axis=0)`` order)."""
+    for c in range(x.shape[1]):
+        out[c] = x[0, c]
+    for r in range(1, x.shape[0]):
+        for c in range(x.shape[1]):
+            out[c] *= x[r, c]
+
+
+@_jit
+def count32(x, not_nan):
+    """The number of elements of the 1-d x that are non-zero (``not_nan``: that are not NaN)."""
+    lanes = np.zeros(LANES, np.int64)
+    n = x.shape[0]
+    nb = n // LANES
+    for b in range(nb):
+        for k in range(LANES):
+            v = x[b * LANES + k]
+            lanes[k] += (v == v) if not_nan else (v != 0)
+    total = lanes.sum()
+    for i in range(nb * LANES, n):
+        v = x[i]
+        total += (v == v) if not_nan else (v != 0)
+    return total
+
+
+_ROWS = 8  # rows scanned side by side: independent float64 chains hide the add's latency
+
+
+@_jit
+def _scan(out, x, prod):
+    outer, n, inner = x.shape
+    if inner == 1:
+        acc = np.empty(_ROWS, np.float64)
+        o = 0
+        while o < outer:
+            w = min(_ROWS, outer - o)
+            for r in range(w):
+                acc[r] = 1.0 if prod else 0.0
+            for i in range(n):
+                for r in range(w):
+                    v = np.float64(x[o + r, i, 0])
+                    acc[r] = acc[r] * v if prod else acc[r] + v
+                    out[o + r, i, 0] = acc[r]
+            o += w
+        return
+    acc = np.empty(inner, np.float64)
+    for o in range(outer):
+        for k in range(inner):
+            acc[k] = 1.0 if prod else 0.0
+        for i in range(n):
+            for k in range(inner):
+                v = np.float64(x[o, i, k])
+                acc[k] = acc[k] * v if prod else acc[k] + v
+                out[o, i, k] = acc[k]
+
+
+@_jit
+def cumsum_rows(out, x):
+    """The cumulative sum along axis 1 of the 3-d x, in float64, each element rounded to
+    ``out``'s dtype (``np.cumsum(x, 1, dtype=float64).astype(out.dtype)``'s bits)."""
+    _scan(out, x, False)
+
+
+@_jit
+def cumprod_rows(out, x):
+    """The cumulative product along axis 1; see cumsum_rows."""
+    _scan(out, x, True)
+
+
+@_jit
+def softmax_rows(out, x, log):
+    """softmax (``log``: log_softmax) of each row of the 2-d float32 x: m the row's maximum
+    (``_row_max``), e = exp32(x - m), t = float32(the sum of e as ``_fold`` adds), and out =
+    e / t, or (x - m) - log32(t). A NaN in a row makes the row NaN."""
+    n = x.shape[1]
+    wide = np.empty(LANES, np.float64)
+    lanes = np.empty(LANES, np.float32)
+    for r in range(x.shape[0]):
+        xr, orow = x[r], out[r]
+        mr = _row_max(lanes, xr)
+        for i in range(n):
+            orow[i] = _exp32(xr[i] - mr)
+        t = np.float32(_fold(wide, orow, False))
+        if log:
+            lse = _log32(t)
+            for i in range(n):
+                orow[i] = (xr[i] - mr) - lse
+        else:
+            for i in range(n):
+                orow[i] = orow[i] / t
