@@ -44,7 +44,7 @@ def _fold(wide, x, skip_nan):
     wraparound: callers pass 0-based views, 10x faster)."""
     zero = np.float32(0)
     for k in range(LANES):
-        wide[k] = 0.0
+        wide[k] = -0.0  # the identity of IEEE addition: an all -0.0 sum stays -0.0
     n = x.shape[0]
     nb = n // BLOCK
     for b in range(nb):

@@ -1,0 +1,194 @@
+"""Fast float32 paths of the reductions, scans and softmaxes (issue 13): the numba kernels of
+``kernels/_jit_13red.py`` where they build, else NumPy calls that repeat their order of
+operations, so that both give the same bits (tests/test_reduce32.py checks it), for any
+thread count. Only float32 NumPy arrays take these paths (contiguous where it matters);
+every other dtype, layout or device keeps the ops' own code.
+
+* a whole-array float32 sum (``sum``, ``mean``, ``nansum``, ``nanmean``): superblocks of
+  ``SUPER`` elements, each summed as ``LANES`` float32 lanes over blocks of ``BLOCK`` elements
+  (8 terms a lane) added into float64 lanes, folded in order; the superblock sums added in
+  order in float64, rounded once. Within ``8 * eps32 * sum(|x|)`` of the exact sum plus the
+  final rounding (NumPy's pairwise sum: about ``(16 + log2(n / 128)) * eps32 * sum(|x|)``);
+  superblocks split over the pool, which changes no bit.
+* float32 cumsum / cumprod: accumulated in float64, rounded per element (torch's CPU bits).
+* softmax / log_softmax of float32 rows (last dim): the row maximum, ``exp32(x - max)``
+  (``_math32``, 1 ulp), its sum as above, then ``e / t`` or ``(x - max) - log32(t)``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import _threads
+from ..autograd.function import Function
+from ..kernels import jit, jit_kernel
+
+__all__ = ["SUM_MIN", "sum_kernel", "sum32", "count", "prod_columns", "SCAN_KERNELS",
+           "scan32", "SOFTMAX_KERNEL", "softmax32", "Count", "NanSum"]
+
+# the kernels' constants (kernels/_jit_13red.py, which imports numba: repeated, not imported)
+LANES, BLOCK, SUPER, PROD_COLS = 64, 512, 1 << 16, 256
+SUM_MIN = 1 << 12  # below, NumPy's call costs less than the kernel's dispatch (and keeps its bits)
+
+
+def _f32(n=1, shape=None):
+    return np.ones(shape or n, np.float32)
+
+
+def sum_kernel(skip_nan):
+    """The compiled superblock sum (``nansum32_blocks`` with ``skip_nan``), or None."""
+    return jit_kernel("nansum32_blocks" if skip_nan else "sum32_blocks",
+                      np.empty(1, np.float64), _f32())
+
+
+def _fold_rows(x, skip_nan):
+    """The kernels' ``_fold`` on each row of the 2-d float32 ``x`` with NumPy calls, in its
+    order: float64 (rows,). (Reductions over a non-innermost axis add in index order.)"""
+    if skip_nan:
+        x = np.where(np.isnan(x), np.float32(0), x)
+    rows, n = x.shape
+    nb = n // BLOCK
+    total = np.full(rows, -0.0)
+    if nb:
+        lanes = np.add.reduce(x[:, :nb * BLOCK].reshape(rows, nb, BLOCK // LANES, LANES),
+                              axis=2).astype(np.float64)
+        wide = np.add.reduce(lanes, axis=1, initial=-0.0)  # (rows, LANES), block order
+        for k in range(LANES):
+            total += wide[:, k]
+    if nb * BLOCK < n:  # the tail in order: a float64 cumsum is a sequential sum
+        seq = np.concatenate([total[:, None], x[:, nb * BLOCK:].astype(np.float64)], axis=1)
+        total = np.cumsum(seq, axis=1)[:, -1]
+    return total
+
+
+def sum32(flat, fused, skip_nan=False):
+    """The sum of the 1-d float32 array ``flat`` (NaN as 0 with ``skip_nan``) as a float32
+    0-d array, in the module's order; ``fused``: ``sum_kernel(skip_nan)`` (None: NumPy)."""
+    n = flat.size
+    supers = -(-n // SUPER)
+    parts = np.empty(supers, np.float64)
+    if fused is not None:
+        def work(lo, hi):
+            fused(parts[lo:hi], flat[lo * SUPER:min(n, hi * SUPER)])
+        _threads.parallel(supers, work, max(1, _threads.SUM_MIN_PART // SUPER), pieces=1)
+    else:
+        whole = n // SUPER
+        if whole:
+            parts[:whole] = _fold_rows(flat[:whole * SUPER].reshape(whole, SUPER), skip_nan)
+        if whole < supers:
+            parts[whole] = _fold_rows(flat[whole * SUPER:].reshape(1, -1), skip_nan)[0]
+    total = -0.0
+    for p in parts.tolist():  # in order, float64
+        total += p
+    return np.asarray(np.float32(total))
+
+
+def count(flat, not_nan):
+    """The number of non-zero elements (``not_nan``: of non-NaN ones) of the 1-d float32
+    ``flat``, as an int64 0-d array (exact: any order)."""
+    fused = jit_kernel("count32", _f32(), True)
+    if fused is not None:
+        return np.asarray(np.int64(fused(flat, not_nan)))
+    return np.asarray(np.int64(np.count_nonzero(flat == flat if not_nan else flat)))
+
+
+def prod_columns(flat):
+    """The product of a float32 vector of at least ``PROD_COLS`` elements as ``PROD_COLS``
+    column products in row order (vectorised; NumPy's own product is one serial chain, 14x
+    torch's time), their product, times the tail's: another order of roundings than
+    ``flat.prod()``, within the same ``n * eps`` relative bound. The kernel computes the
+    column products, in NumPy's order (the same bits)."""
+    k = flat.size // PROD_COLS * PROD_COLS
+    cols = flat[:k].reshape(-1, PROD_COLS)
+    fused = jit_kernel("prod32_cols", np.empty(PROD_COLS, np.float32),
+                       _f32(shape=(2, PROD_COLS)))
+    with np.errstate(all="ignore"):  # over/underflow is the product's value, as in torch
+        if fused is not None:
+            col = np.empty(PROD_COLS, np.float32)
+            fused(col, cols)
+        else:
+            col = cols.prod(axis=0)
+        return np.multiply(col.prod(), flat[k:].prod(), dtype=np.float32)
+
+
+def _example3():
+    return (np.empty((1, 2, 1), np.float32), _f32(shape=(1, 2, 1)))
+
+
+SCAN_KERNELS = {"cumsum": jit("cumsum_rows", ("float32",), _example3),
+                "cumprod": jit("cumprod_rows", ("float32",), _example3)}
+
+
+def scan32(data, dim, fused, prod):
+    """cumsum (cumprod with ``prod``) of the float32 NumPy array ``data`` along ``dim`` in
+    float64, rounded per element to float32; ``fused``: the declared scan kernel or None."""
+    if fused is None or not data.size:
+        fn = np.cumprod if prod else np.cumsum
+        return fn(data, axis=dim, dtype=np.float64).astype(np.float32)
+    n = data.shape[dim]
+    x = np.ascontiguousarray(data).reshape(int(np.prod(data.shape[:dim])), n, -1)
+    out = np.empty(x.shape, np.float32)
+    # a scan costs ~1 ns an element (a float64 chain): split as a transcendental kernel
+    _threads.parallel(x.shape[0], lambda lo, hi: fused(out[lo:hi], x[lo:hi]),
+                      max(1, _threads.COSTLY // max(1, x[0].size)))
+    return out.reshape(data.shape)
+
+
+SOFTMAX_KERNEL = jit("softmax_rows", ("float32",), lambda: (
+    np.empty((1, 2), np.float32), _f32(shape=(1, 2)), False))
+
+
+def softmax32(x, fused, log):
+    """softmax (``log``: log_softmax) of the rows of the 2-d C-contiguous float32 ``x``, as
+    the module says; ``fused``: SOFTMAX_KERNEL's callable, or None (NumPy, the same bits)."""
+    out = np.empty(x.shape, np.float32)
+    rows, n = x.shape
+    if fused is not None:
+        _threads.parallel(rows, lambda lo, hi: fused(out[lo:hi], x[lo:hi], log),
+                          max(1, _threads.COSTLY // max(1, n)))
+        return out
+    from ..kernels import _math32
+
+    with np.errstate(invalid="ignore", over="ignore"):
+        m = np.fmax.reduce(x, axis=1, initial=-np.inf, keepdims=True) + np.float32(0)
+        shifted = x - m
+        e = _math32.exp32(shifted)
+        t = _fold_rows(e, False).astype(np.float32)[:, None]
+        if log:
+            return np.subtract(shifted, _math32.log32(t), out=out)
+        return np.divide(e, t, out=out)
+
+
+# -- the primitives that only these paths serve (ops/reduce.py calls them) ----------------
+class Count(Function):
+    """The number of non-zero (``not_nan``: non-NaN) elements of a whole float32 array
+    (reduce.py's ``_whole32``), int64, in one pass (the composite makes a bool array and
+    sums it)."""
+
+    _differentiable = False
+
+    @staticmethod
+    def forward(ctx, a, not_nan, keepdim):
+        out = count(a._data.reshape(-1), not_nan)
+        return out.reshape((1,) * a._data.ndim) if keepdim else out
+
+
+class NanSum(Function):
+    """The sum of a whole float32 array (reduce.py's ``_whole32``) with NaN as 0, in one
+    pass, in ``sum32``'s order (on NaN-free data the bits of ``sum``); NaN positions get a
+    zero gradient."""
+
+    @staticmethod
+    def forward(ctx, a, keepdim):
+        ctx.keepdim = keepdim
+        ctx.save_for_backward(a)
+        out = sum32(a._data.reshape(-1), sum_kernel(True), True)
+        return out.reshape((1,) * a._data.ndim) if keepdim else out
+
+    @staticmethod
+    def backward(ctx, g):
+        from .pointwise import where
+
+        (a,) = ctx.saved_tensors
+        g = g.reshape((1,) * a.ndim).expand(tuple(a.shape))  # the reduced dims re-expanded
+        return where(a == a, g, 0), None
