@@ -50,14 +50,17 @@ def _fold_rows(x, skip_nan):
     nb = n // BLOCK
     total = np.full(rows, -0.0)
     if nb:
-        lanes = np.add.reduce(x[:, :nb * BLOCK].reshape(rows, nb, BLOCK // LANES, LANES),
-                              axis=2).astype(np.float64)
-        wide = np.add.reduce(lanes, axis=1, initial=-0.0)  # (rows, LANES), block order
-        for k in range(LANES):
-            total += wide[:, k]
+        with np.errstate(invalid="ignore", over="ignore"):
+            lanes = np.add.reduce(x[:, :nb * BLOCK].reshape(rows, nb, BLOCK // LANES, LANES),
+                                  axis=2).astype(np.float64)
+            wide = np.add.reduce(lanes, axis=1, initial=-0.0)  # (rows, LANES), block order
+        with np.errstate(invalid="ignore"):
+            for k in range(LANES):
+                total += wide[:, k]
     if nb * BLOCK < n:  # the tail in order: a float64 cumsum is a sequential sum
         seq = np.concatenate([total[:, None], x[:, nb * BLOCK:].astype(np.float64)], axis=1)
-        total = np.cumsum(seq, axis=1)[:, -1]
+        with np.errstate(invalid="ignore"):  # inf - inf is NaN, as in the kernel (silent)
+            total = np.cumsum(seq, axis=1)[:, -1]
     return total
 
 
@@ -124,7 +127,8 @@ def scan32(data, dim, fused, prod):
     float64, rounded per element to float32; ``fused``: the declared scan kernel or None."""
     if fused is None or not data.size:
         fn = np.cumprod if prod else np.cumsum
-        return fn(data, axis=dim, dtype=np.float64).astype(np.float32)
+        with np.errstate(invalid="ignore", over="ignore"):  # silent, as the kernel
+            return fn(data, axis=dim, dtype=np.float64).astype(np.float32)
     n = data.shape[dim]
     x = np.ascontiguousarray(data).reshape(int(np.prod(data.shape[:dim])), n, -1)
     out = np.empty(x.shape, np.float32)
