@@ -142,6 +142,7 @@ def count32(x, not_nan):
 
 
 _ROWS = 8  # rows scanned side by side: independent float64 chains hide the add's latency
+# (the sums start from -0.0, the identity of IEEE addition: a leading -0.0 stays -0.0)
 
 
 @_jit
@@ -153,7 +154,7 @@ def _scan(out, x, prod):
         while o < outer:
             w = min(_ROWS, outer - o)
             for r in range(w):
-                acc[r] = 1.0 if prod else 0.0
+                acc[r] = 1.0 if prod else -0.0
             for i in range(n):
                 for r in range(w):
                     v = np.float64(x[o + r, i, 0])
@@ -164,7 +165,7 @@ def _scan(out, x, prod):
     acc = np.empty(inner, np.float64)
     for o in range(outer):
         for k in range(inner):
-            acc[k] = 1.0 if prod else 0.0
+            acc[k] = 1.0 if prod else -0.0
         for i in range(n):
             for k in range(inner):
                 v = np.float64(x[o, i, k])

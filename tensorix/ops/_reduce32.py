@@ -122,11 +122,12 @@ SCAN_KERNELS = {"cumsum": jit("cumsum_rows", ("float32",), _example3),
                 "cumprod": jit("cumprod_rows", ("float32",), _example3)}
 
 
-def scan32(data, dim, fused, prod):
-    """cumsum (cumprod with ``prod``) of the float32 NumPy array ``data`` along ``dim`` in
-    float64, rounded per element to float32; ``fused``: the declared scan kernel or None."""
-    if fused is None or not data.size:
-        fn = np.cumprod if prod else np.cumsum
+def scan32(xp, data, dim, fused, prod):
+    """cumsum (cumprod with ``prod``) of the float32 array ``data`` (of the array module
+    ``xp``) along ``dim`` in float64, rounded per element to float32; ``fused``: the
+    declared CPU scan kernel, or None."""
+    if fused is None or not data.size or type(data) is not np.ndarray:
+        fn = xp.cumprod if prod else xp.cumsum
         with np.errstate(invalid="ignore", over="ignore"):  # silent, as the kernel
             return fn(data, axis=dim, dtype=np.float64).astype(np.float32)
     n = data.shape[dim]

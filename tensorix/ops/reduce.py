@@ -487,12 +487,13 @@ def _reverse_cumsum(g, dim):
 
 
 def _scan32(cls, a, dim, dtype):
-    """A float32 NumPy scan accumulated in float64 (torch's CPU bits), or None."""
-    if dtype is not dt.float32 or a._dtype is not dt.float32 or type(a._data) is not np.ndarray:
+    """A float32 scan accumulated in float64 (torch's CPU bits; on every device, so that
+    devices agree), or None for other dtypes."""
+    if dtype is not dt.float32 or a._dtype is not dt.float32:
         return None
     data = a._data.reshape(1) if a._data.ndim == 0 else a._data
     fused = kernel(cls, "scan", a.device, a._dtype)
-    return _reduce32.scan32(data, dim, fused, cls is CumProd).reshape(a._data.shape)
+    return _reduce32.scan32(a.xp, data, dim, fused, cls is CumProd).reshape(a._data.shape)
 
 
 class CumSum(Function):
