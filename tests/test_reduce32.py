@@ -49,6 +49,7 @@ def _results():
     for name, t in (("rows", rows), ("small", small)):
         out[f"softmax_{name}"] = F.softmax(t, -1)
         out[f"log_softmax_{name}"] = F.log_softmax(t, -1)
+        out[f"logsumexp_{name}"] = tx.logsumexp(t, -1)
     return {k: v.numpy() for k, v in out.items()}
 
 
@@ -197,3 +198,27 @@ def test_softmax_grad_and_other_layouts_match_torch():
     np.testing.assert_allclose(F.softmin(tx.tensor(x), -1).numpy(),
                                torch.nn.functional.softmin(torch.tensor(x), -1).numpy(),
                                rtol=2e-6, atol=2e-7)
+
+
+def test_logsumexp_rows_bound_special_rows_and_gradient():
+    """log32(t) + max: within eps (|y| + 2) of float64's (t's rounding and log32's ulp); the
+    shift is 0 where the maximum is not finite, so -inf, inf and NaN rows are as before."""
+    torch = pytest.importorskip("torch")
+    x = (np.random.default_rng(13).standard_normal((40, 900)) * 5).astype(np.float32)
+    x64 = x.astype(np.float64)
+    m = x64.max(1)
+    y = np.log(np.exp(x64 - m[:, None]).sum(1)) + m
+    got = tx.logsumexp(tx.tensor(x), 1).numpy()
+    assert np.all(np.abs(got - y) <= EPS * (np.abs(y) + 2))
+    x[0] = -np.inf
+    x[1, 3] = np.inf
+    x[2, 5] = np.nan
+    got = tx.logsumexp(tx.tensor(x), -1, keepdim=True)
+    assert got.shape == (40, 1)
+    np.testing.assert_array_equal(got.numpy()[:3, 0], [-np.inf, np.inf, np.nan])
+    a = tx.tensor(x[3:], requires_grad=True)
+    t = torch.tensor(x[3:], requires_grad=True)
+    tx.logsumexp(a, 1).sum().backward()
+    torch.logsumexp(t, 1).sum().backward()
+    np.testing.assert_allclose(a.grad.numpy(), t.grad.numpy(), rtol=1e-5, atol=1e-7)
+    assert tx.logsumexp(tx.tensor(x[:0]), 1).shape == (0,)

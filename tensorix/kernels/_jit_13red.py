@@ -14,7 +14,7 @@ fastmath), so its result depends neither on the thread count nor on how LLVM vec
 * ``cumsum_rows`` / ``cumprod_rows``: scans along axis 1 of (outer, n, inner), accumulated in
   float64 and rounded to the output per element (torch's CPU rule for float32).
 * ``softmax_rows``: softmax / log_softmax of (rows, n) rows with ``_math32``'s exp32 / log32,
-  the exp sum added as the sums above add a superblock.
+  the exp sum added as the sums above add a superblock; ``logsumexp_rows`` likewise.
 """
 
 import numpy as np
@@ -22,7 +22,8 @@ import numpy as np
 from ._cpu_jit import _SCALAR, _jit
 
 __all__ = ["sum32_blocks", "nansum32_blocks", "prod32_cols", "count32", "cumsum_rows",
-           "cumprod_rows", "softmax_rows", "LANES", "BLOCK", "SUPER", "PROD_COLS"]
+           "cumprod_rows", "softmax_rows", "logsumexp_rows", "LANES", "BLOCK", "SUPER",
+           "PROD_COLS"]
 
 LANES = 64  # float32 lanes: four AVX-512 registers, enough independent adds to hide latency
 BLOCK = 512  # elements a block: 8 float32 terms a lane before they move to float64
@@ -207,3 +208,22 @@ def softmax_rows(out, x, log):
         else:
             for i in range(n):
                 orow[i] = orow[i] / t
+
+
+@_jit
+def logsumexp_rows(out, x):
+    """log(sum(exp(row))) of each row of the 2-d float32 x into the 1-d out: c the row's
+    maximum (``_row_max``; 0 where it is not finite, as ops/reduce.py's shift), e =
+    exp32(x - c), t = float32(its sum as ``_fold`` adds), out = log32(t) + c."""
+    n = x.shape[1]
+    wide = np.empty(LANES, np.float64)
+    lanes = np.empty(LANES, np.float32)
+    e = np.empty(n, np.float32)
+    for r in range(x.shape[0]):
+        xr = x[r]
+        c = _row_max(lanes, xr)
+        if not (c > -np.inf and c < np.inf):
+            c = np.float32(0)
+        for i in range(n):
+            e[i] = _exp32(xr[i] - c)
+        out[r] = _log32(np.float32(_fold(wide, e, False))) + c

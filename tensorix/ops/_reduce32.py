@@ -12,7 +12,8 @@ every other dtype, layout or device keeps the ops' own code.
   superblocks split over the pool, which changes no bit.
 * float32 cumsum / cumprod: accumulated in float64, rounded per element (torch's CPU bits).
 * softmax / log_softmax of float32 rows (last dim): the row maximum, ``exp32(x - max)``
-  (``_math32``, 1 ulp), its sum as above, then ``e / t`` or ``(x - max) - log32(t)``.
+  (``_math32``, 1 ulp), its sum as above, then ``e / t`` or ``(x - max) - log32(t)``;
+  logsumexp of float32 rows: ``log32(t) + max`` (the shift 0 where the max is not finite).
 """
 
 from __future__ import annotations
@@ -20,11 +21,14 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _threads
+from ..autograd.dispatch import kernel
 from ..autograd.function import Function
-from ..kernels import jit, jit_kernel
+from ..kernels import jit
+from ..tensor import _make
 
 __all__ = ["SUM_MIN", "sum_kernel", "sum32", "count", "prod_columns", "SCAN_KERNELS",
-           "scan32", "SOFTMAX_KERNEL", "softmax32", "Count", "NanSum"]
+           "scan32", "SOFTMAX_KERNEL", "softmax32", "logsumexp32", "Count", "NanSum",
+           "LogSumExp"]
 
 # the kernels' constants (kernels/_jit_13red.py, which imports numba: repeated, not imported)
 LANES, BLOCK, SUPER, PROD_COLS = 64, 512, 1 << 16, 256
@@ -35,10 +39,18 @@ def _f32(n=1, shape=None):
     return np.ones(shape or n, np.float32)
 
 
+# declared once: a Kernel's ``load`` is a dict look-up after the first (building the example
+# arrays on every call cost more than NumPy's whole sum of 4 Ki elements)
+_KERNELS = {name: jit(name, ("float32",), example) for name, example in (
+    ("sum32_blocks", lambda: (np.empty(1, np.float64), _f32())),
+    ("nansum32_blocks", lambda: (np.empty(1, np.float64), _f32())),
+    ("count32", lambda: (_f32(), True)),
+    ("prod32_cols", lambda: (np.empty(PROD_COLS, np.float32), _f32(shape=(2, PROD_COLS)))))}
+
+
 def sum_kernel(skip_nan):
     """The compiled superblock sum (``nansum32_blocks`` with ``skip_nan``), or None."""
-    return jit_kernel("nansum32_blocks" if skip_nan else "sum32_blocks",
-                      np.empty(1, np.float64), _f32())
+    return _KERNELS["nansum32_blocks" if skip_nan else "sum32_blocks"].load()
 
 
 def _fold_rows(x, skip_nan):
@@ -89,7 +101,7 @@ def sum32(flat, fused, skip_nan=False):
 def count(flat, not_nan):
     """The number of non-zero elements (``not_nan``: of non-NaN ones) of the 1-d float32
     ``flat``, as an int64 0-d array (exact: any order)."""
-    fused = jit_kernel("count32", _f32(), True)
+    fused = _KERNELS["count32"].load()
     if fused is not None:
         return np.asarray(np.int64(fused(flat, not_nan)))
     return np.asarray(np.int64(np.count_nonzero(flat == flat if not_nan else flat)))
@@ -103,8 +115,7 @@ def prod_columns(flat):
     column products, in NumPy's order (the same bits)."""
     k = flat.size // PROD_COLS * PROD_COLS
     cols = flat[:k].reshape(-1, PROD_COLS)
-    fused = jit_kernel("prod32_cols", np.empty(PROD_COLS, np.float32),
-                       _f32(shape=(2, PROD_COLS)))
+    fused = _KERNELS["prod32_cols"].load()
     with np.errstate(all="ignore"):  # over/underflow is the product's value, as in torch
         if fused is not None:
             col = np.empty(PROD_COLS, np.float32)
@@ -164,6 +175,28 @@ def softmax32(x, fused, log):
         return np.divide(e, t, out=out)
 
 
+LOGSUMEXP_KERNEL = jit("logsumexp_rows", ("float32",), lambda: (
+    np.empty(1, np.float32), _f32(shape=(1, 2))))
+
+
+def logsumexp32(x, fused):
+    """log(sum(exp(row))) of the rows of the 2-d C-contiguous float32 ``x`` (float32, one a
+    row), as the module says; ``fused``: LOGSUMEXP_KERNEL's callable, or None (NumPy)."""
+    rows, n = x.shape
+    out = np.empty(rows, np.float32)
+    if fused is not None:
+        _threads.parallel(rows, lambda lo, hi: fused(out[lo:hi], x[lo:hi]),
+                          max(1, _threads.COSTLY // max(1, n)))
+        return out
+    from ..kernels import _math32
+
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+        c = np.fmax.reduce(x, axis=1, initial=-np.inf) + np.float32(0)
+        c = np.where(np.isfinite(c), c, np.float32(0))
+        t = _fold_rows(_math32.exp32(x - c[:, None]), False).astype(np.float32)
+        return np.add(_math32.log32(t), c, out=out)
+
+
 # -- the primitives that only these paths serve (ops/reduce.py calls them) ----------------
 class Count(Function):
     """The number of non-zero (``not_nan``: non-NaN) elements of a whole float32 array
@@ -197,3 +230,30 @@ class NanSum(Function):
         (a,) = ctx.saved_tensors
         g = g.reshape((1,) * a.ndim).expand(tuple(a.shape))  # the reduced dims re-expanded
         return where(a == a, g, 0), None
+
+
+class LogSumExp(Function):
+    """``log(sum(exp(x)))`` over the last dim of a C-contiguous float32 NumPy array (the fast
+    case of reduce.py's logsumexp composite: one pass a row, ``logsumexp32``). The gradient
+    is the softmax ``exp(x - out)``, written with ops (so it is differentiable again)."""
+
+    _kernels = {"rows": (LOGSUMEXP_KERNEL,)}
+
+    @staticmethod
+    def forward(ctx, a, keepdim):
+        d = a._data
+        fused = kernel(LogSumExp, "rows", a.device, a._dtype)
+        out = logsumexp32(d.reshape(-1, d.shape[-1]), fused)
+        out = _make(out.reshape(d.shape[:-1] + ((1,) if keepdim else ())))
+        ctx.keepdim = keepdim
+        ctx.save_for_backward(a, out)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        from .elementwise import exp
+
+        a, out = ctx.saved_tensors
+        if not ctx.keepdim:
+            out, g = out.unsqueeze(-1), g.unsqueeze(-1)
+        return g * exp(a - out), None
