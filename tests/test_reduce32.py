@@ -168,18 +168,19 @@ def test_softmax_rows_within_bound_of_float64():
 
 
 def test_softmax_special_rows_as_before():
-    """NaN anywhere in a row, an all -inf row, +inf: the rows NumPy's formula gives."""
-    x = np.random.default_rng(10).standard_normal((4, 600)).astype(np.float32)
+    """NaN anywhere in a row, an all -inf row, +inf: the rows NumPy's formula gives (on
+    arrays large enough for the fast path, ``_reduce32.SOFTMAX_MIN``)."""
+    x = np.random.default_rng(10).standard_normal((40, 600)).astype(np.float32)
     x[0, 5] = np.nan
     x[1] = -np.inf
     x[2, 3] = np.inf
     for log in (False, True):
         got = (F.log_softmax if log else F.softmax)(tx.tensor(x), -1).numpy()
-        assert np.isnan(got[:3]).all() and not np.isnan(got[3]).any()
-    neg0 = np.zeros((2, 600), np.float32)
+        assert np.isnan(got[:3]).all() and not np.isnan(got[3:]).any()
+    neg0 = np.zeros((40, 600), np.float32)
     neg0[0] = -0.0
     np.testing.assert_array_equal(F.softmax(tx.tensor(neg0), -1).numpy(),
-                                  np.full((2, 600), 1 / 600, np.float32))
+                                  np.full((40, 600), 1 / 600, np.float32))
 
 
 def test_softmax_grad_and_other_layouts_match_torch():

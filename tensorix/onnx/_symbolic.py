@@ -18,8 +18,18 @@ import math
 import numpy as np
 
 from .. import dtypes as dt
+from ..ops import (
+    _reduce32,
+    bitwise,
+    distance,
+    elementwise,
+    linalg_norm,
+    pointwise,
+    reduce,
+    special,
+    unary,
+)
 from ..ops import activation as act
-from ..ops import bitwise, distance, elementwise, linalg_norm, pointwise, reduce, special, unary
 from ._common import to_elem_type
 from ._emit import Value
 
@@ -389,6 +399,11 @@ def _sum(em, node, a, dims, keepdim, dtype):
 @symbolic(reduce.Prod)
 def _prod(em, node, a, dims, keepdim, dtype):
     return _reduce(em, "ReduceProd", typed(em, a, out_dtype(node)), dims, keepdim)
+
+
+@symbolic(_reduce32.LogSumExp)
+def _logsumexp(em, node, a, keepdim):  # reduce.logsumexp's float32 case: over the last dim
+    return _reduce(em, "ReduceLogSumExp", a, (a.ndim - 1,), keepdim)
 
 
 @symbolic(reduce._Logical)

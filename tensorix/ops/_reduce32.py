@@ -27,8 +27,8 @@ from ..kernels import jit
 from ..tensor import _make
 
 __all__ = ["SUM_MIN", "sum_kernel", "sum32", "count", "prod_columns", "SCAN_KERNELS",
-           "scan32", "SOFTMAX_KERNEL", "softmax32", "logsumexp32", "Count", "NanSum",
-           "LogSumExp"]
+           "scan32", "SOFTMAX_MIN", "rows32_eager", "SOFTMAX_KERNEL", "softmax32",
+           "logsumexp32", "Count", "NanSum", "LogSumExp"]
 
 # the kernels' constants (kernels/_jit_13red.py, which imports numba: repeated, not imported)
 LANES, BLOCK, SUPER, PROD_COLS = 64, 512, 1 << 16, 256
@@ -148,6 +148,21 @@ def scan32(xp, data, dim, fused, prod):
     _threads.parallel(x.shape[0], lambda lo, hi: fused(out[lo:hi], x[lo:hi]),
                       max(1, _threads.COSTLY // max(1, x[0].size)))
     return out.reshape(data.shape)
+
+
+SOFTMAX_MIN = 1 << 14  # elements: below, softmax keeps its NumPy formula (ops/softmax.py)
+
+
+def rows32_eager(dtype_name, shape, device):
+    """Whether eager softmax / log_softmax over the last dim of this float32 CPU shape runs
+    ``softmax32`` (from ``SOFTMAX_MIN`` elements): then the compiler keeps the node whole
+    (tensorix._compile.decompose), so compiled and eager give the same bits; smaller ones
+    keep the NumPy formula, which the compiler decomposes and fuses with its neighbours."""
+    n = 1
+    for s in shape:
+        n *= s
+    return dtype_name == "float32" and getattr(device, "type", None) == "cpu" and \
+        n >= SOFTMAX_MIN
 
 
 SOFTMAX_KERNEL = jit("softmax_rows", ("float32",), lambda: (
