@@ -19,8 +19,6 @@ fastmath), so its result depends neither on the thread count nor on how LLVM vec
 
 import numpy as np
 
-from ._cpu_jit import _SCALAR, _jit
-
 __all__ = ["sum32_blocks", "nansum32_blocks", "prod32_cols", "count32", "cumsum_rows",
            "cumprod_rows", "softmax_rows", "logsumexp_rows", "LANES", "BLOCK", "SUPER",
            "PROD_COLS"]
@@ -30,8 +28,18 @@ BLOCK = 512  # elements a block: 8 float32 terms a lane before they move to floa
 SUPER = 1 << 16  # elements a superblock: the unit of work of a thread (a multiple of BLOCK)
 PROD_COLS = 256
 
-_exp32 = _SCALAR["exp32"]
-_log32 = _SCALAR["log32"]
+
+
+def _from_cpu_jit():
+    """``_cpu_jit``'s decorator and the scalar forms of ``_math32``'s exp32 and log32.
+    ``_cpu_jit`` imports this module at its end, once it has built them; imported here, in a
+    function, so that the two modules do not import each other at module level."""
+    from . import _cpu_jit
+
+    return _cpu_jit._jit, _cpu_jit._SCALAR["exp32"], _cpu_jit._SCALAR["log32"]
+
+
+_jit, _exp32, _log32 = _from_cpu_jit()
 
 
 @_jit
