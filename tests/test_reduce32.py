@@ -44,6 +44,7 @@ def _results():
     out = {"sum": x.sum(), "mean": x.mean(), "sum_keepdim": x.reshape(1, -1).sum((0, 1), True),
            "nansum": tx.nansum(nan), "nanmean": tx.nanmean(nan), "nansum_clean": tx.nansum(x),
            "count_nonzero": tx.count_nonzero(x), "prod": pos.prod(),
+           "prod_parts": (1 + x * 1e-6).prod(),
            "cumsum1": rows.cumsum(1), "cumsum0": rows.cumsum(0), "cumprod1": pos.cumprod(1),
            "cumprod0": pos.cumprod(0), "cumsum_small": small.cumsum(-1)}
     for name, t in (("rows", rows), ("small", small)):

@@ -107,21 +107,35 @@ def count(flat, not_nan):
     return np.asarray(np.int64(np.count_nonzero(flat == flat if not_nan else flat)))
 
 
+_PROD_ROWS = SUPER // PROD_COLS  # rows of columns a part: the unit a thread takes
+
+
 def prod_columns(flat):
-    """The product of a float32 vector of at least ``PROD_COLS`` elements as ``PROD_COLS``
-    column products in row order (vectorised; NumPy's own product is one serial chain, 14x
-    torch's time), their product, times the tail's: another order of roundings than
-    ``flat.prod()``, within the same ``n * eps`` relative bound. The kernel computes the
-    column products, in NumPy's order (the same bits)."""
+    """The product of a float32 vector of at least ``PROD_COLS`` elements: ``PROD_COLS``
+    column products (vectorised; NumPy's own product is one serial chain, 14x torch's time)
+    over parts of ``_PROD_ROWS`` rows, in row order, the parts' columns multiplied in order,
+    the columns' product, times the tail's: another order of roundings than ``flat.prod()``,
+    within the same ``n * eps`` relative bound. The kernel computes a part's columns in
+    NumPy's order (the same bits); parts split over the pool, which changes no bit."""
     k = flat.size // PROD_COLS * PROD_COLS
     cols = flat[:k].reshape(-1, PROD_COLS)
+    rows = cols.shape[0]
+    nparts = -(-rows // _PROD_ROWS)
+    part = np.empty((nparts, PROD_COLS), np.float32)
     fused = _KERNELS["prod32_cols"].load()
     with np.errstate(all="ignore"):  # over/underflow is the product's value, as in torch
         if fused is not None:
-            col = np.empty(PROD_COLS, np.float32)
-            fused(col, cols)
+            def work(lo, hi):
+                for i in range(lo, hi):
+                    fused(part[i], cols[i * _PROD_ROWS:(i + 1) * _PROD_ROWS])
+            _threads.parallel(nparts, work, max(1, _threads.SUM_MIN_PART // SUPER), pieces=1)
         else:
-            col = cols.prod(axis=0)
+            whole = rows // _PROD_ROWS
+            part[:whole] = cols[:whole * _PROD_ROWS].reshape(whole, _PROD_ROWS,
+                                                             PROD_COLS).prod(axis=1)
+            if whole < nparts:
+                part[whole] = cols[whole * _PROD_ROWS:].prod(axis=0)
+        col = part.prod(axis=0)
         return np.multiply(col.prod(), flat[k:].prod(), dtype=np.float32)
 
 
