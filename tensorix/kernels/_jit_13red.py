@@ -9,7 +9,8 @@ fastmath), so its result depends neither on the thread count nor on how LLVM vec
   as ``LANES`` float32 lanes over blocks of ``BLOCK`` elements (``BLOCK / LANES`` terms a lane),
   the lanes added into float64 lanes after every block, folded in lane order, the tail added
   in order; the superblock sums (float64) are added in order by the caller.
-* ``prod32_cols``: float32 column products of a (rows, ``PROD_COLS``) array, row by row.
+* ``prod32_cols``: float32 column products of parts of ``PROD_ROWS`` rows of a (rows,
+  ``PROD_COLS``) array, row by row.
 * ``count32``: the number of non-zero (or non-NaN) elements, exact.
 * ``cumsum_rows`` / ``cumprod_rows``: scans along axis 1 of (outer, n, inner), accumulated in
   float64 and rounded to the output per element (torch's CPU rule for float32).
@@ -21,12 +22,13 @@ import numpy as np
 
 __all__ = ["sum32_blocks", "nansum32_blocks", "prod32_cols", "count32", "cumsum_rows",
            "cumprod_rows", "softmax_rows", "logsumexp_rows", "LANES", "BLOCK", "SUPER",
-           "PROD_COLS"]
+           "PROD_COLS", "PROD_ROWS"]
 
 LANES = 64  # float32 lanes: four AVX-512 registers, enough independent adds to hide latency
 BLOCK = 512  # elements a block: 8 float32 terms a lane before they move to float64
 SUPER = 1 << 16  # elements a superblock: the unit of work of a thread (a multiple of BLOCK)
 PROD_COLS = 256
+PROD_ROWS = SUPER // PROD_COLS  # rows of columns a part
 
 
 
@@ -123,14 +125,22 @@ def nansum32_blocks(out, x):
 
 
 @_jit
-def prod32_cols(out, x):
-    """out[c] = the float32 product of column c of the (rows, PROD_COLS) float32 x, in row
-    order (NumPy's ``x.prod(axis=0)`` order)."""
+def _prod_cols(out, x):
     for c in range(x.shape[1]):
         out[c] = x[0, c]
     for r in range(1, x.shape[0]):
         for c in range(x.shape[1]):
             out[c] *= x[r, c]
+
+
+@_jit
+def prod32_cols(out, x):
+    """out[p, c] = the float32 product of column c of the rows ``p * PROD_ROWS`` .. of the
+    (rows, PROD_COLS) float32 x, in row order (NumPy's ``x.prod(axis=0)`` order); one call
+    for all the parts (a call per part cost a dispatch each, half the kernel's time)."""
+    rows = x.shape[0]
+    for p in range(out.shape[0]):
+        _prod_cols(out[p], x[p * PROD_ROWS:min(rows, (p + 1) * PROD_ROWS)])
 
 
 @_jit

@@ -45,7 +45,8 @@ _KERNELS = {name: jit(name, ("float32",), example) for name, example in (
     ("sum32_blocks", lambda: (np.empty(1, np.float64), _f32())),
     ("nansum32_blocks", lambda: (np.empty(1, np.float64), _f32())),
     ("count32", lambda: (_f32(), True)),
-    ("prod32_cols", lambda: (np.empty(PROD_COLS, np.float32), _f32(shape=(2, PROD_COLS)))))}
+    ("prod32_cols", lambda: (np.empty((1, PROD_COLS), np.float32),
+                             _f32(shape=(2, PROD_COLS)))))}
 
 
 def sum_kernel(skip_nan):
@@ -126,8 +127,7 @@ def prod_columns(flat):
     with np.errstate(all="ignore"):  # over/underflow is the product's value, as in torch
         if fused is not None:
             def work(lo, hi):
-                for i in range(lo, hi):
-                    fused(part[i], cols[i * _PROD_ROWS:(i + 1) * _PROD_ROWS])
+                fused(part[lo:hi], cols[lo * _PROD_ROWS:hi * _PROD_ROWS])
             _threads.parallel(nparts, work, max(1, _threads.SUM_MIN_PART // SUPER), pieces=1)
         else:
             whole = rows // _PROD_ROWS
