@@ -224,3 +224,19 @@ def test_logsumexp_rows_bound_special_rows_and_gradient():
     torch.logsumexp(t, 1).sum().backward()
     np.testing.assert_allclose(a.grad.numpy(), t.grad.numpy(), rtol=1e-5, atol=1e-7)
     assert tx.logsumexp(tx.tensor(x[:0]), 1).shape == (0,)
+
+
+def test_fast_path_primitives_export_to_onnx():
+    """NanSum, Count and LogSumExp (the fast cases' primitives) export; onnxruntime agrees."""
+    pytest.importorskip("onnxruntime")
+    from tests.onnx._helpers import run_ort
+
+    x = np.random.default_rng(14).standard_normal((64, 128)).astype(np.float32)
+    x[3, 4] = np.nan
+    x[5, :7] = 0
+    for fn in (tx.nansum, tx.nanmean, tx.count_nonzero, lambda t: tx.logsumexp(t, 1),
+               lambda t: tx.nansum(t, keepdim=True)):
+        want = fn(tx.tensor(x)).numpy()
+        got = run_ort(tx.onnx.export(fn, (tx.tensor(x),)), [x])[0]
+        assert got.dtype == want.dtype and got.shape == want.shape
+        np.testing.assert_allclose(got, want, rtol=1e-5, equal_nan=True)

@@ -406,6 +406,20 @@ def _logsumexp(em, node, a, keepdim):  # reduce.logsumexp's float32 case: over t
     return _reduce(em, "ReduceLogSumExp", a, (a.ndim - 1,), keepdim)
 
 
+@symbolic(_reduce32.NanSum)
+def _nansum(em, node, a, keepdim):  # reduce.nansum's whole float32 case
+    clean = em.op("Where", em.op("IsNaN", a), em.const(0, a.dtype), a)
+    return _reduce(em, "ReduceSum", Value(clean, a.shape, a.dtype), tuple(range(a.ndim)),
+                   keepdim)
+
+
+@symbolic(_reduce32.Count)
+def _count(em, node, a, not_nan, keepdim):  # count_nonzero's / nanmean's whole float32 case
+    hit = em.op("IsNaN", a) if not_nan else em.op("Equal", a, em.const(0, a.dtype))
+    as_int = typed(em, em.op("Not", hit), dt.int64, a.shape)
+    return _reduce(em, "ReduceSum", as_int, tuple(range(a.ndim)), keepdim)
+
+
 @symbolic(reduce._Logical)
 def _logical(em, node, a, fn, dims, keepdim):
     # all: min over bools, any: max (ONNX has no boolean reductions)
