@@ -10,8 +10,11 @@ every other dtype, layout or device keeps the ops' own code.
   order in float64, rounded once. Within ``8 * eps32 * sum(|x|)`` of the exact sum plus the
   final rounding (NumPy's pairwise sum: about ``(16 + log2(n / 128)) * eps32 * sum(|x|)``);
   superblocks split over the pool, which changes no bit.
+* a whole-array float32 product: column products over 64 Ki-element parts (``prod_columns``);
+  a count of non-zero / non-NaN elements (exact).
 * float32 cumsum / cumprod: accumulated in float64, rounded per element (torch's CPU bits).
-* softmax / log_softmax of float32 rows (last dim): the row maximum, ``exp32(x - max)``
+* softmax / log_softmax of float32 rows (last dim, from ``SOFTMAX_MIN`` elements; below, the
+  NumPy formula that the compiler decomposes): the row maximum, ``exp32(x - max)``
   (``_math32``, 1 ulp), its sum as above, then ``e / t`` or ``(x - max) - log32(t)``;
   logsumexp of float32 rows: ``log32(t) + max`` (the shift 0 where the max is not finite).
 """
