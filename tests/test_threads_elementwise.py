@@ -173,7 +173,8 @@ def test_lerp_scalar_weight_takes_its_branch_with_the_same_bits(w):
 
 def test_full_float32_sum_splits_and_keeps_the_bound(split_small, monkeypatch):
     monkeypatch.setattr(_threads, "SUM_MIN_PART", 1 << 10)
-    x = np.random.default_rng(8).standard_normal((64, 64)).astype(np.float32)
+    # three 64 Ki-element superblocks (ops/_reduce32.py): the unit a thread takes
+    x = np.random.default_rng(8).standard_normal((256, 600)).astype(np.float32)
     got = tx.tensor(x).sum()
     assert split_small == [2] and got.dtype == tx.float32 and got.shape == ()
     exact = np.sum(x.astype(np.float64))

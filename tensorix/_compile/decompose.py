@@ -28,6 +28,7 @@ from ..fx.graph import map_args
 from ..fx.graph_module import symbolic_trace
 from ..nn.functional._core import linear
 from ..nn.functional._norm import _stats
+from ..ops._reduce32 import rows32_eager
 from ..ops.creation import zeros
 from .exprs import fusable
 from .kernels import row_kernels_on
@@ -89,6 +90,8 @@ def _applies(node):
     if not row_kernels_on(meta.get("device")):
         return False
     if name in ("Softmax", "LogSoftmax"):
+        if rows32_eager(meta["dtype"].name, meta["shape"], meta.get("device")):
+            return False  # eager's large float32 rows: one pass already, with exp32's bits
         return node.args[1] == len(meta["shape"]) - 1  # over the last dim: one row each
     return all(type(a) is not list for a in node.args)
 

@@ -79,6 +79,7 @@ Example (count the ops of a step)::
 from __future__ import annotations
 
 import contextlib
+import threading
 
 import numpy as np
 
@@ -194,10 +195,24 @@ def widen16(apply, which):
             return apply(cls, *args)
         wide = [a.to(dt.float32) if type(a) is Tensor and a._dtype in _HALF and
                 (which is True or i in which) else a for i, a in enumerate(args)]
-        return _narrow(apply(cls, *wide), d)
+        outer, _widening.dtype = getattr(_widening, "dtype", None), d
+        try:
+            return _narrow(apply(cls, *wide), d)
+        finally:
+            _widening.dtype = outer
 
     wide_apply.__doc__ = apply.__doc__
     return wide_apply
+
+
+_widening = threading.local()
+
+
+def widened_from():
+    """The 16-bit dtype that the primitive now computing was widened from by its
+    ``_widen16`` rule, or None. A float32 fast path whose bits differ from the plain
+    path's asks it, so 16-bit results keep the plain path's rounding (torch's bits)."""
+    return getattr(_widening, "dtype", None)
 
 
 def _narrow(out, d):

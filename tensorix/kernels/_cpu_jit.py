@@ -414,4 +414,5 @@ def remainder32(out, a, b):
             out[i] = np.float32(math.copysign(0.0, y))
 from ._jit_13act import *  # noqa: E402,F401,F403
 from ._jit_13pw import *  # noqa: E402,F401,F403
+from ._jit_13red import *  # noqa: E402,F401,F403
 from ._jit_13spec import *  # noqa: E402,F401,F403

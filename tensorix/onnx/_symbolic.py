@@ -18,8 +18,8 @@ import math
 import numpy as np
 
 from .. import dtypes as dt
-from ..ops import activation as act
 from ..ops import (
+    _reduce32,
     arith,
     bitwise,
     distance,
@@ -30,6 +30,7 @@ from ..ops import (
     special,
     unary,
 )
+from ..ops import activation as act
 from ._common import to_elem_type
 from ._emit import Value
 
@@ -454,6 +455,25 @@ def _sum(em, node, a, dims, keepdim, dtype):
 @symbolic(reduce.Prod)
 def _prod(em, node, a, dims, keepdim, dtype):
     return _reduce(em, "ReduceProd", typed(em, a, out_dtype(node)), dims, keepdim)
+
+
+@symbolic(_reduce32.LogSumExp)
+def _logsumexp(em, node, a, keepdim):  # reduce.logsumexp's float32 case: over the last dim
+    return _reduce(em, "ReduceLogSumExp", a, (a.ndim - 1,), keepdim)
+
+
+@symbolic(_reduce32.NanSum)
+def _nansum(em, node, a, keepdim):  # reduce.nansum's whole float32 case
+    clean = em.op("Where", em.op("IsNaN", a), em.const(0, a.dtype), a)
+    return _reduce(em, "ReduceSum", Value(clean, a.shape, a.dtype), tuple(range(a.ndim)),
+                   keepdim)
+
+
+@symbolic(_reduce32.Count)
+def _count(em, node, a, not_nan, keepdim):  # count_nonzero's / nanmean's whole float32 case
+    hit = em.op("IsNaN", a) if not_nan else em.op("Equal", a, em.const(0, a.dtype))
+    as_int = typed(em, em.op("Not", hit), dt.int64, a.shape)
+    return _reduce(em, "ReduceSum", as_int, tuple(range(a.ndim)), keepdim)
 
 
 @symbolic(reduce._Logical)

@@ -17,12 +17,12 @@ import math
 
 import numpy as np
 
-from .. import _threads, kernels
 from .. import dtypes as dt
+from .. import kernels
 from ..autograd.dispatch import NARROW, kernel
 from ..autograd.function import Function
 from ..tensor import Tensor, _make
-from . import _along, elementwise
+from . import _along, _reduce32, elementwise
 from ._along import Flip, Shift, return_type, running, scan
 from ._common import check_tensor, float_input, norm_dim, norm_dims
 from .elementwise import exp, log
@@ -82,9 +82,9 @@ class Sum(Function):
         if dtype in NARROW:
             return a._data.sum(axis=dims, keepdims=keepdim, dtype="float32").astype(dtype.np)
         d = a._data
-        if (type(d) is np.ndarray and d.dtype == dtype.np == np.float32 and not keepdim
-                and len(dims) == d.ndim and d.size >= 2 * _threads.SUM_MIN_PART):
-            return _threads.reduce_sum(d)  # per-thread partial sums (float32 only)
+        if dtype is dt.float32 and _whole32(a, dims):  # lanes and float64 blocks, one pass
+            out = _reduce32.sum32(d.reshape(-1), _reduce32.sum_kernel(False))
+            return out.reshape((1,) * d.ndim) if keepdim else out
         return d.sum(axis=dims, keepdims=keepdim, dtype=dtype.np)
 
     @staticmethod
@@ -122,7 +122,7 @@ class Prod(Function):
         if (type(data) is np.ndarray and data.dtype == acc == np.float32 and not keepdim
                 and len(dims) == data.ndim and data.size >= _PROD_COLUMNS * 8
                 and data.flags.c_contiguous):
-            out = _make(_prod_columns(data.reshape(-1)))
+            out = _make(_reduce32.prod_columns(data.reshape(-1)))
         else:
             out = _make(data.prod(axis=dims, keepdims=keepdim, dtype=acc).astype(dtype.np))
         ctx.save_for_backward(a, out)
@@ -140,17 +140,15 @@ class Prod(Function):
         return g * _prod_others(a.reshape(-1), 0).reshape(shape), None, None, None
 
 
-_PROD_COLUMNS = 256
+_PROD_COLUMNS = _reduce32.PROD_COLS
 
 
-def _prod_columns(flat):
-    """The product of a large float32 vector as ``_PROD_COLUMNS`` column products (vectorised;
-    NumPy's own product is one serial chain, 14x torch's time) times the tail's: another
-    order of roundings than ``flat.prod()``, within the same ``n * eps`` relative bound."""
-    k = flat.size // _PROD_COLUMNS * _PROD_COLUMNS
-    with np.errstate(all="ignore"):  # over/underflow is the product's value, as in torch
-        cols = flat[:k].reshape(-1, _PROD_COLUMNS).prod(axis=0)
-        return np.multiply(cols.prod(), flat[k:].prod(), dtype=np.float32)
+def _whole32(a, dims):
+    """Whether ``a`` is a large C-contiguous float32 NumPy array reduced over all its dims:
+    the case of ``_reduce32``'s one-pass kernels."""
+    d = a._data
+    return (type(d) is np.ndarray and d.dtype == np.float32 and len(dims) == d.ndim
+            and d.size >= _reduce32.SUM_MIN and d.flags.c_contiguous)
 
 
 def _prod_others(a, dim):
@@ -403,6 +401,10 @@ def logsumexp(input, dim=None, keepdim=False) -> Tensor:
     """
     x = _upcast(float_input(input, "logsumexp"))
     dims = _dims(dim, x.ndim, "logsumexp")
+    d = x._data
+    if type(d) is np.ndarray and input._dtype is dt.float32 and dims == (d.ndim - 1,) and \
+            d.size and d.flags.c_contiguous:  # over the last dim: one pass a row
+        return _reduce32.LogSumExp.apply(x, keepdim)
     m = _shift_constant(x, dims)
     out = log(Sum.apply(exp(x - m), dims, True, x._dtype)) + m
     out = out if keepdim else _squeeze(out, dims)
@@ -488,10 +490,25 @@ def _reverse_cumsum(g, dim):
     return Flip.apply(cumsum(Flip.apply(g, dim), dim), dim)
 
 
+def _scan32(cls, a, dim, dtype):
+    """A float32 scan accumulated in float64 (torch's CPU bits; on every device, so that
+    devices agree), or None for other dtypes."""
+    if dtype is not dt.float32 or a._dtype is not dt.float32:
+        return None
+    data = a._data.reshape(1) if a._data.ndim == 0 else a._data
+    fused = kernel(cls, "scan", a.device, a._dtype)
+    return _reduce32.scan32(a.xp, data, dim, fused, cls is CumProd).reshape(a._data.shape)
+
+
 class CumSum(Function):
+    _kernels = {"scan": (_reduce32.SCAN_KERNELS["cumsum"],)}
+
     @staticmethod
     def forward(ctx, a, dim, dtype):
         ctx.dim = dim
+        fast = _scan32(CumSum, a, dim, dtype)
+        if fast is not None:
+            return fast
         data = a._data.reshape(1) if a._data.ndim == 0 else a._data
         acc = "float32" if dtype in NARROW else dtype.np  # follows the dtype argument (Sum)
         return a.xp.cumsum(data, axis=dim, dtype=acc).astype(dtype.np).reshape(a._data.shape)
@@ -504,13 +521,16 @@ class CumSum(Function):
 
 
 class CumProd(Function):
+    _kernels = {"scan": (_reduce32.SCAN_KERNELS["cumprod"],)}
+
     @staticmethod
     def forward(ctx, a, dim, dtype):
         ctx.dim = dim
         data = a._data.reshape(1) if a._data.ndim == 0 else a._data
         acc = "float32" if dtype in NARROW else dtype.np  # follows the dtype argument (Sum)
-        out = _make(a.xp.cumprod(data, axis=dim, dtype=acc).astype(dtype.np)
-                    .reshape(a._data.shape))
+        fast = _scan32(CumProd, a, dim, dtype)
+        out = _make(fast if fast is not None else a.xp.cumprod(data, axis=dim, dtype=acc)
+                    .astype(dtype.np).reshape(a._data.shape))
         ctx.save_for_backward(a, out)
         return out
 
@@ -713,7 +733,10 @@ def count_nonzero(input, dim=None) -> Tensor:
     ``tensor([1, 1])``.
     """
     check_tensor(input, "count_nonzero")
-    return sum(input != 0, norm_dims(dim, input.ndim, "count_nonzero"))
+    dims = norm_dims(dim, input.ndim, "count_nonzero")
+    if _whole32(input, dims):
+        return _reduce32.Count.apply(input, False, False)
+    return sum(input != 0, dims)
 
 
 def _not_nan(x):
@@ -726,6 +749,9 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None) -> Tensor:
     Example: ``tensorix.tensor([1., float('nan'), 2.]).nansum()`` is ``tensor(3.)``.
     """
     check_tensor(input, "nansum")
+    if (dtype is None or dt.as_dtype(dtype) is dt.float32) and \
+            _whole32(input, _dims(dim, input.ndim, "nansum")):
+        return _reduce32.NanSum.apply(input, keepdim)
     x = input
     # the where only where there is a NaN (checked in one cheap pass on the CPU): the same
     # values and gradient, without three whole-array ops (17x torch's time on NaN-free data)
@@ -745,7 +771,9 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None) -> Tensor:
         raise RuntimeError(f"nanmean(): expected input to have floating point or complex dtype "
                            f"but got {input._dtype.name}")
     total = nansum(input, dim, keepdim, dtype=dtype)
-    count = sum(_not_nan(input), dim, keepdim)
+    whole = _whole32(input, _dims(dim, input.ndim, "nanmean"))
+    count = _reduce32.Count.apply(input, True, keepdim) if whole else \
+        sum(_not_nan(input), dim, keepdim)
     with np.errstate(divide="ignore", invalid="ignore"):
         return total / count.to(total.dtype)
 

@@ -13,10 +13,11 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _threads, kernels
-from ..autograd.dispatch import kernel
+from ..autograd.dispatch import kernel, widened_from
 from ..autograd.function import Function
 from ..autograd.grad_mode import is_grad_enabled, untraced_first_order
 from ..tensor import Tensor, _make
+from . import _reduce32
 from ._common import RAW_FLOATS, check_tensor, norm_dim
 
 __all__ = ["softmax", "log_softmax"]
@@ -68,13 +69,22 @@ class _SoftmaxFamily(Function):
     log = False
     _widen16 = True  # computed in float32, rounded once (autograd/dispatch.py)
     # one warp per row on CUDA, over the last dim (``log`` picks the log form)
-    _kernels = {"forward": (kernels.cuda.softmax,), "backward": (kernels.cuda.softmax_backward,)}
+    _kernels = {"forward": (kernels.cuda.softmax,), "backward": (kernels.cuda.softmax_backward,),
+                "rows32": (_reduce32.SOFTMAX_KERNEL,)}  # numba, float32 rows (_reduce32.py)
 
     @classmethod
     def forward(cls, ctx, x, dim):
         fused = _row_kernel("forward", x, dim)
+        data = x._data
         if fused is not None:
-            out = fused(x._data, cls.log)
+            out = fused(data, cls.log)
+        elif type(data) is np.ndarray and data.dtype == np.float32 and data.ndim and \
+                dim == data.ndim - 1 and data.size >= _reduce32.SOFTMAX_MIN and \
+                data.flags.c_contiguous and widened_from() is None:
+            # one pass a row with _math32's exp32 (NumPy's exp, max, sum and divide: 4 passes)
+            rows = kernel(_SoftmaxFamily, "rows32", x.device, x._dtype)
+            out = _reduce32.softmax32(data.reshape(-1, data.shape[-1]), rows, cls.log)
+            out = out.reshape(data.shape)
         else:
             xp = x.xp
             # an all -inf row gives NaN silently, as in PyTorch
