@@ -14,6 +14,7 @@ from ..autograd.grad_mode import no_grad
 from ..tensor import Tensor
 from . import (
     _symbolic_count,  # noqa: F401 - registers histc and nonzero_static
+    _symbolic_einsum,  # noqa: F401 - registers the einsum contractions
     _symbolic_order,  # noqa: F401 - registers the order primitives' symbolics
 )
 from ._checks import dynamic_dims, probe_inputs, resized_inputs, verify
