@@ -67,3 +67,26 @@ def test_bilinear_exports_on_other_inputs():
         return tx.nn.functional.bilinear(x1, x2, w, bias)
 
     _check(bil, [tx.randn(2, 4), tx.randn(2, 5)], [tx.randn(2, 4) * 2, tx.randn(2, 5) - 1])
+
+
+@pytest.mark.parametrize("semiring", ["max-plus", "min-plus", "max-product", "min-product",
+                                      "log-sum-exp"])
+@pytest.mark.parametrize("equation", ["ij,jk->ik", "bij,bjk->bik", "ij,jk->i", "ijk->k"])
+def test_semiring_einsum_exports_and_recomputes(semiring, equation):
+    """Winners and max shifts are computed in the graph: on other inputs (another scale, where
+    the example's shifts would overflow exp, and other winners) onnxruntime equals eager."""
+    rng = np.random.default_rng(2)
+    shapes = {"ij,jk->ik": [(3, 4), (4, 2)], "bij,bjk->bik": [(2, 3, 4), (2, 4, 2)],
+              "ij,jk->i": [(3, 4), (4, 2)], "ijk->k": [(2, 3, 4)]}[equation]
+    low = 0.0 if semiring.endswith("product") else -1.0
+
+    def draw(scale):
+        return [tx.tensor((rng.random(s) * (1 - low) + low) * scale, dtype=tx.float32)
+                for s in shapes]
+
+    def f(*ops):
+        return tx.einsum(equation, *ops, semiring=semiring)
+
+    _check(f, draw(1.0), draw(1.0))
+    if semiring == "log-sum-exp":
+        _check(f, draw(1.0), draw(120.0))  # exp(120) overflows float32: the shift is recomputed
