@@ -7,11 +7,14 @@ not in ``out`` (nor in the other operand) is reduced with the semiring's additio
 * sum-product: :class:`Contract`, a matmul-shaped kernel whose backward is again a
   ``Contract`` (the gradient of an einsum is an einsum of the gradient with the other operand),
   so derivatives of every order work;
-* log-sum-exp: max-shifted ``log(Contract(exp(a - ma), exp(b - mb))) + ma + mb``, built from
-  differentiable ops; the shifts are constants, which is exact since d/dm of the expression is 0.
-  Entries whose shifted sum is too small to be accurate are recomputed with their own max;
-* max/min with product or plus: the winning index of each output element is found without
-  recording, then the result is recomputed as ``gather(a) (x) gather(b)`` at those indices, so
+* log-sum-exp: a pairwise contraction is the primitive ``LogSumExpPair`` (_semiring_prims.py:
+  max-shifted ``log(exp(a - ma) @ exp(b - mb)) + ma + mb``, entries whose shifted sum is too
+  small to be accurate recomputed with their own max; its backward the softmax weights of the
+  terms, from ops); a single-operand reduction is built from ops (amax shift, whose gradient
+  cancels since d/dm of the expression is 0);
+* max/min with product or plus: the winning index of each output element is found by the
+  primitive ``BestWinners`` (argmax/argmin ops for a single operand), so a trace recomputes
+  it, then the result is recomputed as ``gather(a) (x) gather(b)`` at those indices, so
   gradients (and their gradients) flow to the winners only, like ``torch.max``. With a product,
   operands must be non-negative: only then do max/min distribute over it, which any
   contraction order relies on;
