@@ -90,8 +90,11 @@ def lse_pair_raw(a, b):
 class LogSumExpPair(Function):
     """(batch, m, n) ``log(sum_k exp(A3[:, m, k] + B3[:, k, n]))``, the pairwise contraction
     of the log-sum-exp semiring. Its gradient is the softmax over k of the terms, written with
-    ops on the saved operands (the (batch, m, k, n) terms are formed there), so it is
-    differentiable again; an output of -inf (every term -inf) gets a zero gradient."""
+    ops on the saved operands (the (batch, m, k, n) terms are formed there, in blocks of rows
+    of m as the max/min winners are), so it is differentiable again; an output of -inf (every
+    term -inf) gets a zero gradient. 16-bit operands compute in float32, rounded once."""
+
+    _widen16 = (0, 1)
 
     @staticmethod
     def forward(ctx, A3, B3):
@@ -101,14 +104,25 @@ class LogSumExpPair(Function):
 
     @staticmethod
     def backward(ctx, g):
+        from .shape import cat
         from .pointwise import where
 
         A3, B3 = ctx.saved_tensors
         out = LogSumExpPair.apply(A3, B3)
         # the -inf of an empty sum shifts by 0: exp(-inf - 0) is 0, not exp(nan)
         shift = where(out.isfinite(), out, out.new_zeros(()))
-        terms = A3.unsqueeze(3) + B3.unsqueeze(1) - shift.unsqueeze(2)  # (batch, m, k, n)
-        w = terms.exp() * g.unsqueeze(2)
-        ga = w.sum(3) if ctx.needs_input_grad[0] else None
-        gb = w.sum(1) if ctx.needs_input_grad[1] else None
-        return ga, gb
+        nbt, m, k = A3.shape
+        n = B3.shape[2]
+        if m == 0:
+            return A3.new_zeros(tuple(A3.shape)), B3.new_zeros(tuple(B3.shape))
+        rows = max(1, _CHUNK // max(1, nbt * k * n))  # bounds the (batch, rows, k, n) block
+        ga, gb = [], None
+        for r in range(0, m, rows):
+            sl = slice(r, r + rows)
+            terms = A3[:, sl].unsqueeze(3) + B3.unsqueeze(1) - shift[:, sl].unsqueeze(2)
+            w = terms.exp() * g[:, sl].unsqueeze(2)
+            ga.append(w.sum(3))
+            gb = w.sum(1) if gb is None else gb + w.sum(1)
+        need_a, need_b = ctx.needs_input_grad[:2]
+        ga = (ga[0] if len(ga) == 1 else cat(ga, 1)) if need_a else None
+        return ga, (gb if need_b else None)
