@@ -104,8 +104,8 @@ class LogSumExpPair(Function):
 
     @staticmethod
     def backward(ctx, g):
-        from .shape import cat
         from .pointwise import where
+        from .shape import cat
 
         A3, B3 = ctx.saved_tensors
         out = LogSumExpPair.apply(A3, B3)
