@@ -446,6 +446,7 @@ GRADGRAD = [
     ("iij,jk->ki", [(3, 3, 2), (2, 4)], "log-sum-exp"),
     ("ij,jk->ik", [(2, 3), (3, 2)], "max-product"),
     ("ij,jk,k->i", [(2, 3), (3, 2), (2,)], "max-plus"),
+    ("bij,bjk->bik", [(2, 3, 4), (2, 4, 2)], "log-sum-exp"),  # LogSumExpPairGrad's gradient
 ]
 
 
@@ -505,3 +506,7 @@ def test_log_sum_exp_gradient_in_blocks_of_rows(monkeypatch):
         got = tx.autograd.grad([y], [xa, xb], [T(seed)])
         for g, w in zip(got, want):
             np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-12, atol=1e-14)
+        # and the gradient's gradient (built from ops in the same blocks) checks numerically
+        xs = [T(v, rg=True) for v in (np.where(np.isinf(a), -3.0, a), b)]
+        gradgradcheck(lambda x, y: tx.einsum("bij,bjk->bik", x, y, semiring="log-sum-exp"), xs,
+                      name=f"log-sum-exp blocks {chunk}")

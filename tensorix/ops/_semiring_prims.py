@@ -87,6 +87,110 @@ def lse_pair_raw(a, b):
     return out.astype(a.dtype, copy=False)
 
 
+def lse_pair_grad_raw(a, b, g, which):
+    """The gradient of :func:`lse_pair_raw` for ``a`` (``which == 0``) or ``b``, given the
+    output's gradient ``g``: the softmax weights ``exp(a + b - out)`` against ``g``, as one
+    matmul of the max-shifted exponentials (``ea * ((g / s) @ eb^T)``); the entries the
+    forward recomputed (shifted sum too small) add their weights from their own terms, and an
+    output of -inf (no term) gives nothing."""
+    from .. import _threads
+
+    xp = backend.array_module(a)
+    nbt, m, k = a.shape
+    n = b.shape[2]
+    if k == 0 or m == 0 or n == 0:
+        return xp.zeros(a.shape if which == 0 else b.shape, dtype=a.dtype)
+    ma, mb = _finite_max(xp, a, 2), _finite_max(xp, b, 1)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        ea, eb = xp.exp(a - ma), xp.exp(b - mb)
+        s = _threads.matmul(ea, eb)
+        info = dt.finfo(dt.from_numpy_dtype(s.dtype))
+        bad = ~(s >= k * float(info.tiny) / float(info.eps))  # as lse_pair_raw decides
+        w = xp.where(bad, 0, g / xp.where(bad, 1, s))
+        if which == 0:
+            grad = ea * _threads.matmul(w, eb.transpose(0, 2, 1))
+        else:
+            grad = eb * _threads.matmul(ea.transpose(0, 2, 1), w)
+        if bad.any():
+            bi, mi, ni = xp.nonzero(bad)
+            terms = a[bi, mi, :] + b[bi, :, ni]  # (bad entries, k)
+            mr = _finite_max(xp, terms, 1)
+            e = xp.exp(terms - mr)
+            total = e.sum(1, keepdims=True)
+            p = xp.where(total > 0, e / xp.where(total > 0, total, 1), 0)
+            gp = g[bi, mi, ni][:, None] * p
+            if which == 0:
+                xp.add.at(grad, (bi, mi), gp)
+            else:
+                xp.add.at(grad, (bi, slice(None), ni), gp)
+    return grad.astype(a.dtype, copy=False)
+
+
+def _softmax_blocks(A3, B3, fn):
+    """``fn(P, rows)`` for blocks of rows of m, ``P = exp(A3 + B3 - out)`` (batch, rows, k, n)
+    the softmax weights of the terms built from ops (an -inf output shifts by 0, so its
+    weights are 0); returns the list of results."""
+    from .pointwise import where
+
+    out = LogSumExpPair.apply(A3, B3)
+    shift = where(out.isfinite(), out, out.new_zeros(()))
+    nbt, m, k = A3.shape
+    rows = max(1, _CHUNK // max(1, nbt * k * B3.shape[2]))
+    res = []
+    for r in range(0, m, rows):
+        sl = slice(r, r + rows)
+        terms = A3[:, sl].unsqueeze(3) + B3.unsqueeze(1) - shift[:, sl].unsqueeze(2)
+        res.append(fn(terms.exp(), sl))
+    return res
+
+
+class LogSumExpPairGrad(Function):
+    """The gradient of :class:`LogSumExpPair` for operand ``which`` (0: A3, 1: B3) given the
+    output's gradient ``g``: a primitive (two matmuls, :func:`lse_pair_grad_raw`), so the
+    compiler's joint graph records it. Its own gradient (grad of grad) is written with ops on
+    the saved tensors, the softmax weights formed in blocks of rows of m."""
+
+    _widen16 = (0, 1, 2)
+
+    @staticmethod
+    def forward(ctx, A3, B3, g, which):
+        if any(ctx.needs_input_grad):
+            ctx.which = which
+            ctx.save_for_backward(A3, B3, g)
+        return lse_pair_grad_raw(A3._data, B3._data, g._data, which)
+
+    @staticmethod
+    def backward(ctx, h):
+        from .shape import cat
+
+        A3, B3, g = ctx.saved_tensors
+        which = ctx.which
+        if A3.shape[1] == 0:
+            return A3.new_zeros(tuple(A3.shape)), B3.new_zeros(tuple(B3.shape)), \
+                g.new_zeros(tuple(g.shape)), None
+
+        def block(p, sl):
+            # q = h (x) g (x) P: h on (m, k) for A3's gradient, on (k, n) for B3's
+            hq = h[:, sl].unsqueeze(3) if which == 0 else h.unsqueeze(1)
+            gp = g[:, sl].unsqueeze(2) * p
+            dg = (hq * p).sum(2)  # d/dg of sum(h * grad)
+            q = hq * gp
+            return q.sum(3), q.sum(1), dg
+
+        parts = _softmax_blocks(A3, B3, block)
+        da = cat([x[0] for x in parts], 1) if len(parts) > 1 else parts[0][0]
+        db = parts[0][1]
+        for x in parts[1:]:
+            db = db + x[1]
+        dg = cat([x[2] for x in parts], 1) if len(parts) > 1 else parts[0][2]
+        # out depends on A3, B3 too: d out / d A3 is the softmax, so the -g * dg term through
+        # out adds -LogSumExpPairGrad(g * dg) to both
+        corr = g * dg
+        da = da - LogSumExpPairGrad.apply(A3, B3, corr, 0)
+        db = db - LogSumExpPairGrad.apply(A3, B3, corr, 1)
+        return da, db, dg, None
+
+
 class LogSumExpPair(Function):
     """(batch, m, n) ``log(sum_k exp(A3[:, m, k] + B3[:, k, n]))``, the pairwise contraction
     of the log-sum-exp semiring. Its gradient is the softmax over k of the terms, written with
@@ -104,25 +208,7 @@ class LogSumExpPair(Function):
 
     @staticmethod
     def backward(ctx, g):
-        from .pointwise import where
-        from .shape import cat
-
         A3, B3 = ctx.saved_tensors
-        out = LogSumExpPair.apply(A3, B3)
-        # the -inf of an empty sum shifts by 0: exp(-inf - 0) is 0, not exp(nan)
-        shift = where(out.isfinite(), out, out.new_zeros(()))
-        nbt, m, k = A3.shape
-        n = B3.shape[2]
-        if m == 0:
-            return A3.new_zeros(tuple(A3.shape)), B3.new_zeros(tuple(B3.shape))
-        rows = max(1, _CHUNK // max(1, nbt * k * n))  # bounds the (batch, rows, k, n) block
-        ga, gb = [], None
-        for r in range(0, m, rows):
-            sl = slice(r, r + rows)
-            terms = A3[:, sl].unsqueeze(3) + B3.unsqueeze(1) - shift[:, sl].unsqueeze(2)
-            w = terms.exp() * g[:, sl].unsqueeze(2)
-            ga.append(w.sum(3))
-            gb = w.sum(1) if gb is None else gb + w.sum(1)
         need_a, need_b = ctx.needs_input_grad[:2]
-        ga = (ga[0] if len(ga) == 1 else cat(ga, 1)) if need_a else None
-        return ga, (gb if need_b else None)
+        return (LogSumExpPairGrad.apply(A3, B3, g, 0) if need_a else None,
+                LogSumExpPairGrad.apply(A3, B3, g, 1) if need_b else None)
