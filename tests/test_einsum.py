@@ -446,6 +446,7 @@ GRADGRAD = [
     ("iij,jk->ki", [(3, 3, 2), (2, 4)], "log-sum-exp"),
     ("ij,jk->ik", [(2, 3), (3, 2)], "max-product"),
     ("ij,jk,k->i", [(2, 3), (3, 2), (2,)], "max-plus"),
+    ("bij,bjk->bik", [(2, 3, 4), (2, 4, 2)], "log-sum-exp"),  # LogSumExpPairGrad's gradient
 ]
 
 
@@ -478,3 +479,34 @@ def test_diagonal_gradient_is_embedded(rng):
     want = np.zeros((2, 2, 2))
     want[0, 0, 0] = want[1, 1, 1] = 1
     assert_close(y.grad, want)
+
+
+def test_log_sum_exp_gradient_in_blocks_of_rows(monkeypatch):
+    """LogSumExpPair's backward forms the (batch, m, k, n) terms in blocks of rows of m: with
+    a tiny block the gradients equal torch's (and the one-block ones)."""
+    from tensorix.ops import _semiring_prims
+
+    if torch is None:
+        pytest.skip("torch not installed")
+    rng = np.random.default_rng(5)
+    a, b = rng.standard_normal((2, 5, 3)), rng.standard_normal((2, 3, 4))
+    a[0, 1] = -np.inf  # a row of log(0): output -inf, gradient 0 here
+    seed = rng.standard_normal((2, 5, 4))
+    # torch's is nan there (and in all of b's batch 0): its reference takes that row out
+    # (finite entries, no seed), which is the zero-gradient rule
+    finite_a, seed_t = np.where(np.isinf(a), 0.0, a), seed.copy()
+    seed_t[0, 1] = 0
+    ta, tb = (torch.tensor(v, requires_grad=True) for v in (finite_a, b))
+    ref = torch.logsumexp(ta[:, :, :, None] + tb[:, None, :, :], dim=2)
+    want = torch.autograd.grad([ref], [ta, tb], [torch.tensor(seed_t)])
+    for chunk in (1 << 22, 8):  # one block; blocks of one row
+        monkeypatch.setattr(_semiring_prims, "_CHUNK", chunk)
+        xa, xb = T(a, rg=True), T(b, rg=True)
+        y = tx.einsum("bij,bjk->bik", xa, xb, semiring="log-sum-exp")
+        got = tx.autograd.grad([y], [xa, xb], [T(seed)])
+        for g, w in zip(got, want):
+            np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-12, atol=1e-14)
+        # and the gradient's gradient (built from ops in the same blocks) checks numerically
+        xs = [T(v, rg=True) for v in (np.where(np.isinf(a), -3.0, a), b)]
+        gradgradcheck(lambda x, y: tx.einsum("bij,bjk->bik", x, y, semiring="log-sum-exp"), xs,
+                      name=f"log-sum-exp blocks {chunk}")

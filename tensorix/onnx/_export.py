@@ -13,7 +13,9 @@ from __future__ import annotations
 from ..autograd.grad_mode import no_grad
 from ..tensor import Tensor
 from . import (
+    _symbolic_bits,  # noqa: F401 - registers lu_unpack, fp4/fp6 packing, gcd and lcm
     _symbolic_count,  # noqa: F401 - registers histc and nonzero_static
+    _symbolic_einsum,  # noqa: F401 - registers the einsum contractions
     _symbolic_order,  # noqa: F401 - registers the order primitives' symbolics
 )
 from ._checks import dynamic_dims, probe_inputs, resized_inputs, verify

@@ -397,21 +397,6 @@ def linear(em, node, x, w, b):
     return out if b is None else em.op("Add", out, b)
 
 
-@symbolic(_semiring.Contract)
-def contract(em, node, a, b, spec):
-    sa, sb, out, sizes = spec
-    if sizes:
-        raise refuse(em, node, "an einsum output label no operand has (broadcast)")
-    letters = {}
-
-    def word(labels):
-        return "".join(letters.setdefault(lab, chr(ord("a") + len(letters))) for lab in labels)
-
-    operands = [a] if b is None else [a, b]
-    inputs = word(sa) if b is None else f"{word(sa)},{word(sb)}"
-    return em.op("Einsum", *_same(em, node, *operands), equation=f"{inputs}->{word(out)}")
-
-
 @symbolic(linalg_norm.Cross)
 def cross(em, node, a, b, dim):
     """The three components along ``dim``, each a difference of products."""

@@ -7,11 +7,14 @@ not in ``out`` (nor in the other operand) is reduced with the semiring's additio
 * sum-product: :class:`Contract`, a matmul-shaped kernel whose backward is again a
   ``Contract`` (the gradient of an einsum is an einsum of the gradient with the other operand),
   so derivatives of every order work;
-* log-sum-exp: max-shifted ``log(Contract(exp(a - ma), exp(b - mb))) + ma + mb``, built from
-  differentiable ops; the shifts are constants, which is exact since d/dm of the expression is 0.
-  Entries whose shifted sum is too small to be accurate are recomputed with their own max;
-* max/min with product or plus: the winning index of each output element is found without
-  recording, then the result is recomputed as ``gather(a) (x) gather(b)`` at those indices, so
+* log-sum-exp: a pairwise contraction is the primitive ``LogSumExpPair`` (_semiring_prims.py:
+  max-shifted ``log(exp(a - ma) @ exp(b - mb)) + ma + mb``, entries whose shifted sum is too
+  small to be accurate recomputed with their own max; its backward the softmax weights of the
+  terms, from ops); a single-operand reduction is built from ops (amax shift, whose gradient
+  cancels since d/dm of the expression is 0);
+* max/min with product or plus: the winning index of each output element is found by the
+  primitive ``BestWinners`` (argmax/argmin ops for a single operand), so a trace recomputes
+  it, then the result is recomputed as ``gather(a) (x) gather(b)`` at those indices, so
   gradients (and their gradients) flow to the winners only, like ``torch.max``. With a product,
   operands must be non-negative: only then do max/min distribute over it, which any
   contraction order relies on;
@@ -28,14 +31,14 @@ import numpy as np
 from .. import _threads, backend
 from .. import dtypes as dt
 from ..autograd.function import Function
-from ..autograd.grad_mode import modes
 from ..tensor import _make
-from ._along import PutAlong, TakeAlong
+from ._semiring_prims import BestWinners, LogSumExpPair
+from .indexing import gather
 from .pointwise import where
+from .reduce import amax, argmax, argmin
 
 __all__ = ["Contract", "contract", "Diagonal", "SEMIRINGS", "get_semiring"]
 
-_CHUNK = 1 << 22  # elements of one broadcast block when searching max/min winners
 
 
 def _prod(xs):
@@ -315,36 +318,12 @@ def _to_3d(a, sa, b, sb, out):
             "".join(batch + afree + bfree))
 
 
-def _finite_max(xp, x, axis):
-    """The max along ``axis`` (kept), with infinities and empty slices replaced by 0: a shift
-    that keeps exp() in range without turning -inf - -inf into nan."""
-    if x.shape[axis] == 0:
-        return xp.zeros(x.shape[:axis] + (1,) + x.shape[axis + 1:], dtype=x.dtype)
-    m = x.max(axis=axis, keepdims=True)
-    return xp.where(xp.isfinite(m), m, 0).astype(x.dtype)
-
-
 def _safe_log(s):
-    """log(s) with -inf and a zero gradient where s == 0 (not 0/0 = nan)."""
-    zero = s._data == 0
-    if not zero.any():
-        return s.log()
-    xp = s.xp
-    one = _make(xp.ones_like(s._data))
-    minus_inf = _make(xp.where(zero, -np.inf, 0).astype(s._data.dtype))
-    return where(_make(zero), one, s).log() + minus_inf
-
-
-def _raw_shift_break():
-    """A graph break for a running trace: log-sum-exp's max shifts (and the choice of entries
-    to repair) are computed on raw arrays, so a traced graph would keep the example's shifts
-    and overflow to inf on inputs of another scale (found by compiling it on x and calling it
-    on x + 200); the function runs eagerly instead."""
-    state = modes.state
-    brk = getattr(state.tracer, "graph_break", None) if state.hooked else None
-    if brk is not None:
-        brk("einsum(semiring='log-sum-exp'): its max shifts are computed on raw arrays "
-            "outside the dispatcher")
+    """log(s) with -inf and a zero gradient where s == 0 (not 0/0 = nan), written with ops so
+    a trace keeps it."""
+    zero = s == 0
+    return where(zero, s.new_ones(()), s).log() + where(zero, s.new_full((), -np.inf),
+                                                         s.new_zeros(()))
 
 
 class LogSumExp(_Combine):
@@ -366,63 +345,29 @@ class LogSumExp(_Combine):
         return t if t._dtype.category >= 2 else t.to(dt.get_default_dtype())
 
     def contract(self, a, sa, b, sb, out, sizes):
-        _raw_shift_break()
         a, sa = self._reduce(a, sa, set(out) | set(sb or ""))
         if b is not None:
             b, sb = self._reduce(b, sb, set(out) | set(sa))
         if b is None or not any(c in sb and c not in out for c in sa):
             return self.combine(a, sa, b, sb, out)
         A3, B3, shape, rs = _to_3d(a, sa, b, sb, out)
-        return _align(self._pair(A3, B3).reshape(shape), rs, out)
+        return _align(LogSumExpPair.apply(A3, B3).reshape(shape), rs, out)
 
     def _reduce(self, t, labels, keep):
-        """logsumexp over the labels not in ``keep``; exact, since the max term is exp(0)."""
+        """logsumexp over the labels not in ``keep``; exact, since the max term is exp(0).
+        The shift is computed by ops (a trace recomputes it); its gradient cancels (d/dm of
+        log(sum(exp(t - m))) + m is 0)."""
         red = [i for i, c in enumerate(labels) if c not in keep]
         if not red:
             return t, labels
-        xp = t.xp
         kept = "".join(c for c in labels if c in keep)
-        m = t._data
-        for ax in red:
-            m = _finite_max(xp, m, ax)
-        s = contract((t - _make(m)).exp(), labels, None, None, kept, {})
-        return _safe_log(s) + _make(m.reshape(tuple(s.shape))), kept
-
-    def _pair(self, A3, B3):
-        xp = A3.xp
-        nbt, m, k = A3.shape
-        n = B3.shape[2]
-        if k == 0:
-            return _make(xp.full((nbt, m, n), -np.inf, dtype=A3._data.dtype))
-        ma, mb = _finite_max(xp, A3._data, 2), _finite_max(xp, B3._data, 1)
-        s = contract((A3 - _make(ma)).exp(), "bmk", (B3 - _make(mb)).exp(), "bkn", "bmn", {})
-        info = dt.finfo(s._dtype)
-        # below this the terms that underflowed (< tiny each, k of them) are not negligible
-        bad = ~(s._data >= k * info.tiny / info.eps)
-        if not bad.any():
-            return s.log() + _make(ma + mb)
-        return self._repair(A3, B3, s, ma + mb, bad)
-
-    def _repair(self, A3, B3, s, shift, bad):
-        """Recompute the flagged entries as max-shifted logsumexp over k of A3 + B3."""
-        xp = s.xp
-        nbt, m, k = A3.shape
-        n = B3.shape[2]
-        flat = xp.nonzero(bad.reshape(-1))[0]
-        bi, rem = flat // (m * n), flat % (m * n)
-        mi, ni = rem // n, rem % n
-        rows_a = xp.broadcast_to((bi * m + mi)[:, None], (flat.size, k))
-        rows_b = xp.broadcast_to((bi * n + ni)[:, None], (flat.size, k))
-        pa = TakeAlong.apply(A3.reshape((nbt * m, k)), rows_a, 0)
-        pb = TakeAlong.apply(B3.permute((0, 2, 1)).reshape((nbt * n, k)), rows_b, 0)
-        terms = pa + pb
-        mr = _finite_max(xp, terms._data, 1)
-        sr = contract((terms - _make(mr)).exp(), "fk", None, None, "f", {})
-        fixed = _safe_log(sr) + _make(mr.reshape(-1))
-        full = PutAlong.apply(fixed, flat, 0, (nbt * m * n,)).reshape((nbt, m, n))
-        mask = _make(bad)
-        fast = where(mask, _make(xp.ones_like(s._data)), s).log() + _make(shift)
-        return where(mask, full, fast)
+        if any(t.shape[i] == 0 for i in red):
+            m = t.new_zeros(tuple(1 if i in red else n for i, n in enumerate(t.shape)))
+        else:
+            m = amax(t, tuple(red), keepdim=True)
+            m = where(m.isfinite(), m, m.new_zeros(()))
+        s = contract((t - m).exp(), labels, None, None, kept, {})
+        return _safe_log(s) + m.reshape(tuple(s.shape)), kept
 
 
 class _Best(_Combine):
@@ -445,9 +390,6 @@ class _Best(_Combine):
                              f"{self.name.replace('product', 'plus')} semiring on logs instead")
         return t
 
-    def _raw_times(self, x, y):
-        return x + y if self.plus_times else x * y
-
     def contract(self, a, sa, b, sb, out, sizes):
         keep = set(out) | set(sb or "")
         a, sa = self._reduce(a, sa, keep)
@@ -457,14 +399,9 @@ class _Best(_Combine):
             return self.combine(a, sa, b, sb, out)
         return self._pair(a, sa, b, sb, out)
 
-    def _winners(self, xp, data, axis):
-        if data.shape[axis] == 0:
-            raise RuntimeError(f"einsum(): the {self.name} semiring cannot reduce over an "
-                               "empty dimension (it has no identity here)")
-        return getattr(xp, self.pick)(data, axis=axis)
-
     def _reduce(self, t, labels, keep):
-        """Reduce the labels of ``t`` not in ``keep`` by gathering the winners."""
+        """Reduce the labels of ``t`` not in ``keep`` by gathering the winners (argmax/argmin
+        ops, so a trace recomputes them)."""
         red = [c for c in labels if c not in keep]
         if not red:
             return t, labels
@@ -472,28 +409,17 @@ class _Best(_Combine):
         t2 = t.permute(tuple(labels.index(c) for c in kept + red))
         kshape = tuple(t2.shape[:len(kept)])
         t2 = t2.reshape((_prod(kshape), _prod(t2.shape[len(kept):])))
-        xp = t2.xp
-        idx = self._winners(xp, t2._data, 1)[:, None]
-        return TakeAlong.apply(t2, idx, 1).reshape(kshape), "".join(kept)
+        if t2.shape[1] == 0:
+            raise RuntimeError(f"einsum(): the {self.name} semiring cannot reduce over an "
+                               "empty dimension (it has no identity here)")
+        idx = (argmax if self.pick == "argmax" else argmin)(t2, 1, keepdim=True)
+        return gather(t2, 1, idx).reshape(kshape), "".join(kept)
 
     def _pair(self, a, sa, b, sb, out):
         A3, B3, shape, rs = _to_3d(a, sa, b, sb, out)
-        idx = self._pair_winners(A3._data, B3._data)
-        res = self.times(TakeAlong.apply(A3, idx, 2), TakeAlong.apply(B3, idx, 1))
+        idx = BestWinners.apply(A3, B3, self.pick, self.plus_times, self.name)
+        res = self.times(gather(A3, 2, idx), gather(B3, 1, idx))
         return _align(res.reshape(shape), rs, out)
-
-    def _pair_winners(self, A3, B3):
-        """argmax/argmin over k of A3[:, m, k] (x) B3[:, k, n], in blocks of rows of m."""
-        xp = backend.array_module(A3)
-        nbt, m, k = A3.shape
-        n = B3.shape[2]
-        idx = xp.empty((nbt, m, n), dtype=np.intp)
-        rows = max(1, _CHUNK // max(1, nbt * k * n))
-        with np.errstate(invalid="ignore", over="ignore"):
-            for r in range(0, m, rows):
-                block = self._raw_times(A3[:, r:r + rows, :, None], B3[:, None, :, :])
-                idx[:, r:r + rows] = self._winners(xp, block, 2)
-        return idx
 
 
 class MaxProduct(_Best):

@@ -251,19 +251,23 @@ def test_saved_outputs_are_graph_values_not_trace_constants():
 
 
 def test_an_op_given_an_array_computed_outside_the_dispatcher_is_a_break():
-    # the max-plus einsum's argmax is a raw array (sort's indices were, until the order ops
-    # became primitives: msort now compiles as one graph and recomputes the order)
-    f = lambda x: tx.einsum("ij,jk->ik", x, x, semiring="max-plus") * 2.0  # noqa: E731
+    # nvfp4's tensor scale is a Python float of the data, its blocks raw arrays: a break
+    f = lambda x: tx.numerics.nvfp4_dequantize(  # noqa: E731
+        tx.numerics.nvfp4_quantize(x.reshape(-1).repeat(4)[:16])) * 2.0
     cf = tx.compile(f, options=NUMPY)
     a = tx.tensor([[3.0, 1.0], [2.0, 4.0]])
     b = tx.tensor([[1.0, 3.0], [4.0, 2.0]])
     cf(a)
     np.testing.assert_array_equal(_np(cf(b)), _np(f(b)))
     assert "raw array" in cf.stats["breaks"][0]
-    sort = tx.compile(lambda x: tx.msort(x) * 2.0, options=NUMPY)
-    sort(a)
-    np.testing.assert_array_equal(_np(sort(b)), _np(tx.msort(b) * 2.0))
-    assert sort.stats["breaks"] == [] and sort.stats["hits"] == 1
+    # the max-plus einsum's argmax was such a raw array (and sort's indices, until the order
+    # ops became primitives): both now compile as one graph and recompute the winners
+    for g in (lambda x: tx.einsum("ij,jk->ik", x, x, semiring="max-plus") * 2.0,
+              lambda x: tx.msort(x) * 2.0):
+        cg = tx.compile(g, options=NUMPY)
+        cg(a)
+        np.testing.assert_array_equal(_np(cg(b)), _np(g(b)))
+        assert cg.stats["breaks"] == [] and cg.stats["hits"] == 1
 
 
 def test_ops_that_keep_an_input_array_for_backward_compile():

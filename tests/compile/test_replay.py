@@ -130,8 +130,19 @@ CASES = {
     # the value is fixed (1 + 2^-10, an eighth of a bf16 step up): only the bits change it
     "sr_cast-rbits-input": (lambda x: tx.numerics.sr_cast(
         x * 0.0 + (1 + 2**-10), "bf16", (x.abs() * 1.6e9).to(tx.int64)).float(), None),
+    # the shifts are recomputed: x * 100 on B would overflow with A's
     "einsum-log-sum-exp": (lambda x: tx.einsum("ij,kj->ik", x * 100.0, x,
-                                               semiring="log-sum-exp"), "max shifts"),
+                                               semiring="log-sum-exp"), None),
+    "einsum-log-sum-exp-reduce": (lambda x: tx.einsum("ij,kj->i", x * 100.0, x,
+                                                      semiring="log-sum-exp"), None),
+    "einsum-max-plus": (lambda x: tx.einsum("ij,kj->ik", x, x.flip(0), semiring="max-plus"),
+                        None),
+    "einsum-min-plus-reduce": (lambda x: tx.einsum("ij,kj->i", x, x, semiring="min-plus"),
+                               None),
+    "einsum-max-product": (lambda x: tx.einsum("ij,kj->ik", x.abs(), x.abs().flip(1),
+                                               semiring="max-product"), None),
+    "einsum-min-product": (lambda x: tx.einsum("ij,kj->ik", x.abs(), x.abs(),
+                                               semiring="min-product"), None),
     "encode": (lambda x: tx.numerics.encode(x * 2.0, "fp8_e4m3"), RAW),
     "decode": (lambda x: tx.numerics.decode((x.abs() * 2).to(tx.uint8), "fp8_e4m3"), RAW),
     "mx": (lambda x: tx.numerics.mx_dequantize(tx.numerics.mx_quantize(
@@ -223,3 +234,23 @@ def test_compiled_embedding_bag_step_follows_new_bags_and_gradients_match_torch(
         np.testing.assert_allclose(y.detach().numpy(), yt.detach().numpy(), rtol=1e-6)
         np.testing.assert_allclose(w.grad.numpy(), wt.grad.numpy(), rtol=1e-6, atol=1e-7)
     assert not compiled.stats["breaks"], compiled.stats["breaks"]
+
+
+@pytest.mark.parametrize("semiring", ["max-plus", "min-product", "log-sum-exp"])
+def test_compiled_semiring_einsum_gradient_on_new_inputs(semiring):
+    """The semiring contractions are primitives with their backward built from ops: the
+    joint graph recomputes the winners / softmax weights for each call's inputs."""
+    def step(x, y):
+        z = tx.einsum("ij,jk->ik", x, y, semiring=semiring)
+        (z * tx.arange(1.0, 1.0 + z.numel()).reshape(z.shape)).sum().backward()
+        return z
+
+    compiled = tx.compile(step, options=NUMPY)
+    rng = np.random.default_rng(1)
+    for scale in (1.0, 50.0):  # the second call's winners and shifts differ from the trace's
+        xs = (rng.random((3, 4)) * scale, rng.random((4, 2)) * scale)
+        got = [tx.tensor(v, requires_grad=True) for v in xs]
+        ref = [tx.tensor(v, requires_grad=True) for v in xs]
+        _compare(compiled(*got), step(*ref), semiring)
+        for g, r in zip(got, ref):
+            np.testing.assert_allclose(g.grad.numpy(), r.grad.numpy(), rtol=1e-6, atol=1e-9)
