@@ -426,20 +426,20 @@ _ERFCX_P = tuple(_F(2 * c * 2 ** ((len(_PHI_P) - 1 - i) / 2)) for i, c in enumer
 _ERFCX_Q = tuple(_F(c * 2 ** ((len(_PHI_Q) - 1 - i) / 2)) for i, c in enumerate(_PHI_Q))
 _GELU_AMAX = _F(14.5)  # beyond, x Phi(x) rounds to 0 (and e^(-a^2/2) stays in _exp_fused's n)
 _ERFC_ZMAX = _F(10.25)  # beyond, erfc rounds to 0
-_HI12 = -4096  # 0xFFFFF000: the 12 leading significant bits
 _ABS = 0x7FFFFFFF  # all bits but the sign
 _RSQRT_2PI = _F(0.3989422804014327)
 
 
 def _exp_neg_sq(a, s):
-    """e^(-s a^2) for s = 1/2 or 1 and 0 <= a <= 14.5 within about one ulp: a = hi + lo with
-    hi of 12 bits, so s hi^2 is exact and lo's share c = s lo (a + hi) is subtracted after the
-    range reduction (a rounded a^2 would put its rounding into the exponent: 50 ulp at a = 10)."""
-    hi = _float(_bits(a) & _HI12)
-    h = hi * hi * s
-    c = (a - hi) * (a + hi) * s
-    n = _fma(-h - c, _LOG2E, _ROUND) - _ROUND
-    r = _fma(-n, _LN2_LO, _fma(-n, _LN2_HI, -h))  # the first product exact, as in exp32
+    """e^(-s a^2) for s = 1/2 or 1 and 0 <= a <= 14.5 within about one ulp: s a^2 = h + c
+    exactly (h = (s a) a rounded, c = fma(s a, a, -h) its rounding error; s a is exact), and c
+    is subtracted after the range reduction (a rounded a^2 would put its rounding into the
+    exponent: 50 ulp at a = 10)."""
+    sa = s * a
+    h = sa * a
+    c = _fma(sa, a, -h)
+    n = _fma(-h, _LOG2E, _ROUND) - _ROUND
+    r = _fma(-n, _LN2_LO, _fma(-n, _LN2_HI, -h))  # the first exact: a multiple of ulp(h), below h
     return _exp_fused(n, r - c)
 
 
