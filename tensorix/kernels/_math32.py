@@ -661,7 +661,7 @@ ULP = {"exp32": 1, "log32": 1, "log1p32": 2, "expm1_32": 2, "sinh32": 3, "cosh32
        "atanh32": 3, "softplus32": 3, "i0_32": 7, "gelu32": 6, "tan32": 3,  # tan32: 2.40
        "erf32": 8, "erfc32": 8}
 # gelu32 (fused steps: _polyf, _exp_fused) measured 5.27 on tests/test_gelu_exact.py's sweep,
-# 5.57 on every 211th float32 of [-15, 15] (7.19 / 7.31 unfused), erfc32 6.80 there (7.69
+# 5.57 on every 211th float32 of [-15, 15] (7.19 / 7.31 unfused), erfc32 6.08 there (7.69
 # unfused), erf32 7.7 / 7.95 (Eigen's coefficients); gelu_grad32's bound, in ulp of |Phi(x)| +
 # |x phi(x)| (the derivative has a zero at -0.75, where no float32 sum of the two terms keeps
 # relative accuracy): 4.70 there (5.31 unfused, at -13.3, where e^(-x^2/2) is subnormal)
