@@ -43,8 +43,8 @@ def _exact(a, b, c):
 
 def _triples(rng, n):
     """Random triples of every scale, and adversarial ones: c = -round(a b) (the result is
-    the product's rounding error, exactly), c nudged to make exact ties at float32's half
-    ulp, subnormal products, results near float32's max."""
+    the product's rounding error, exactly), products on a float32 midpoint nudged by a tiny c,
+    subnormal products, results near float32's max."""
     def f32(bits):
         return np.asarray(bits, np.uint32).view(np.float32)
 
@@ -53,9 +53,12 @@ def _triples(rng, n):
     c = f32(rng.integers(0, 2 ** 32, n, dtype=np.uint64))
     m = rng.standard_normal((3, n)).astype(np.float32)
     cancel = -(m[0] * m[1])  # the product rounded: a b + c is its rounding error
-    tie_a = (1 + rng.integers(0, 2 ** 12, n) * 2.0 ** -12).astype(np.float32)
-    tie_b = (1 + rng.integers(0, 2 ** 12, n) * 2.0 ** -12).astype(np.float32)
-    tie_c = np.ldexp(np.float32(1), rng.integers(-30, -20, n)).astype(np.float32)
+    # (1 + i 2^-12)(1 + j 2^-12) with i, j odd is a float32 midpoint (ij 2^-24 on a 2^-23
+    # grid); a c far below float64's half ulp makes float64 round onto it: a double rounding
+    tie_a, tie_b = ((1 + (2 * rng.integers(0, 2 ** 10, n) + 1) * 2.0 ** -12).astype(np.float32)
+                    for _ in range(2))
+    tie_c = (np.ldexp(1.0, rng.integers(-62, -56, n)) * rng.choice([-1, 1], n)).astype(
+        np.float32)
     sub = (m[:2] * np.float32(2.0 ** -70)).astype(np.float32)
     big = np.full(n, np.float32(2.0 ** 64), np.float32)
     big_c = np.full(n, np.finfo(np.float32).max, np.float32) * np.sign(m[2]).astype(np.float32)
@@ -75,6 +78,12 @@ def test_numpy_fma_is_the_exactly_rounded_value():
     np.testing.assert_array_equal(got.view(np.int32)[~np.isnan(want)],
                                   want.view(np.int32)[~np.isnan(want)])
     assert np.array_equal(np.isnan(got), np.isnan(want))
+    # the triples reach the exact path: a plain float64 sum rounded to float32 (twice
+    # rounded) misses on some of them
+    with np.errstate(all="ignore"):
+        naive = (np.multiply(a, b, dtype=np.float64) + c.astype(np.float64)).astype(np.float32)
+    fin = np.isfinite(want)
+    assert np.any(naive.view(np.int32)[fin] != want.view(np.int32)[fin])
     # it is a real fma: the unfused form differs on the cancelling triples
     m = np.random.default_rng(0).standard_normal((2, 100)).astype(np.float32)
     assert np.any(fma32(m[0], m[1], -(m[0] * m[1])) != 0)
