@@ -34,13 +34,14 @@ def fma32(a, b, c):
     Example: ``fma32(np.float32(0.1), np.float32(10), np.float32(-1))`` is
     ``array(1.4901161e-08, dtype=float32)`` (the unfused ``0.1 * 10 - 1`` gives 0).
     """
-    p = np.multiply(a, b, dtype=np.float64)
-    s = p + np.asarray(c, np.float64)
-    risky = (s.view(np.int64) & 0x0FFFFFFF) == 0  # a possible float32 boundary (~1 in 2^28)
+    s = np.multiply(a, b, dtype=np.float64)
+    s = np.add(s, c, out=s) if s.ndim and s.shape == np.shape(c) else s + np.float64(c)
+    low = s.view(np.int64) & 0x0FFFFFFF
+    risky = low == 0  # a possible float32 boundary (about one sum in 2^28, or exact ones)
     if risky.any():
-        p, c = (np.broadcast_to(v, s.shape)[risky] for v in (p, np.asarray(c, np.float64)))
+        a, b, c = (np.broadcast_to(v, s.shape)[risky] for v in (a, b, c))
         s = np.array(s)  # writable, also where it is 0-d
-        s[risky] = _round_to_odd_sum(p, c)
+        s[risky] = _round_to_odd_sum(np.multiply(a, b, dtype=np.float64), c.astype(np.float64))
     return s.astype(np.float32)
 
 
