@@ -427,11 +427,12 @@ _ERFCX_Q = tuple(_F(c * 2 ** ((len(_PHI_Q) - 1 - i) / 2)) for i, c in enumerate(
 _GELU_AMAX = _F(14.5)  # beyond, x Phi(x) rounds to 0 (and e^(-a^2/2) stays in _exp_fused's n)
 _ERFC_ZMAX = _F(10.25)  # beyond, erfc rounds to 0
 _ABS = 0x7FFFFFFF  # all bits but the sign
-_RSQRT_2PI = _F(0.3989422804014327)
+_RSQRT_2PI, _TWO_M64 = _F(0.3989422804014327), _F(2.0 ** -64)
 
 
 def _exp_neg_sq(a, s):
-    """e^(-s a^2) for s = 1/2 or 1 and 0 <= a <= 14.5 within about one ulp: s a^2 = h + c
+    """2^64 e^(-s a^2) for s = 1/2 or 1 and 0 <= a <= 14.5 within about one ulp (a normal
+    float32: no subnormal scale; the caller's last product takes 2^-64): s a^2 = h + c
     exactly (h = (s a) a rounded, c = fma(s a, a, -h) its rounding error; s a is exact), and c
     is subtracted after the range reduction (a rounded a^2 would put its rounding into the
     exponent: 50 ulp at a = 10)."""
@@ -439,35 +440,35 @@ def _exp_neg_sq(a, s):
     h = sa * a
     c = _fma(sa, a, -h)
     n = _fma(-h, _LOG2E, _ROUND) - _ROUND
-    r = _fma(-n, _LN2_LO, _fma(-n, _LN2_HI, -h))  # the first exact: a multiple of ulp(h), below h
-    return _exp_fused(n, r - c)
+    r = _fma(-n, _LN2_LO, _fma(-n, _LN2_HI, -h)) - c  # the first exact: ulp(h)'s multiple < h
+    p = _fma(_polyf(r, _EXP_P), r * r, r) + _ONE
+    return (p + p) * _float((_bits(n + _ROUND) - _bits(_ROUND) + 190) << 23)  # 2^(n + 64)
 
 
 def _phi_parts(x):
-    """(a, e, k) for float32 x: a = |x| clamped to 14.5 (nan to 14.5), e = e^(-a^2/2) and
-    k = K(a), so Phi(-a) = e k."""
+    """(a, e, k) for float32 x: a = |x| clamped to 14.5 (nan to 14.5), e = 2^64 e^(-a^2/2)
+    and k = K(a), so Phi(-a) = e k 2^-64."""
     a = _float(_bits(x) & _ABS)  # +0 at -0, so that gelu(-0) = -0 - 0 is -0
     a = _sel(a < _GELU_AMAX, a, _GELU_AMAX)
     return a, _exp_neg_sq(a, _HALF), _polyf(a, _PHI_PF) / _polyf(a, _PHI_QF)
 
 
 def gelu32(x):
-    """x Phi(x) (exact GELU): -a Phi(-a) for x < 0 and x - a Phi(-a) above, a = |x|, with
-    a Phi(-a) as (a k) e (e is the one factor that may be subnormal: rounded once). nan at
-    -inf (as x * 0), inf at inf."""
+    """x Phi(x) (exact GELU): -a Phi(-a) for x < 0, x - a Phi(-a) above, a = |x|, a Phi(-a) as
+    ((a k) e) 2^-64 (only that last product may be subnormal); nan at -inf, inf at inf."""
     a, e, k = _phi_parts(x)
-    y = (a * k) * e
+    y = ((a * k) * e) * _TWO_M64
     y = _sel(x < _ZERO, -y, x - y)
     y = _sel(x == -_INF, _NAN, y)
     return _sel(x == x, y, x)
 
 
 def gelu_grad32(x, g):
-    """g (Phi(x) + x phi(x)), exact GELU's backward: m = e (k - a / sqrt(2 pi)) =
-    Phi(-a) - a phi(a) below 0 and 1 - m above (the derivative at x and -x add up to 1).
-    nan at +-inf (as inf * 0) and at nan."""
+    """g (Phi(x) + x phi(x)), exact GELU's backward: m = Phi(-a) - a phi(a) below 0 and 1 - m
+    above (the derivatives at x and -x add up to 1); nan at +-inf and nan."""
     a, e, k = _phi_parts(x)
-    m = e * _fma(-a, _RSQRT_2PI, k)
+    m = (e * _fma(-a, _RSQRT_2PI, k)) * _TWO_M64
+    m = _sel(a < _GELU_AMAX, m, _ZERO)  # 0 beyond the clamp (within a subnormal ulp at 14.5)
     d = _sel(x < _ZERO, m, _ONE - m)
     d = _sel((x == _INF) | (x == -_INF) | (x != x), _NAN, d)
     return g * d
@@ -478,7 +479,7 @@ def erfc32(x):
     2 minus that for x < 0; 0 at inf, 2 at -inf."""
     z = _float(_bits(x) & _ABS)
     z = _sel(z < _ERFC_ZMAX, z, _ERFC_ZMAX)
-    t = (_polyf(z, _ERFCX_P) / _polyf(z, _ERFCX_Q)) * _exp_neg_sq(z, _ONE)
+    t = ((_polyf(z, _ERFCX_P) / _polyf(z, _ERFCX_Q)) * _exp_neg_sq(z, _ONE)) * _TWO_M64
     y = _sel(x < _ZERO, _TWO - t, t)
     return _sel(x == x, y, x)
 
@@ -664,7 +665,7 @@ ULP = {"exp32": 1, "log32": 1, "log1p32": 2, "expm1_32": 2, "sinh32": 3, "cosh32
 # 5.57 on every 211th float32 of [-15, 15] (7.19 / 7.31 unfused), erfc32 6.08 there (7.69
 # unfused), erf32 7.7 / 7.95 (Eigen's coefficients); gelu_grad32's bound, in ulp of |Phi(x)| +
 # |x phi(x)| (the derivative has a zero at -0.75, where no float32 sum of the two terms keeps
-# relative accuracy): 4.70 there (5.31 unfused, at -13.3, where e^(-x^2/2) is subnormal)
+# relative accuracy): 3.47 there (5.31 unfused, at -13.3, where e^(-x^2/2) was subnormal)
 GELU_GRAD_ULP = 6
 # silu32, and silu_grad32 in ulp of |s| + |s x (1 - s)| (a zero of the derivative at -1.28),
 # where e^x is normal (x >= -87.3; below, within 2^-142 absolute); measured 3.16 and 3.90 on
