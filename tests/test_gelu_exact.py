@@ -45,7 +45,7 @@ def test_forward_within_its_ulp_bound_on_a_dense_sweep():
     err = _ulps(got, ref, ref)
     bound = _math32.ULP["gelu32"]
     assert err.max() <= bound, (err.max(), x[err.argmax()])
-    assert err.max() > bound - 1.5  # the bound is tight, not loose (7.19 on test_math32's sweep)
+    assert err.max() > bound - 1.5  # the bound is tight, not loose (5.27 here, fused)
     assert np.median(err) <= 0.5
 
 

@@ -23,8 +23,9 @@ igamma_lanes64 (igamma64's bits, 32 elements in vectorised lanes). ``float32_mat
 runs a float32 function of ``_math32.py`` (expm1, log1p, sinh, cosh, atanh, softplus, lgamma,
 digamma, i0, silu, tan, atan2, erf, erfc, logaddexp, logaddexp2) as numba's pass or NumPy
 blocks; ``float32_pass(compiled, name, *arrays)`` does so for a primitive's declared kernel
-(exact GELU and its backward). ``sum_squares(x)`` is a float32 norm's one pass (BLAS dots of
-chunks added in float64).
+(exact GELU and its backward; ``_math32``'s fused multiply-adds are ``_fma32.fma32`` on NumPy,
+``_jit_13gelu.fma`` under numba, the same bits). ``sum_squares(x)`` is a float32 norm's one pass
+(BLAS dots of chunks added in float64).
 """
 
 from . import _cuda as cuda  # the CUDA kernels (sources only; nothing compiles here)

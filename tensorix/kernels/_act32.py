@@ -17,19 +17,14 @@ from __future__ import annotations
 import numpy as np
 
 from ._math32 import (
-    _EXP_LO,
     _F,
     _HALF,
     _INF,
-    _LN2_HI,
-    _LN2_LO,
-    _LOG2E,
     _ONE,
-    _ROUND,
     _SQRT_HALF,
     _SQRT_TWO,
     _ZERO,
-    _exp_reduced,
+    _exp_neg,
     _log_core,
     _log_special,
     _sel,
@@ -43,23 +38,10 @@ __all__ = ["BODIES", "LOOPS", "ULP", "sigmoid32", "softplus_bt32", "logsigmoid32
            "glu32"]
 
 
-def _exp_nonpos(v):
-    """e^v for v <= 0 (or nan): ``_math32.exp32``'s operations without its overflow side
-    (two compares and selects fewer, a tenth of sigmoid's loop), so its bits."""
-    ok = v == v
-    w = _sel(ok, v, _ZERO)
-    w = _sel(w < _EXP_LO, _EXP_LO, w)
-    n = (w * _LOG2E + _ROUND) - _ROUND
-    r = w - n * _LN2_HI
-    y = _exp_reduced(n, r - n * _LN2_LO)
-    y = _sel(v < _EXP_LO, _ZERO, y)
-    return _sel(ok, y, v)
-
-
 def sigmoid32(x):
     """1 / (1 + e) for x >= 0, e / (1 + e) below, e = e^-|x| (no overflow, no cancellation):
     0 at -inf, 1 at inf, nan at nan."""
-    e = _exp_nonpos(-_sel(x < _ZERO, -x, x))
+    e = _exp_neg(-_sel(x < _ZERO, -x, x))
     return _sel(x < _ZERO, e, _ONE) / (_ONE + e)
 
 
@@ -117,7 +99,7 @@ def glu32(a, b):
 # |a| sigmoid(b), where sigmoid(b) is a normal float32: b > -87).
 ULP = {"sigmoid32": 3, "softplus_bt32": 2, "logsigmoid32": 2, "logit32": 5, "glu32": 4}
 # what _jit_13act.py recompiles as scalar functions, inlined into the loops below
-BODIES = ("_exp_nonpos", "_log1p_unit", "_softplus", "sigmoid32", "softplus_bt32",
+BODIES = ("_log1p_unit", "_softplus", "sigmoid32", "softplus_bt32",
           "logsigmoid32", "logit32", "glu32")
 LOOPS = ("sigmoid32", "softplus_bt32", "logsigmoid32", "logit32", "glu32")
 

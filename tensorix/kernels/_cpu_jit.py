@@ -17,6 +17,7 @@ import numba.extending
 import numpy as np
 
 from . import _gates, _math32
+from ._jit_13gelu import fma as _fma
 
 # error_model="numpy": a float division by zero gives inf, as in NumPy (the default raises,
 # and its check per element keeps LLVM from vectorising the loop)
@@ -94,7 +95,7 @@ def _recompile():
     which the helpers are the scalar ones above, and its element loops compiled over them."""
     ns = dict(vars(_math32))
     ns.update(_sel=_sel, _bits=_bits, _float=_float, _tofloat=_tofloat, _sqrt=_sqrt,
-              _wide=_wide, _narrow=_narrow)
+              _wide=_wide, _narrow=_narrow, _fma=_fma)
     _SCALAR.update(_scalars(_math32, _math32.BODIES, ns))
     return {name: _jit(types.FunctionType(getattr(_math32, "_loop_" + name).__code__, ns,
                                           name))

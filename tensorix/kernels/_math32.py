@@ -13,8 +13,8 @@ casts and selects only, so that the same source runs
   functions with the scalar forms of the four helpers below, and LLVM vectorises the loop.
 
 Both run the same float32 operations in the same order (numba contracts no multiply-add
-without fastmath), so they give the same bits; tests/test_math32.py checks that and each
-function's stated ulp bound (``ULP``) against NumPy's float64 functions on a dense sweep.
+without fastmath; fused ones are written ``_fma``, exact on NumPy too), so they give the same
+bits; tests/test_math32.py checks that and each function's ulp bound (``ULP``) on a sweep.
 
 Rules for the bodies: every constant a module-level ``np.float32`` or a small int; no
 ``if`` (both sides are computed, ``_sel`` keeps one); bit casts only through ``_bits`` and
@@ -25,6 +25,8 @@ conversion of NaN is undefined in LLVM).
 from __future__ import annotations
 
 import numpy as np
+
+from ._fma32 import fma32 as _fma  # a * b + c rounded once (numba: the CPU's fma)
 
 __all__ = ["KERNELS", "BODIES", "ULP", "GAMMA_BOUNDS", "exp32", "log32", "expm1_32",
            "log1p32", "sinh32", "cosh32", "atanh32", "softplus32", "lgamma32", "digamma32",
@@ -100,6 +102,14 @@ def _poly(x, c):
     return p
 
 
+def _polyf(x, c):
+    """_poly with each step fused (one rounding, and half the instructions)."""
+    p = _fma(x, c[0], c[1])
+    for k in c[2:]:
+        p = _fma(p, x, k)
+    return p
+
+
 def exp32(x):
     """e^x: x = n ln2 + r (|r| <= ln2/2), e^r = 1 + r + r^2 P(r), times 2^n built from bits
     (as 2 e^r 2^(n-1), so that n = 128 at the top still has a normal scale). Within 1 ulp
@@ -110,17 +120,29 @@ def exp32(x):
     v = _sel(v < _EXP_LO, _EXP_LO, v)
     n = (v * _LOG2E + _ROUND) - _ROUND
     r = v - n * _LN2_HI
-    y = _exp_reduced(n, r - n * _LN2_LO)
+    r = r - n * _LN2_LO
+    y = _exp_scale(n, _poly(r, _EXP_P) * (r * r) + r + _ONE)
     y = _sel(x > _EXP_HI, _INF, y)
     y = _sel(x < _EXP_LO, _ZERO, y)
     return _sel(ok, y, x)
 
 
-def _exp_reduced(n, r):
-    """e^(n ln2 + r) for an integer-valued n in [-152, 128] and |r| <= ln2/2: the polynomial
-    for e^r, times 2^n built from bits (exp32's last steps, shared with exact GELU's e^(-x^2/2))."""
-    z = r * r
-    p = _poly(r, _EXP_P) * z + r + _ONE
+def _exp_fused(n, r):
+    """e^(n ln2 + r), integer-valued n in [-152, 128], |r| <= ln2/2: exp32's polynomial fused."""
+    return _exp_scale(n, _fma(_polyf(r, _EXP_P), r * r, r) + _ONE)
+
+
+def _exp_neg(v):
+    """e^v for v <= 0 (or nan): exp32 without its overflow side, its steps fused."""
+    w = _sel(v >= _EXP_LO, v, _EXP_LO)  # nan too (restored at the end)
+    n = _fma(w, _LOG2E, _ROUND) - _ROUND
+    y = _exp_fused(n, _fma(-n, _LN2_LO, _fma(-n, _LN2_HI, w)))
+    y = _sel(v < _EXP_LO, _ZERO, y)
+    return _sel(v == v, y, v)
+
+
+def _exp_scale(n, p):
+    """p 2^n for e^r's polynomial p: 2^n built from bits, as 2 p 2^(n-1) (exp32's last steps)."""
     low = n < _SUBNORMAL_N
     n = _sel(low, n + _N_SHIFT, n)
     y = (p + p) * _float((_bits(n + _ROUND) - _bits(_ROUND) + 126) << 23)
@@ -394,64 +416,62 @@ def i0_32(x):
 # Phi(-a) = e^(-a^2/2) K(a) for a >= 0, with K = P / Q a rational of degrees 4 / 5 with
 # positive coefficients (so Horner in float32 is well conditioned for a >= 0), fitted to
 # e^(a^2/2) Phi(-a) on [0, 14.5] at Chebyshev nodes by reweighted least squares on the relative
-# error (7.4e-9; P / Q tends to 1 / (sqrt(2 pi) a), K's own asymptote). One exp and one
-# rational for every x: Phi(x) = 1 - Phi(-a) for x > 0 cancels no more than one rounding
-# (Phi(-a) <= 1/2), and the left tail keeps its relative accuracy down to the subnormals.
+# error (7.4e-9; P / Q tends to 1 / (sqrt(2 pi) a), K's asymptote). One exp and one rational
+# for all x: Phi(x) = 1 - Phi(-a) for x > 0 (Phi(-a) <= 1/2), and the left tail accurate.
 _PHI_P = (0.004202317107934171, 0.041195086717401914, 0.18487224184486298,
           0.4404556347971274, 0.5000000036840618)  # highest power first
 _PHI_Q = (0.010533539247049832, 0.10326667295331673, 0.47379991485421014,
           1.2092244798444178, 1.6787963417034757, 1.0)
 _PHI_PF, _PHI_QF = tuple(_F(c) for c in _PHI_P), tuple(_F(c) for c in _PHI_Q)
-# erfcx(z) = e^(z^2) erfc(z) = 2 K(z sqrt 2): the same fit in z (coefficient of z^j times
-# 2^(j/2), P's also times 2), each rounded once from float64; z sqrt 2 itself is never formed
-# (its rounding would enter the exponent)
+# erfcx(z) = e^(z^2) erfc(z) = 2 K(z sqrt 2): the same fit in z (z^j's coefficient times
+# 2^(j/2), P's times 2), rounded once; z sqrt 2 is never formed (its rounding would enter e^)
 _ERFCX_P = tuple(_F(2 * c * 2 ** ((len(_PHI_P) - 1 - i) / 2)) for i, c in enumerate(_PHI_P))
 _ERFCX_Q = tuple(_F(c * 2 ** ((len(_PHI_Q) - 1 - i) / 2)) for i, c in enumerate(_PHI_Q))
-_GELU_AMAX = _F(14.5)  # beyond, x Phi(x) rounds to 0 (and e^(-a^2/2) stays in _exp_reduced's n)
+_GELU_AMAX = _F(14.5)  # beyond, x Phi(x) rounds to 0 (and e^(-a^2/2) stays in _exp_fused's n)
 _ERFC_ZMAX = _F(10.25)  # beyond, erfc rounds to 0
-_HI12 = -4096  # 0xFFFFF000: the 12 leading significant bits
 _ABS = 0x7FFFFFFF  # all bits but the sign
-_RSQRT_2PI = _F(0.3989422804014327)
+_RSQRT_2PI, _TWO_M64 = _F(0.3989422804014327), _F(2.0 ** -64)
 
 
 def _exp_neg_sq(a, s):
-    """e^(-s a^2) for s = 1/2 or 1 and 0 <= a <= 14.5 within about one ulp: a = hi + lo with
-    hi of 12 bits, so s hi^2 is exact and lo's share c = s lo (a + hi) is subtracted after the
-    range reduction (a rounded a^2 would put its rounding into the exponent: 50 ulp at a = 10)."""
-    hi = _float(_bits(a) & _HI12)
-    h = hi * hi * s
-    c = (a - hi) * (a + hi) * s
-    n = ((-h - c) * _LOG2E + _ROUND) - _ROUND
-    r = -h - n * _LN2_HI
-    r = r - n * _LN2_LO
-    return _exp_reduced(n, r - c)
+    """2^64 e^(-s a^2) for s = 1/2 or 1 and 0 <= a <= 14.5 within about one ulp (a normal
+    float32: no subnormal scale; the caller's last product takes 2^-64): s a^2 = h + c
+    exactly (h = (s a) a rounded, c = fma(s a, a, -h) its rounding error; s a is exact), and c
+    is subtracted after the range reduction (a rounded a^2 would put its rounding into the
+    exponent: 50 ulp at a = 10)."""
+    sa = s * a
+    h = sa * a
+    c = _fma(sa, a, -h)
+    n = _fma(-h, _LOG2E, _ROUND) - _ROUND
+    r = _fma(-n, _LN2_LO, _fma(-n, _LN2_HI, -h)) - c  # the first exact: ulp(h)'s multiple < h
+    p = _fma(_polyf(r, _EXP_P), r * r, r) + _ONE
+    return (p + p) * _float((_bits(n + _ROUND) - _bits(_ROUND) + 190) << 23)  # 2^(n + 64)
 
 
 def _phi_parts(x):
-    """(a, e, k) for float32 x: a = |x| clamped to 14.5 (nan to 14.5), e = e^(-a^2/2) and
-    k = K(a), so Phi(-a) = e k."""
+    """(a, e, k) for float32 x: a = |x| clamped to 14.5 (nan to 14.5), e = 2^64 e^(-a^2/2)
+    and k = K(a), so Phi(-a) = e k 2^-64."""
     a = _float(_bits(x) & _ABS)  # +0 at -0, so that gelu(-0) = -0 - 0 is -0
     a = _sel(a < _GELU_AMAX, a, _GELU_AMAX)
-    return a, _exp_neg_sq(a, _HALF), _poly(a, _PHI_PF) / _poly(a, _PHI_QF)
+    return a, _exp_neg_sq(a, _HALF), _polyf(a, _PHI_PF) / _polyf(a, _PHI_QF)
 
 
 def gelu32(x):
-    """x Phi(x) (exact GELU): -a Phi(-a) for x < 0 and x - a Phi(-a) above, a = |x|, with
-    a Phi(-a) as (a k) e (e is the one factor that may be subnormal: rounded once). nan at
-    -inf (as x * 0), inf at inf."""
+    """x Phi(x) (exact GELU): -a Phi(-a) for x < 0, x - a Phi(-a) above, a = |x|, a Phi(-a) as
+    ((a k) e) 2^-64 (only that last product may be subnormal); nan at -inf, inf at inf."""
     a, e, k = _phi_parts(x)
-    y = (a * k) * e
+    y = ((a * k) * e) * _TWO_M64
     y = _sel(x < _ZERO, -y, x - y)
     y = _sel(x == -_INF, _NAN, y)
     return _sel(x == x, y, x)
 
 
 def gelu_grad32(x, g):
-    """g (Phi(x) + x phi(x)), exact GELU's backward: m = e (k - a / sqrt(2 pi)) =
-    Phi(-a) - a phi(a) below 0 and 1 - m above (the derivative at x and -x add up to 1).
-    nan at +-inf (as inf * 0) and at nan."""
+    """g (Phi(x) + x phi(x)), exact GELU's backward: m = Phi(-a) - a phi(a) below 0 and 1 - m
+    above (the derivatives at x and -x add up to 1); nan at +-inf and nan."""
     a, e, k = _phi_parts(x)
-    m = e * (k - a * _RSQRT_2PI)
+    m = (e * _fma(-a, _RSQRT_2PI, k)) * _TWO_M64
+    m = _sel(a < _GELU_AMAX, m, _ZERO)  # 0 beyond the clamp (within a subnormal ulp at 14.5)
     d = _sel(x < _ZERO, m, _ONE - m)
     d = _sel((x == _INF) | (x == -_INF) | (x != x), _NAN, d)
     return g * d
@@ -462,7 +482,7 @@ def erfc32(x):
     2 minus that for x < 0; 0 at inf, 2 at -inf."""
     z = _float(_bits(x) & _ABS)
     z = _sel(z < _ERFC_ZMAX, z, _ERFC_ZMAX)
-    t = (_poly(z, _ERFCX_P) / _poly(z, _ERFCX_Q)) * _exp_neg_sq(z, _ONE)
+    t = ((_polyf(z, _ERFCX_P) / _polyf(z, _ERFCX_Q)) * _exp_neg_sq(z, _ONE)) * _TWO_M64
     y = _sel(x < _ZERO, _TWO - t, t)
     return _sel(x == x, y, x)
 
@@ -563,24 +583,23 @@ def atan2_32(y, x):
 def _sigmoid_parts(x):
     """(s, c) = (sigmoid(x), 1 - sigmoid(x)) from e = e^-|x| (no overflow, and each side of
     the pair is a product, not a difference: no cancellation near 1)."""
-    e = exp32(-_sel(x < _ZERO, -x, x))
+    e = _exp_neg(-_sel(x < _ZERO, -x, x))
     q = _ONE / (_ONE + e)
     eq = e * q
     return _sel(x < _ZERO, eq, q), _sel(x < _ZERO, q, eq)
 
 
 def silu32(x):
-    """x sigmoid(x): x / (1 + e^-x) for x >= 0, x e^x / (1 + e^x) below (so the left tail
-    keeps its relative accuracy where e^-x overflows): one exp and one division. nan at -inf
-    (as -inf * 0)."""
-    e = exp32(-_sel(x < _ZERO, -x, x))
+    """x sigmoid(x): x / (1 + e^-x) for x >= 0, x e^x / (1 + e^x) below (no overflow of e^-x
+    in the left tail): one exp and one division. nan at -inf (as -inf * 0)."""
+    e = _exp_neg(-_sel(x < _ZERO, -x, x))
     return _sel(x < _ZERO, x * e, x) / (_ONE + e)
 
 
 def silu_grad32(x, g):
     """g s (1 + x (1 - s)) for s = sigmoid(x), silu's backward; nan at -inf and nan."""
     s, c = _sigmoid_parts(x)
-    return g * (s * (_ONE + x * c))
+    return g * (s * _fma(x, c, _ONE))
 
 
 KERNELS = ("exp32", "log32", "log1p32", "expm1_32", "sinh32", "cosh32", "atanh32",
@@ -589,9 +608,9 @@ KERNELS = ("exp32", "log32", "log1p32", "expm1_32", "sinh32", "cosh32", "atanh32
 GRAD_KERNELS = ("gelu_grad32", "silu_grad32")  # two inputs: out = f(x, g)
 BINARY = ("atan2_32", "logaddexp32", "logaddexp2_32")  # two inputs: out = f(y, x)
 # what _cpu_jit.py recompiles as scalar functions, inlined into the loops below
-BODIES = ("_poly", "_exp_reduced", "_log_core", "_split", "_log_special", "_exp_parts",
-          "_sincospi", "_lgamma_pos", "_cheb", "_exp_neg_sq", "_phi_parts",
-          "_sigmoid_parts", "_logaddexp32") + KERNELS + \
+BODIES = ("_poly", "_polyf", "_exp_fused", "_exp_neg", "_exp_scale",
+          "_log_core", "_split", "_log_special", "_exp_parts", "_sincospi", "_lgamma_pos",
+          "_cheb", "_exp_neg_sq", "_phi_parts", "_sigmoid_parts", "_logaddexp32") + KERNELS + \
     GRAD_KERNELS + BINARY
 
 
@@ -643,20 +662,17 @@ def _loop_softplus32(out, x):
 # (measured lgamma 3.17 / 1.7e-7 and 17.6 / 9.8e-7; digamma 14.0 / 7.0e-7 and 28.6 / 1.7e-6,
 # torch's float digamma 14.0 / 7.0e-7 and 20.8 / 1.2e-6 on the same sweep)
 ULP = {"exp32": 1, "log32": 1, "log1p32": 2, "expm1_32": 2, "sinh32": 3, "cosh32": 2,
-       "atanh32": 3, "softplus32": 3, "i0_32": 7, "gelu32": 8, "tan32": 3,  # tan32: 2.40
+       "atanh32": 3, "softplus32": 3, "i0_32": 7, "gelu32": 6, "tan32": 3,  # tan32: 2.40
        "erf32": 8, "erfc32": 8}
-# gelu32 measured 7.19 here and 7.31 on every third float32 of [-15, 15] (3.47 before, with a
-# second, central polynomial: the one-rational form pays ~3 ulp for Horner on P and Q, for
-# 1.25x less work), erfc32 7.37 / 7.69, erf32 7.7 / 7.95 (Eigen's coefficients);
-# gelu_grad32's bound, in ulp of |Phi(x)| + |x phi(x)| (the derivative has a zero at -0.75,
-# where no float32 sum of the two terms keeps relative accuracy); measured 3.25 on the tests'
-# sweep, 5.31 on every third float32 (at -13.3, where e^(-x^2/2) is subnormal)
-# (tests/test_gelu_exact.py, tests/test_erf_float32.py)
+# gelu32 (fused steps: _polyf, _exp_fused) measured 5.27 on tests/test_gelu_exact.py's sweep,
+# 5.57 on every 211th float32 of [-15, 15] (7.19 / 7.31 unfused), erfc32 6.08 there (7.69
+# unfused), erf32 7.7 / 7.95 (Eigen's coefficients); gelu_grad32's bound, in ulp of |Phi(x)| +
+# |x phi(x)| (the derivative has a zero at -0.75, where no float32 sum of the two terms keeps
+# relative accuracy): 3.47 there (5.31 unfused, at -13.3, where e^(-x^2/2) was subnormal)
 GELU_GRAD_ULP = 6
 # silu32, and silu_grad32 in ulp of |s| + |s x (1 - s)| (a zero of the derivative at -1.28),
-# where e^x is normal (x >= -87.3; below, both are within 2^-142 absolute: e^x's subnormal
-# rounding times |x|); measured 3.04 and 4.03 (tests/test_fast_kernels.py); torch's float
-# x / (1 + e^-x) is -0 from x = -88.7 on
+# where e^x is normal (x >= -87.3; below, within 2^-142 absolute); measured 3.16 and 3.90 on
+# every 211th float32 of [-15, 15] (tests/test_fast_kernels.py)
 SILU_ULP, SILU_GRAD_ULP = 4, 5
 ATAN2_ULP = 3  # atan2_32, measured 2.59 (tests/test_fast_kernels.py)
 GAMMA_BOUNDS = {"lgamma32": ((4, 2e-7), (18, 1e-6)), "digamma32": ((15, 8e-7), (30, 2e-6))}
