@@ -18,6 +18,7 @@ import numba.extending
 import numpy as np
 
 from . import _exp2_32, _math32
+from ._jit_13gelu import fma as _fma  # torch's vec::fmadd in lerp and addcmul
 
 # _cpu_jit's options (its _jit): cached, GIL released, NumPy's float errors (no check per
 # element, which would keep LLVM from vectorising)
@@ -28,15 +29,6 @@ __all__ = ["sign32", "clamp32", "nan_to_num32", "frac32", "copysign32", "rsqrt32
 
 _ZERO, _ONE = np.float32(0), np.float32(1)
 _INF = np.float32(np.inf)
-
-
-@numba.extending.intrinsic
-def _fma(typingctx, a, b, c):
-    """a * b + c rounded once (LLVM's fma: the CPU's instruction, which vectorises), as
-    torch's vectorised lerp and addcmul compute (vec::fmadd)."""
-    def codegen(context, builder, sig, args):
-        return builder.fma(*args)
-    return a(a, a, a), codegen
 
 
 @_jit

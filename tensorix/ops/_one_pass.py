@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _threads
+from ..kernels._fma32 import fma32  # re-exported: lerp's and addcmul's NumPy form
 
 __all__ = ["fast32", "one_pass", "example32", "fma32", "MIN_SIZE"]
 
@@ -58,25 +59,3 @@ def example32(arrays: int, *params):
     then ``params``: for ``kernels.jit(name, ("float32",), example32(1, ...))``."""
     return lambda: (np.empty(1, np.float32),) + tuple(
         np.ones(1, np.float32) for _ in range(arrays)) + params
-
-
-def fma32(a, b, c):
-    """``a * b + c`` rounded once to float32 (a fused multiply-add, the kernels' and torch's
-    vectorised lerp and addcmul), for float32 NumPy arrays or scalars (broadcast), on NumPy,
-    which has no fma: the product is exact in float64 (48 bits), the sum is rounded to odd in
-    float64 (round to nearest, then where TwoSum's error is nonzero and the last bit even, one
-    step toward the error), and that rounded once to float32: with 53 >= 24 + 2 bits, rounding
-    to odd then to nearest is the single rounding of the exact value.
-
-    Example: ``fma32(np.float32(0.1), np.float32(10), np.float32(-1))`` is
-    ``array(1.4901161e-08, dtype=float32)`` (the unfused form gives 0).
-    """
-    p = np.multiply(a, b, dtype=np.float64)
-    c = np.asarray(c, np.float64)
-    s = p + c
-    back = s - p  # TwoSum (Knuth): s + err is p + c exactly
-    err = (p - (s - back)) + (c - back)
-    bits = np.asarray(s).view(np.int64)
-    inexact = (err != 0) & ((bits & 1) == 0) & np.isfinite(s)
-    step = np.where((err > 0) == (s > 0), 1, -1)
-    return np.where(inexact, bits + step, bits).view(np.float64).astype(np.float32)
