@@ -10,6 +10,7 @@ import tensorix as tx
 import tensorix.nn.functional as F
 from tensorix import _threads
 from tensorix.kernels import _cpu
+from tensorix.ops import _reduce32
 
 EPS = float(np.finfo(np.float32).eps)
 
@@ -59,6 +60,7 @@ def test_without_numba_and_on_one_thread_the_same_bits(monkeypatch, counted_part
         pytest.skip("numba does not build here: only the NumPy path runs")
     with monkeypatch.context() as m:  # every kernel here splits over the two threads
         m.setattr(_threads, "SUM_MIN_PART", 1)
+        m.setattr(_reduce32, "MIN_PART", 1)
         m.setattr(_threads, "COSTLY", 8)
         fast = _results()
     assert len(counted_parts) >= 8 and min(counted_parts) >= 2

@@ -172,7 +172,9 @@ def test_lerp_scalar_weight_takes_its_branch_with_the_same_bits(w):
 
 
 def test_full_float32_sum_splits_and_keeps_the_bound(split_small, monkeypatch):
-    monkeypatch.setattr(_threads, "SUM_MIN_PART", 1 << 10)
+    from tensorix.ops import _reduce32
+
+    monkeypatch.setattr(_reduce32, "MIN_PART", 1 << 10)
     # three 64 Ki-element superblocks (ops/_reduce32.py): the unit a thread takes
     x = np.random.default_rng(8).standard_normal((256, 600)).astype(np.float32)
     got = tx.tensor(x).sum()
