@@ -66,11 +66,32 @@ def test_without_numba_and_on_one_thread_the_same_bits(monkeypatch, counted_part
     assert len(counted_parts) >= 8 and min(counted_parts) >= 2
     tx.set_num_threads(1)
     one = _results()
-    monkeypatch.setattr(_cpu, "_state", {"m": None})  # as without numba
+    # numba present but no kernel built: the NumPy twins, the same bits
+    monkeypatch.setattr(_cpu, "_state", {"m": _cpu._module(), **{("k", n): None for n in _NAMES}})
     slow = _results()
     for k in fast:
         assert np.array_equal(_bits(fast[k]), _bits(slow[k])), k
         assert np.array_equal(_bits(fast[k]), _bits(one[k])), k
+
+
+_NAMES = ("sum32_blocks", "nansum32_blocks", "count32", "prod32_cols", "cumsum_rows",
+          "cumprod_rows", "softmax_rows", "logsumexp_rows")
+
+
+def test_without_numba_the_numpy_formulas(monkeypatch):
+    """Without numba (the core install) the ops keep NumPy's own formulas, which cost less
+    than the kernels' twins: a float32 sum is NumPy's pairwise sum, bit for bit, and the
+    softmaxes stay within their bounds of float64."""
+    monkeypatch.setattr(_cpu, "_state", {"m": None})
+    assert not _reduce32.jit_ready()
+    x, _, rows, _, _ = _cases()
+    assert np.array_equal(_bits(tx.tensor(x).sum().numpy()), _bits(x.sum(dtype=np.float32)))
+    r = np.nan_to_num(rows, nan=0.0, posinf=0.0, neginf=0.0)
+    want = np.exp(r - r.max(1, keepdims=True).astype(np.float64))
+    want /= want.sum(1, keepdims=True)
+    got = F.softmax(tx.tensor(r), -1).numpy()
+    shift = np.abs(r - r.max(1, keepdims=True))  # the rounding of x - max, scaled by exp
+    assert np.all(np.abs(got - want) <= (4 + shift) * EPS * want + 1e-45)
 
 
 def test_sum_within_bound_of_float64_sum():

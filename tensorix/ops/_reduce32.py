@@ -26,15 +26,23 @@ import numpy as np
 from .. import _threads
 from ..autograd.dispatch import kernel
 from ..autograd.function import Function
-from ..kernels import jit
+from ..kernels import _cpu, jit
 from ..tensor import _make
 
-__all__ = ["SUM_MIN", "sum_kernel", "sum32", "count", "prod_columns", "SCAN_KERNELS",
+__all__ = ["jit_ready", "SUM_MIN", "sum_kernel", "sum32", "count", "prod_columns", "SCAN_KERNELS",
            "scan32", "SOFTMAX_MIN", "rows32_eager", "SOFTMAX_KERNEL", "softmax32",
            "logsumexp32", "Count", "NanSum", "LogSumExp"]
 
 # the kernels' constants (kernels/_jit_13red.py, which imports numba: repeated, not imported)
 LANES, BLOCK, SUPER, PROD_COLS = 64, 512, 1 << 16, 256
+def jit_ready() -> bool:
+    """Whether numba's kernels load here: only then do the ops take this module's float32
+    paths. Their NumPy twins (the kernels' order of operations, for the same bits where one
+    kernel fails to build) cost 3-5x NumPy's own formulas (softmax of (16, 4, 64, 64): 4.0 ms
+    against 0.77), so without numba (the core install) the ops keep those formulas."""
+    return _cpu._module() is not None
+
+
 SUM_MIN = 1 << 12  # below, NumPy's call costs less than the kernel's dispatch (and keeps its bits)
 # elements a thread's part of a sum or product (read per call: tests shrink it): the kernels
 # run at ~85 GB/s on one core, 2-4x NumPy's pairwise sum, so a split repays the pool's wake
@@ -183,7 +191,7 @@ def rows32_eager(dtype_name, shape, device):
     for s in shape:
         n *= s
     return dtype_name == "float32" and getattr(device, "type", None) == "cpu" and \
-        n >= SOFTMAX_MIN
+        n >= SOFTMAX_MIN and jit_ready()
 
 
 SOFTMAX_KERNEL = jit("softmax_rows", ("float32",), lambda: (

@@ -121,7 +121,7 @@ class Prod(Function):
         data = a._data
         if (type(data) is np.ndarray and data.dtype == acc == np.float32 and not keepdim
                 and len(dims) == data.ndim and data.size >= _PROD_COLUMNS * 8
-                and data.flags.c_contiguous):
+                and data.flags.c_contiguous and _reduce32.jit_ready()):
             out = _make(_reduce32.prod_columns(data.reshape(-1)))
         else:
             out = _make(data.prod(axis=dims, keepdims=keepdim, dtype=acc).astype(dtype.np))
@@ -148,7 +148,7 @@ def _whole32(a, dims):
     the case of ``_reduce32``'s one-pass kernels."""
     d = a._data
     return (type(d) is np.ndarray and d.dtype == np.float32 and len(dims) == d.ndim
-            and d.size >= _reduce32.SUM_MIN and d.flags.c_contiguous)
+            and d.size >= _reduce32.SUM_MIN and d.flags.c_contiguous and _reduce32.jit_ready())
 
 
 def _prod_others(a, dim):
@@ -403,7 +403,7 @@ def logsumexp(input, dim=None, keepdim=False) -> Tensor:
     dims = _dims(dim, x.ndim, "logsumexp")
     d = x._data
     if type(d) is np.ndarray and input._dtype is dt.float32 and dims == (d.ndim - 1,) and \
-            d.size and d.flags.c_contiguous:  # over the last dim: one pass a row
+            d.size and d.flags.c_contiguous and _reduce32.jit_ready():  # one pass a row
         return _reduce32.LogSumExp.apply(x, keepdim)
     m = _shift_constant(x, dims)
     out = log(Sum.apply(exp(x - m), dims, True, x._dtype)) + m

@@ -80,7 +80,7 @@ class _SoftmaxFamily(Function):
             out = fused(data, cls.log)
         elif type(data) is np.ndarray and data.dtype == np.float32 and data.ndim and \
                 dim == data.ndim - 1 and data.size >= _reduce32.SOFTMAX_MIN and \
-                data.flags.c_contiguous and widened_from() is None:
+                data.flags.c_contiguous and widened_from() is None and _reduce32.jit_ready():
             # one pass a row with _math32's exp32 (NumPy's exp, max, sum and divide: 4 passes)
             rows = kernel(_SoftmaxFamily, "rows32", x.device, x._dtype)
             out = _reduce32.softmax32(data.reshape(-1, data.shape[-1]), rows, cls.log)
