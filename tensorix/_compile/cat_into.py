@@ -28,7 +28,7 @@ from ..ops.linalg import MatMul
 from ..ops.movement import Permute, Reshape
 from ..ops.shape import Cat
 from ..tensor import _make
-from .layouts import BLAS_FLOATS, whole_gemm_shape
+from .layouts import BLAS_FLOATS, gemm_step
 
 __all__ = ["cat_pieces", "gemm_into", "scale_into", "cat_step"]
 
@@ -111,19 +111,13 @@ def gemm_into(out, a, b, entry, dtype):
     """The step of a MatMul that writes its piece of a Cat (``entry`` from
     :func:`cat_pieces`)."""
     box, cat, offset, width, _, perm = entry
-    apply = MatMul.apply
 
-    def run(env):
-        ta, tb = env[a], env[b]
-        x, y = ta._data, tb._data
-        shape = whole_gemm_shape(x, y)
-        if shape is not None and len(shape) == len(perm):
-            view = _target(box, cat, offset, width, perm, shape, x.dtype)
-            if view is not None and _gemm(x, y, view):
-                env[out] = _make(view, dtype)
-                return
-        env[out] = apply(ta, tb)
-    return run
+    def into(x, y, shape):
+        if len(shape) != len(perm):
+            return None
+        view = _target(box, cat, offset, width, perm, shape, x.dtype)
+        return view if view is not None and _gemm(x, y, view) else None
+    return gemm_step(out, a, b, dtype, into)
 
 
 def _gemm(x, y, view):

@@ -14,9 +14,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..nn.functional._core import Linear
-from ..ops.linalg import MatMul
 from ..tensor import _make
-from .layouts import whole_gemm_shape
+from .layouts import gemm_step, whole_gemm_shape
 
 __all__ = ["matmul_step", "linear_step"]
 
@@ -24,17 +23,7 @@ __all__ = ["matmul_step", "linear_step"]
 def matmul_step(out, a, b, dtype):
     """``env[out] = env[a] @ env[b]``: ``np.matmul`` where one BLAS call is MatMul's
     forward, ``MatMul.apply`` otherwise."""
-    apply = MatMul.apply
-    matmul = np.matmul
-
-    def run(env):
-        ta, tb = env[a], env[b]
-        x, y = ta._data, tb._data
-        if whole_gemm_shape(x, y) is not None:
-            env[out] = _make(matmul(x, y), dtype)
-            return
-        env[out] = apply(ta, tb)
-    return run
+    return gemm_step(out, a, b, dtype, lambda x, y, shape: np.matmul(x, y))
 
 
 def linear_step(out, x_slot, w_slot, b_slot, dtype):

@@ -26,7 +26,8 @@ from ..ops.linalg import MatMul
 from ..ops.movement import Permute, Reshape
 from ..tensor import _make
 
-__all__ = ["permuted_reader", "matmul_into", "whole_gemm_shape", "reshape_view", "permute_view"]
+__all__ = ["permuted_reader", "gemm_step", "matmul_into", "whole_gemm_shape", "reshape_view",
+           "permute_view"]
 
 BLAS_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))  # what the raw GEMM steps take
 
@@ -52,26 +53,41 @@ def _perm(user, node):
     return tuple(perm) if isinstance(perm, (tuple, list)) else None
 
 
-def matmul_into(out, a, b, perm, dtype):
-    """The executor's step for a MatMul whose readers permute by ``perm``: the GEMM into a
-    buffer contiguous in the permuted order; MatMul.apply where that does not hold (another
-    dtype, an array that is not NumPy's, a GEMM the thread pool splits, a dispatch hook such
-    as a GEMM precision policy)."""
-    inverse = tuple(int(i) for i in np.argsort(perm))
+def gemm_step(out, a, b, dtype, into):
+    """The executor's step ``env[out] = env[a] @ env[b]`` on the raw arrays: where
+    :func:`whole_gemm_shape` gives the GEMM's shape, ``into(x, y, shape)`` makes the one BLAS
+    call and returns the result array (None: it cannot, e.g. no such layout); MatMul.apply
+    otherwise. The one fallback of every raw GEMM step (this module's, cat_into's,
+    gemm_steps')."""
     apply = MatMul.apply
 
     def run(env):
         ta, tb = env[a], env[b]
         x, y = ta._data, tb._data
         shape = whole_gemm_shape(x, y)
-        if shape is not None and len(shape) == len(perm):
-            buf = np.empty([shape[i] for i in perm], x.dtype)
-            view = buf.transpose(inverse)
-            np.matmul(x, y, out=view)
-            env[out] = _make(view, dtype)
-            return
+        if shape is not None:
+            res = into(x, y, shape)
+            if res is not None:
+                env[out] = _make(res, dtype)
+                return
         env[out] = apply(ta, tb)
     return run
+
+
+def matmul_into(out, a, b, perm, dtype):
+    """The executor's step for a MatMul whose readers permute by ``perm``: the GEMM into a
+    buffer contiguous in the permuted order; MatMul.apply where that does not hold (another
+    dtype, an array that is not NumPy's, a GEMM the thread pool splits, a dispatch hook such
+    as a GEMM precision policy)."""
+    inverse = tuple(int(i) for i in np.argsort(perm))
+
+    def into(x, y, shape):
+        if len(shape) != len(perm):
+            return None
+        view = np.empty([shape[i] for i in perm], x.dtype).transpose(inverse)
+        np.matmul(x, y, out=view)
+        return view
+    return gemm_step(out, a, b, dtype, into)
 
 
 def whole_gemm_shape(x, y):
