@@ -31,6 +31,7 @@ from ..autograd.function import Function
 from ..backend import quiet
 from ..kernels import _act32
 from ..tensor import _make
+from ._one_pass import example32, one_pass
 from .pointwise import where
 
 __all__ = ["Sigmoid", "Hardsigmoid", "Softsign", "LogSigmoid", "Logit", "Glu", "select32",
@@ -40,9 +41,7 @@ __all__ = ["Sigmoid", "Hardsigmoid", "Softsign", "LogSigmoid", "Logit", "Glu", "
 def jit32(name, *params):
     """Declare the float32 kernel ``name`` of ``_jit_13act.py`` taking ``k(out, x, *params)``
     on 1-d arrays (float32 scalars ``params`` in its example)."""
-    return kernels.jit(name, ("float32",), lambda: (np.empty(1, np.float32),
-                                                    np.ones(1, np.float32)) + tuple(
-        np.float32(p) for p in params))
+    return kernels.jit(name, ("float32",), example32(1, *(np.float32(p) for p in params)))
 
 
 def cpu32(cls, role, x):
@@ -55,15 +54,10 @@ def cpu32(cls, role, x):
 
 def select32(fused, x, *params):
     """``fused(out, x, *params)`` (a select kernel: about a nanosecond an element, memory
-    bound) over a new array like ``x``, split over the pool only from ``CHEAP`` elements a
-    part (a thread's wake costs more than it saves below)."""
-    x = np.require(x, requirements="C")  # (ascontiguousarray makes 0-d 1-d)
-    out = np.empty(x.shape, np.float32)
-    if x.size < 2 * _threads.CHEAP:  # the common case: no closure, no split plan
-        fused(out.reshape(-1), x.reshape(-1), *params)
-        return out
-    return _threads.elementwise(lambda o, v: fused(o.reshape(-1), v.reshape(-1), *params),
-                                out, x, min_part=_threads.CHEAP)
+    bound) over a new array like ``x``: ``_one_pass.one_pass`` on ``x`` made C-contiguous,
+    split over the pool only from ``CHEAP`` elements a part."""
+    # np.require, not ascontiguousarray, which makes a 0-d array 1-d
+    return one_pass(fused, (np.require(x, requirements="C"),), params)
 
 
 def float32_act(compiled, name, x, *params):
